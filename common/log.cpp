@@ -1,0 +1,87 @@
+#include "common/log.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+
+namespace rftp::log {
+namespace {
+
+std::atomic<Level> g_threshold{Level::info};
+
+bool stderr_is_journal() {
+    static const bool is_journal = std::getenv("JOURNAL_STREAM") != nullptr;
+    return is_journal;
+}
+
+const char *level_name(Level level) {
+    switch (level) {
+        case Level::error: return "error";
+        case Level::warning: return "warning";
+        case Level::notice: return "notice";
+        case Level::info: return "info";
+        case Level::debug: return "debug";
+    }
+    return "info";
+}
+
+}  // namespace
+
+void set_threshold(Level level) { g_threshold.store(level); }
+Level threshold() { return g_threshold.load(); }
+
+bool parse_level(std::string_view name, Level &out) {
+    for (Level l : {Level::error, Level::warning, Level::notice, Level::info, Level::debug}) {
+        if (name == level_name(l)) {
+            out = l;
+            return true;
+        }
+    }
+    return false;
+}
+
+void write(Level level, std::string_view line) {
+    if (static_cast<int>(level) > static_cast<int>(g_threshold.load())) return;
+    std::string out;
+    out.reserve(line.size() + 16);
+    if (stderr_is_journal()) {
+        out += '<';
+        out += static_cast<char>('0' + static_cast<int>(level));
+        out += '>';
+    } else {
+        out += level_name(level);
+        out += ": ";
+    }
+    for (char c : line) out += (c == '\n' || c == '\r') ? ' ' : c;
+    out += '\n';
+    // A short write to stderr is not worth more than one retry of the rest.
+    ssize_t n = ::write(STDERR_FILENO, out.data(), out.size());
+    if (n > 0 && static_cast<size_t>(n) < out.size())
+        (void)!::write(STDERR_FILENO, out.data() + n, out.size() - n);
+}
+
+std::string quote(std::string_view value) {
+    bool needs = value.empty();
+    for (unsigned char c : value)
+        if (c <= ' ' || c == '"' || c == '\\' || c == '=' || c == 0x7f) needs = true;
+    if (!needs) return std::string(value);
+    std::string out = "\"";
+    for (unsigned char c : value) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < ' ' || c == 0x7f) {
+            static const char hex[] = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    out += '"';
+    return out;
+}
+
+}  // namespace rftp::log

@@ -1,0 +1,30 @@
+// One line per event on stderr, in a shape journald keeps well: when stderr is
+// the journal (systemd sets JOURNAL_STREAM), each line starts with the
+// sd-daemon priority prefix "<N>" so journalctl -p filters work; on a terminal
+// the prefix is left out. Fields are written as key=value so lines grep well.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace rftp::log {
+
+enum class Level { error = 3, warning = 4, notice = 5, info = 6, debug = 7 };
+
+void set_threshold(Level level);
+Level threshold();
+bool parse_level(std::string_view name, Level &out);
+
+// Writes one line with a single write(2), so lines from threads never interleave.
+void write(Level level, std::string_view line);
+
+inline void error(std::string_view l) { write(Level::error, l); }
+inline void warning(std::string_view l) { write(Level::warning, l); }
+inline void notice(std::string_view l) { write(Level::notice, l); }
+inline void info(std::string_view l) { write(Level::info, l); }
+inline void debug(std::string_view l) { write(Level::debug, l); }
+
+// Quotes a value for a key=value field when it holds spaces, quotes or controls.
+std::string quote(std::string_view value);
+
+}  // namespace rftp::log

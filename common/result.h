@@ -1,0 +1,45 @@
+// Errors travel as values: every fallible function returns Result<T>, whose
+// error carries a negative errno (or -1 for a plain failure) and a message
+// with context. Nothing in library code exits or aborts; the one place that
+// reports an error is the caller at the top (main, a session, a test).
+#pragma once
+
+#include <cerrno>
+#include <cstring>
+#include <expected>
+#include <string>
+#include <utility>
+
+namespace rftp {
+
+struct Error {
+    int code = -1;          // negative errno, or -1 when no errno applies
+    std::string message;    // human sentence with context, no trailing newline
+
+    // "open /x: No such file or directory" from the current errno.
+    static Error from_errno(const std::string &context, int err = errno) {
+        return Error{-err, context + ": " + std::strerror(err)};
+    }
+    static Error msg(std::string text, int code = -1) { return Error{code, std::move(text)}; }
+
+    // Prefixes more context as the error travels up: "upload a.bin: open ...".
+    Error with_context(const std::string &context) const {
+        return Error{code, context + ": " + message};
+    }
+};
+
+template <class T>
+using Result = std::expected<T, Error>;
+
+// Result<void> reads better as Status at call sites that only succeed or fail.
+using Status = std::expected<void, Error>;
+
+inline std::unexpected<Error> fail(Error e) { return std::unexpected<Error>(std::move(e)); }
+inline std::unexpected<Error> fail_errno(const std::string &context, int err = errno) {
+    return std::unexpected<Error>(Error::from_errno(context, err));
+}
+inline std::unexpected<Error> fail_msg(std::string text, int code = -1) {
+    return std::unexpected<Error>(Error::msg(std::move(text), code));
+}
+
+}  // namespace rftp

@@ -1,0 +1,60 @@
+// The daemon's options: one struct, every field with its default and its
+// meaning. The YAML schema (config/schema.cpp), the embedded default config
+// (conf/rftpd-default.yaml), the example (conf/rftpd.yaml) and docs/config.md
+// all follow this struct; keep them in step.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rftp::daemon {
+
+struct ListenAddress {
+    std::string address = "127.0.0.1";  // numeric IPv4 or IPv6 address
+    uint16_t port = 2121;
+};
+
+enum class Access { read_only, read_write };
+
+struct UserAccount {
+    std::string name;
+    std::string password_hash;  // "$scrypt$..." from `rftpd --hash-password`; never a plain password
+    std::string root;           // absolute directory; the user sees it as "/"
+    Access access = Access::read_only;
+};
+
+struct DaemonOptions {
+    // Control-channel listeners. The embedded default listens on loopback only.
+    std::vector<ListenAddress> listen{ListenAddress{}};
+
+    // Passive data ports come from [passive_port_min, passive_port_max];
+    // 0/0 lets the kernel choose any free port.
+    uint16_t passive_port_min = 0;
+    uint16_t passive_port_max = 0;
+    // Address announced in 227 replies (behind NAT); empty: the control
+    // connection's own local address.
+    std::string passive_address;
+    // PORT/EPRT. Off by default: firewall friendly, and no FTP bounce.
+    bool active_mode = false;
+
+    unsigned max_sessions = 64;          // concurrent control connections, all users
+    unsigned max_sessions_per_ip = 16;   // concurrent control connections from one address
+    unsigned login_timeout_s = 30;       // to complete USER/PASS after connecting
+    unsigned idle_timeout_s = 300;       // no command for this long ends the session
+    unsigned data_timeout_s = 60;        // a data connection that moves nothing for this long fails
+    unsigned max_login_failures = 3;     // wrong passwords before the session is closed
+
+    unsigned max_streams = 16;           // parallel data connections per transfer
+    uint32_t max_block_size = 64u << 20; // largest parallel-stream block, bytes
+
+    bool anonymous_enabled = false;      // "anonymous"/"ftp" login, always read-only
+    std::string anonymous_root;          // required when anonymous_enabled
+
+    std::vector<UserAccount> users;
+
+    std::string banner = "rftpd ready.";
+    std::string log_level = "info";      // error, warning, notice, info, debug
+};
+
+}  // namespace rftp::daemon

@@ -1,0 +1,71 @@
+// A user's view of the file system. Every path a client sends is first made a
+// normalized virtual path ("/" is the user's root), then opened relative to a
+// directory fd of the root with openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS),
+// so "..", absolute symlinks and symlinks pointing outside can never reach a
+// file outside the root, even if the tree changes while we look (no race).
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+namespace rftp::daemon {
+
+// Joins arg to cwd (both virtual) and normalizes: collapses "//" and ".",
+// applies ".." lexically and never above "/". Fails on an empty argument, a
+// NUL byte, a component longer than NAME_MAX or a path longer than PATH_MAX.
+// Returns an absolute virtual path such as "/" or "/data/run1".
+Result<std::string> resolve_virtual_path(std::string_view cwd, std::string_view arg);
+
+// "/data/run1/a.bin" -> "/data/run1/.a.bin.rftp-part": where an upload of that
+// path is written until it is complete (docs/protocol.md, "Uploads").
+std::string partial_upload_path(const std::string &vpath);
+
+struct DirEntry {
+    std::string name;
+    struct stat st {};
+};
+
+class UserRoot {
+public:
+    // Opens the root directory. writable=false makes every mutating call fail with EACCES.
+    static Result<UserRoot> open(const std::string &root_dir, bool writable);
+
+    UserRoot(UserRoot &&) = default;
+    UserRoot &operator=(UserRoot &&) = default;
+
+    bool writable() const { return writable_; }
+
+    // vpath must come from resolve_virtual_path. flags as for open(2); O_CREAT
+    // and write access need a writable root. Never follows a symlink out of the root.
+    Result<UniqueFd> open_file(const std::string &vpath, int flags, mode_t mode = 0644) const;
+    Result<UniqueFd> open_directory(const std::string &vpath) const;
+    Result<struct stat> stat(const std::string &vpath) const;
+
+    // Entries of a directory, without "." and "..", sorted by name; entries
+    // that vanish while listing are skipped.
+    Result<std::vector<DirEntry>> list(const std::string &vpath) const;
+
+    Status make_directory(const std::string &vpath, mode_t mode = 0755) const;
+    Status remove_directory(const std::string &vpath) const;
+    Status remove_file(const std::string &vpath) const;
+    // Atomic rename (renameat); replaces an existing file at to, as rename(2) does.
+    Status rename(const std::string &from, const std::string &to) const;
+
+private:
+    UserRoot(UniqueFd fd, bool writable) : root_(std::move(fd)), writable_(writable) {}
+    // Opens the directory holding vpath's last component; leaf receives that
+    // component, which is never empty, "." or "..".
+    Result<UniqueFd> open_parent(const std::string &vpath, std::string &leaf) const;
+
+    UniqueFd root_;
+    bool writable_ = false;
+};
+
+}  // namespace rftp::daemon

@@ -1,0 +1,33 @@
+// Wire format of one block on a parallel-stream data connection
+// (docs/protocol.md, "Parallel streams"). The 17-byte header has the layout
+// of GridFTP's MODE E header (GFD.20): descriptor, count, offset, big-endian.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "common/result.h"
+
+namespace rftp::ftp {
+
+inline constexpr std::size_t kFrameHeaderSize = 17;
+
+enum FrameDescriptor : uint8_t {
+    kFrameData = 0x00,  // count bytes of payload for [offset, offset+count) follow
+    kFrameEod = 0x08,   // last frame on this connection: count 0, offset = end of file
+};
+
+struct FrameHeader {
+    uint8_t descriptor = kFrameData;
+    uint64_t count = 0;
+    uint64_t offset = 0;
+};
+
+std::array<uint8_t, kFrameHeaderSize> encode_frame(const FrameHeader &h);
+
+// Decodes and checks a header against what the receiver agreed to: a data
+// frame of 1..max_count bytes whose range ends at or before limit, or an EOD
+// frame with count 0. Anything else is a protocol violation.
+Result<FrameHeader> decode_frame(const uint8_t *bytes, uint64_t max_count, uint64_t limit);
+
+}  // namespace rftp::ftp

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs every build, test and benchmark dependency from Debian's packages,
+# and only what is missing, so `make demo` and `make test` work on a fresh
+# Debian 12 machine. Run as root, or with sudo available.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  build-essential cmake ninja-build pkg-config
+  # libraries
+  libuv1-dev libyaml-cpp-dev libssl-dev libsystemd-dev liburing-dev
+  libibverbs-dev librdmacm-dev libcli11-dev nlohmann-json3-dev libisal-dev
+  # tests
+  libgtest-dev python3-pytest curl lftp vsftpd iproute2
+  # benchmarks
+  iperf3 fio
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# vsftpd's package starts a system service on port 21; the tests run their own
+# instance, so keep the package from starting it.
+if [[ " ${missing[*]} " == *" vsftpd "* ]] && [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod +x /usr/sbin/policy-rc.d
+  trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
