@@ -1,0 +1,44 @@
+// One file over N data connections in framed blocks (docs/protocol.md,
+// "Parallel streams"). One thread per connection; blocks are handed out from
+// a shared counter, so a fast connection carries more of them. Payload is
+// sent with sendfile(2) and received with splice(2) at the block's offset.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "common/result.h"
+#include "middleware/range_set.h"
+#include "middleware/transfer_progress.h"
+
+namespace rftp::middleware {
+
+struct ParallelSendPlan {
+    int file_fd = -1;
+    uint64_t start = 0;        // REST offset
+    uint64_t size = 0;         // file size: blocks cover [start, size)
+    uint32_t block_size = 8u << 20;
+};
+
+// Sends the plan over every socket in socks, then an EOD frame on each and
+// shutdown(SHUT_WR). Does not close the sockets.
+Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, TransferProgress &progress);
+
+struct ParallelReceivePlan {
+    int file_fd = -1;
+    uint64_t start = 0;           // REST offset; frames below it are refused
+    uint32_t max_block_size = 64u << 20;
+    uint64_t max_size = 1ull << 62;
+};
+
+struct ParallelReceiveResult {
+    uint64_t size = 0;  // file size announced by the EOD frames
+};
+
+// Receives until every socket delivered its EOD frame and closed. On any
+// failure the error says what went wrong; received tells, in either case,
+// which ranges were written (contiguous_end() is where a resume starts).
+Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const ParallelReceivePlan &plan,
+                                               RangeSet &received, TransferProgress &progress);
+
+}  // namespace rftp::middleware

@@ -1,0 +1,199 @@
+#include "middleware/tcp/socket_io.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace rftp::middleware {
+namespace {
+
+constexpr std::size_t kWantedPipeSize = 1u << 20;
+constexpr std::size_t kBounceBuffer = 256u << 10;
+
+Error io_error(const char *what, int err) {
+    if (err == EAGAIN || err == EWOULDBLOCK) return Error{-ETIMEDOUT, std::string(what) + ": data connection stalled (timeout)"};
+    return Error::from_errno(what, err);
+}
+
+Status check_abort(const TransferProgress &progress) {
+    if (progress.abort.load(std::memory_order_relaxed)) return fail(Error{-ECANCELED, "transfer aborted"});
+    return {};
+}
+
+}  // namespace
+
+Status write_to_file(int fd, bool seekable, uint64_t offset, const char *data, std::size_t len) {
+    while (len > 0) {
+        ssize_t n = seekable ? ::pwrite(fd, data, len, static_cast<off_t>(offset)) : ::write(fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail_errno("write to file");
+        }
+        data += n;
+        len -= static_cast<std::size_t>(n);
+        offset += static_cast<uint64_t>(n);
+    }
+    return {};
+}
+
+namespace {
+
+Status bounce_socket_to_file(int sock, int fd, bool seekable, uint64_t offset, uint64_t count,
+                             TransferProgress &progress) {
+    std::vector<char> buf(std::min<uint64_t>(count, kBounceBuffer));
+    while (count > 0) {
+        if (auto s = check_abort(progress); !s) return s;
+        auto got = read_full(sock, buf.data(), std::min<uint64_t>(count, buf.size()));
+        if (!got) return fail(got.error());
+        if (*got == 0) return fail_msg("data connection closed in the middle of a block");
+        if (auto s = write_to_file(fd, seekable, offset, buf.data(), *got); !s) return s;
+        offset += *got;
+        count -= *got;
+        progress.bytes.fetch_add(*got, std::memory_order_relaxed);
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<SplicePipe> SplicePipe::create() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return fail_errno("pipe2");
+    SplicePipe p;
+    p.read_.reset(fds[0]);
+    p.write_.reset(fds[1]);
+    // A bigger pipe means fewer splice calls; unprivileged users may be capped
+    // by /proc/sys/fs/pipe-max-size, so take what we get.
+    int got = ::fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(kWantedPipeSize));
+    if (got < 0) got = ::fcntl(fds[1], F_GETPIPE_SZ);
+    if (got > 0) p.capacity_ = static_cast<std::size_t>(got);
+    return p;
+}
+
+Status write_all(int sock, const void *data, std::size_t len) {
+    const char *p = static_cast<const char *>(data);
+    while (len > 0) {
+        ssize_t n = ::send(sock, p, len, MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail(io_error("send", errno));
+        }
+        p += n;
+        len -= static_cast<std::size_t>(n);
+    }
+    return {};
+}
+
+Result<std::size_t> read_full(int sock, void *buf, std::size_t len) {
+    char *p = static_cast<char *>(buf);
+    std::size_t done = 0;
+    while (done < len) {
+        ssize_t n = ::recv(sock, p + done, len - done, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail(io_error("recv", errno));
+        }
+        if (n == 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    return done;
+}
+
+bool is_seekable(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return false;
+    if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) return true;
+    return S_ISCHR(st.st_mode) && ::lseek(fd, 0, SEEK_CUR) >= 0;
+}
+
+void set_cork(int sock, bool on) {
+    int v = on ? 1 : 0;
+    (void)::setsockopt(sock, IPPROTO_TCP, TCP_CORK, &v, sizeof v);
+}
+
+Status copy_socket_to_file(int sock, int fd, bool seekable, uint64_t offset, uint64_t count,
+                           SplicePipe &pipe, TransferProgress &progress) {
+    bool first = true;
+    while (count > 0) {
+        if (auto s = check_abort(progress); !s) return s;
+        std::size_t want = static_cast<std::size_t>(std::min<uint64_t>(count, pipe.capacity()));
+        ssize_t in = ::splice(sock, nullptr, pipe.write_end(), nullptr, want, SPLICE_F_MOVE | SPLICE_F_MORE);
+        if (in < 0) {
+            if (errno == EINTR) continue;
+            if (first && (errno == EINVAL || errno == ENOSYS))
+                return bounce_socket_to_file(sock, fd, seekable, offset, count, progress);
+            return fail(io_error("splice from data connection", errno));
+        }
+        if (in == 0) return fail_msg("data connection closed in the middle of a block");
+        std::size_t pending = static_cast<std::size_t>(in);
+        while (pending > 0) {
+            loff_t off = static_cast<loff_t>(offset);
+            ssize_t out = ::splice(pipe.read_end(), nullptr, fd, seekable ? &off : nullptr, pending, SPLICE_F_MOVE);
+            if (out < 0) {
+                if (errno == EINTR) continue;
+                if (first && (errno == EINVAL || errno == ENOSYS)) {
+                    // The file refuses splice (O_APPEND, some file systems):
+                    // drain what is in the pipe by hand, then bounce the rest.
+                    std::vector<char> buf(pending);
+                    auto got = read_full(pipe.read_end(), buf.data(), pending);
+                    if (!got || *got != pending) return fail_msg("draining splice pipe failed");
+                    if (auto s = write_to_file(fd, seekable, offset, buf.data(), pending); !s) return s;
+                    progress.bytes.fetch_add(pending, std::memory_order_relaxed);
+                    return bounce_socket_to_file(sock, fd, seekable, offset + pending, count - pending, progress);
+                }
+                return fail_errno("write to file");
+            }
+            first = false;
+            pending -= static_cast<std::size_t>(out);
+            offset += static_cast<uint64_t>(out);
+            count -= static_cast<uint64_t>(out);
+            progress.bytes.fetch_add(static_cast<uint64_t>(out), std::memory_order_relaxed);
+        }
+    }
+    return {};
+}
+
+Status copy_file_to_socket(int sock, int fd, uint64_t offset, uint64_t count, TransferProgress &progress) {
+    bool first = true;
+    while (count > 0) {
+        if (auto s = check_abort(progress); !s) return s;
+        off_t off = static_cast<off_t>(offset);
+        std::size_t want = static_cast<std::size_t>(std::min<uint64_t>(count, 1u << 30));
+        ssize_t n = ::sendfile(sock, fd, &off, want);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (first && (errno == EINVAL || errno == ENOSYS)) break;  // fall back below
+            return fail(io_error("sendfile", errno));
+        }
+        if (n == 0) return fail_msg("file ended early (was it truncated during the transfer?)");
+        first = false;
+        offset += static_cast<uint64_t>(n);
+        count -= static_cast<uint64_t>(n);
+        progress.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    }
+    if (count == 0) return {};
+    std::vector<char> buf(std::min<uint64_t>(count, kBounceBuffer));
+    while (count > 0) {
+        if (auto s = check_abort(progress); !s) return s;
+        ssize_t n = ::pread(fd, buf.data(), std::min<uint64_t>(count, buf.size()), static_cast<off_t>(offset));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail_errno("read from file");
+        }
+        if (n == 0) return fail_msg("file ended early (was it truncated during the transfer?)");
+        if (auto s = write_all(sock, buf.data(), static_cast<std::size_t>(n)); !s) return s;
+        offset += static_cast<uint64_t>(n);
+        count -= static_cast<uint64_t>(n);
+        progress.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    }
+    return {};
+}
+
+}  // namespace rftp::middleware

@@ -1,0 +1,53 @@
+// Blocking socket and splice helpers shared by the stream and parallel paths.
+// Every call retries EINTR and turns a timeout (SO_RCVTIMEO/SO_SNDTIMEO gives
+// EAGAIN) into a "stalled" error, so a dead peer never hangs a thread forever.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "middleware/transfer_progress.h"
+
+namespace rftp::middleware {
+
+// A pipe sized for splicing, kept for the whole transfer of one thread.
+class SplicePipe {
+public:
+    static Result<SplicePipe> create();
+    int read_end() const { return read_.get(); }
+    int write_end() const { return write_.get(); }
+    std::size_t capacity() const { return capacity_; }
+
+private:
+    UniqueFd read_, write_;
+    std::size_t capacity_ = 65536;
+};
+
+Status write_all(int sock, const void *data, std::size_t len);
+
+// Reads up to len bytes, stopping early only at end of stream. Returns the count.
+Result<std::size_t> read_full(int sock, void *buf, std::size_t len);
+
+// Moves exactly count bytes from sock into file_fd at offset (or at the
+// current position when the file is not seekable), by splice through pipe,
+// or by recv + write where the file refuses splice. Premature end of stream
+// is an error.
+Status copy_socket_to_file(int sock, int file_fd, bool seekable, uint64_t offset, uint64_t count,
+                           SplicePipe &pipe, TransferProgress &progress);
+
+// Sends exactly count bytes of file_fd from offset with sendfile(2), or with
+// pread + send where the source refuses sendfile.
+Status copy_file_to_socket(int sock, int file_fd, uint64_t offset, uint64_t count, TransferProgress &progress);
+
+// Writes len bytes at offset (or at the current position when not seekable).
+Status write_to_file(int fd, bool seekable, uint64_t offset, const char *data, std::size_t len);
+
+// True for fds whose data can be addressed by offset (regular files, block devices, /dev/null).
+bool is_seekable(int fd);
+
+// TCP_CORK on/off; a no-op on sockets that are not TCP.
+void set_cork(int sock, bool on);
+
+}  // namespace rftp::middleware

@@ -1,0 +1,92 @@
+#include "middleware/tcp/stream_transfer.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "middleware/tcp/socket_io.h"
+
+namespace rftp::middleware {
+
+Status send_stream(int sock, int file_fd, uint64_t offset, uint64_t end, TransferProgress &progress) {
+    // Cork so headers-free sendfile chunks leave in full segments; uncorking flushes the tail.
+    set_cork(sock, true);
+    Status s = end > offset ? copy_file_to_socket(sock, file_fd, offset, end - offset, progress) : Status{};
+    set_cork(sock, false);
+    return s;
+}
+
+Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &progress) {
+    std::vector<char> buf(256u << 10);
+    uint64_t total = 0;
+    for (;;) {
+        if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
+        ssize_t n = ::read(file_fd, buf.data(), buf.size());
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail_errno("read input");
+        }
+        if (n == 0) return total;
+        if (auto s = write_all(sock, buf.data(), static_cast<std::size_t>(n)); !s) return fail(s.error());
+        total += static_cast<uint64_t>(n);
+        progress.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    }
+}
+
+Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress) {
+    auto pipe = SplicePipe::create();
+    if (!pipe) return fail(pipe.error());
+    bool seekable = is_seekable(file_fd);
+    // Unknown length: move pipe-sized chunks until the peer closes. A chunk
+    // that hits end of stream early is the normal end, not an error, so ask
+    // for one pipe-full at a time and stop at the first empty splice.
+    for (;;) {
+        if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
+        ssize_t in = ::splice(sock, nullptr, pipe->write_end(), nullptr, pipe->capacity(), SPLICE_F_MOVE | SPLICE_F_MORE);
+        if (in < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return fail(Error{-ETIMEDOUT, "data connection stalled (timeout)"});
+            if (errno == EINVAL || errno == ENOSYS) break;  // no splice from this socket: bounce below
+            return fail_errno("splice from data connection");
+        }
+        if (in == 0) return offset;
+        std::size_t pending = static_cast<std::size_t>(in);
+        while (pending > 0) {
+            loff_t off = static_cast<loff_t>(offset);
+            ssize_t out = ::splice(pipe->read_end(), nullptr, file_fd, seekable ? &off : nullptr, pending, SPLICE_F_MOVE);
+            if (out < 0) {
+                if (errno == EINTR) continue;
+                if (errno != EINVAL && errno != ENOSYS) return fail_errno("write to file");
+                // The sink refuses splice: drain the pipe by hand.
+                std::vector<char> buf(pending);
+                auto got = read_full(pipe->read_end(), buf.data(), pending);
+                if (!got || *got != pending) return fail_msg("draining splice pipe failed");
+                if (auto s = write_to_file(file_fd, seekable, offset, buf.data(), pending); !s) return fail(s.error());
+                out = static_cast<ssize_t>(pending);
+            }
+            pending -= static_cast<std::size_t>(out);
+            offset += static_cast<uint64_t>(out);
+            progress.bytes.fetch_add(static_cast<uint64_t>(out), std::memory_order_relaxed);
+        }
+    }
+    // Fallback: plain recv + write until end of stream.
+    std::vector<char> buf(256u << 10);
+    for (;;) {
+        if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
+        ssize_t n = ::recv(sock, buf.data(), buf.size(), 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return fail(Error{-ETIMEDOUT, "data connection stalled (timeout)"});
+            return fail_errno("recv");
+        }
+        if (n == 0) return offset;
+        if (auto s = write_to_file(file_fd, seekable, offset, buf.data(), static_cast<std::size_t>(n)); !s)
+            return fail(s.error());
+        offset += static_cast<uint64_t>(n);
+        progress.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    }
+}
+
+}  // namespace rftp::middleware

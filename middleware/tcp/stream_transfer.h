@@ -1,0 +1,28 @@
+// One plain data connection (FTP MODE S, TYPE I): the file's bytes, start to
+// end, then close. Sending uses sendfile(2) with TCP_CORK; receiving uses
+// splice(2) from the socket through a pipe into the file at explicit offsets.
+// Both fall back to read/write where the kernel refuses the zero-copy call
+// (e.g. a source that is not a regular file). Neither touches the file's
+// shared position. Blocking calls; the caller sets socket timeouts and, to
+// abort, sets progress.abort and shuts the socket down.
+#pragma once
+
+#include <cstdint>
+
+#include "common/result.h"
+#include "middleware/transfer_progress.h"
+
+namespace rftp::middleware {
+
+// Sends [offset, end) of file_fd to sock. Does not close sock.
+Status send_stream(int sock, int file_fd, uint64_t offset, uint64_t end, TransferProgress &progress);
+
+// Sends everything readable from file_fd (a pipe, a device, stdin) from its
+// current position until end of input. Returns the byte count.
+Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &progress);
+
+// Receives until the peer closes, writing at offset onwards. Returns the end
+// offset. file_fd may also be a non-seekable sink (pipe, /dev/null, stdout).
+Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress);
+
+}  // namespace rftp::middleware

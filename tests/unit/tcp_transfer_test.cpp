@@ -1,0 +1,179 @@
+// The TCP data path on real loopback sockets and real files: what is sent
+// arrives byte for byte, in any block order, and broken peers are errors.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/unique_fd.h"
+#include "middleware/tcp/parallel_transfer.h"
+#include "middleware/tcp/stream_transfer.h"
+#include "protocol/block_frame.h"
+
+using namespace rftp;
+using namespace rftp::middleware;
+
+namespace {
+
+// n connected loopback TCP pairs: first = sender side, second = receiver side.
+std::vector<std::pair<UniqueFd, UniqueFd>> tcp_pairs(int n) {
+    UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+    EXPECT_EQ(::listen(listener.get(), n), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(listener.get(), reinterpret_cast<sockaddr *>(&a), &len);
+    std::vector<std::pair<UniqueFd, UniqueFd>> pairs;
+    for (int i = 0; i < n; ++i) {
+        UniqueFd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        EXPECT_EQ(::connect(c.get(), reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+        UniqueFd s(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        timeval tv{5, 0};
+        ::setsockopt(s.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        ::setsockopt(c.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        pairs.emplace_back(std::move(c), std::move(s));
+    }
+    return pairs;
+}
+
+struct TempFile {
+    std::string path;
+    UniqueFd fd;
+    explicit TempFile(const std::string &content = "") {
+        char tmpl[] = "/tmp/rftp-unit-XXXXXX";
+        fd.reset(::mkstemp(tmpl));
+        path = tmpl;
+        if (!content.empty()) EXPECT_EQ(::write(fd.get(), content.data(), content.size()), (ssize_t)content.size());
+    }
+    ~TempFile() { ::unlink(path.c_str()); }
+    std::string read_all() const {
+        std::string out;
+        char buf[65536];
+        off_t off = 0;
+        for (ssize_t n; (n = ::pread(fd.get(), buf, sizeof buf, off)) > 0; off += n) out.append(buf, n);
+        return out;
+    }
+};
+
+std::string random_bytes(std::size_t n, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::string s(n, '\0');
+    for (auto &c : s) c = static_cast<char>(rng());
+    return s;
+}
+
+}  // namespace
+
+TEST(StreamTransfer, FileArrivesWholeAtOffset) {
+    std::string data = random_bytes(3 * 1024 * 1024 + 7, 1);
+    TempFile src(data), dst;
+    auto pairs = tcp_pairs(1);
+    TransferProgress sp, rp;
+    Result<uint64_t> got;
+    std::thread receiver([&] { got = receive_stream(pairs[0].second.get(), dst.fd.get(), 0, rp); });
+    ASSERT_TRUE(send_stream(pairs[0].first.get(), src.fd.get(), 0, data.size(), sp));
+    pairs[0].first.reset();
+    receiver.join();
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ(*got, data.size());
+    EXPECT_EQ(dst.read_all(), data);
+    EXPECT_EQ(sp.bytes.load(), data.size());
+    EXPECT_EQ(rp.bytes.load(), data.size());
+}
+
+TEST(StreamTransfer, ResumesFromOffset) {
+    std::string data = random_bytes(100000, 2);
+    TempFile src(data), dst(data.substr(0, 40000));
+    auto pairs = tcp_pairs(1);
+    TransferProgress sp, rp;
+    Result<uint64_t> got;
+    std::thread receiver([&] { got = receive_stream(pairs[0].second.get(), dst.fd.get(), 40000, rp); });
+    ASSERT_TRUE(send_stream(pairs[0].first.get(), src.fd.get(), 40000, data.size(), sp));
+    pairs[0].first.reset();
+    receiver.join();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(dst.read_all(), data);
+}
+
+class ParallelSizes : public ::testing::TestWithParam<std::tuple<int, std::size_t>> {};
+
+TEST_P(ParallelSizes, EveryByteArrivesOnce) {
+    auto [streams, size] = GetParam();
+    std::string data = random_bytes(size, static_cast<unsigned>(size));
+    TempFile src(data), dst;
+    auto pairs = tcp_pairs(streams);
+    std::vector<int> send_socks, recv_socks;
+    for (auto &p : pairs) {
+        send_socks.push_back(p.first.get());
+        recv_socks.push_back(p.second.get());
+    }
+    TransferProgress sp, rp;
+    RangeSet received(0);
+    Result<ParallelReceiveResult> got;
+    std::thread receiver([&] {
+        got = receive_parallel(recv_socks, {dst.fd.get(), 0, 64 * 1024, 1ull << 62}, received, rp);
+    });
+    Status sent = send_parallel(send_socks, {src.fd.get(), 0, data.size(), 64 * 1024}, sp);
+    for (auto &p : pairs) p.first.reset();
+    receiver.join();
+    ASSERT_TRUE(sent) << sent.error().message;
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ(got->size, data.size());
+    EXPECT_EQ(dst.read_all(), data);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, ParallelSizes,
+                         ::testing::Combine(::testing::Values(1, 4),
+                                            ::testing::Values(0u, 1u, 65535u, 65536u, 65537u, 1000003u)));
+
+TEST(ParallelTransfer, ConnectionDroppedMidwayIsAnErrorAndPrefixIsKept) {
+    std::string data = random_bytes(4 * 65536, 9);
+    TempFile dst;
+    auto pairs = tcp_pairs(2);
+    // Stream 1 sends block 0 and a proper EOD; stream 2 sends half of block 1 and dies.
+    auto h0 = ftp::encode_frame({ftp::kFrameData, 65536, 0});
+    ASSERT_EQ(::write(pairs[0].first.get(), h0.data(), h0.size()), (ssize_t)h0.size());
+    ASSERT_EQ(::write(pairs[0].first.get(), data.data(), 65536), 65536);
+    auto eod = ftp::encode_frame({ftp::kFrameEod, 0, data.size()});
+    ASSERT_EQ(::write(pairs[0].first.get(), eod.data(), eod.size()), (ssize_t)eod.size());
+    pairs[0].first.reset();
+    auto h1 = ftp::encode_frame({ftp::kFrameData, 65536, 65536});
+    ASSERT_EQ(::write(pairs[1].first.get(), h1.data(), h1.size()), (ssize_t)h1.size());
+    ASSERT_EQ(::write(pairs[1].first.get(), data.data() + 65536, 1000), 1000);
+    pairs[1].first.reset();
+
+    std::vector<int> recv_socks{pairs[0].second.get(), pairs[1].second.get()};
+    TransferProgress rp;
+    RangeSet received(0);
+    auto got = receive_parallel(recv_socks, {dst.fd.get(), 0, 65536, 1ull << 62}, received, rp);
+    EXPECT_FALSE(got);
+    EXPECT_EQ(received.contiguous_end(), 65536u);
+}
+
+TEST(ParallelTransfer, HostileFramesAreRefused) {
+    for (auto frame : {ftp::FrameHeader{ftp::kFrameData, 1u << 30, 0},    // longer than agreed
+                       ftp::FrameHeader{ftp::kFrameData, 10, 5},            // before restart offset
+                       ftp::FrameHeader{0x77, 10, 100}}) {                 // unknown descriptor
+        TempFile dst;
+        auto pairs = tcp_pairs(1);
+        auto h = ftp::encode_frame(frame);
+        ASSERT_EQ(::write(pairs[0].first.get(), h.data(), h.size()), (ssize_t)h.size());
+        std::string payload(10, 'x');
+        ASSERT_EQ(::write(pairs[0].first.get(), payload.data(), payload.size()), 10);
+        pairs[0].first.reset();
+        std::vector<int> socks{pairs[0].second.get()};
+        TransferProgress rp;
+        RangeSet received(100);
+        EXPECT_FALSE(receive_parallel(socks, {dst.fd.get(), 100, 65536, 1ull << 62}, received, rp));
+    }
+}
