@@ -1,0 +1,13 @@
+// "8M", "512k", "1G", "65536", "4MiB": binary multiples, as dd and lftp read them.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace rftp::client {
+
+Result<uint64_t> parse_byte_size(std::string_view text);
+
+}  // namespace rftp::client

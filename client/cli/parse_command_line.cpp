@@ -1,0 +1,104 @@
+#include "client/cli/parse_command_line.h"
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "client/cli/byte_size.h"
+#include "client/exit_codes.h"
+
+#ifndef RFTP_VERSION
+#define RFTP_VERSION "0.1.0"
+#endif
+
+namespace rftp::client {
+namespace {
+
+std::string basename_of(const char *path) {
+    std::string s = path ? path : "rftp";
+    auto slash = s.rfind('/');
+    return slash == std::string::npos ? s : s.substr(slash + 1);
+}
+
+}  // namespace
+
+ParsedCommandLine parse_command_line(int argc, char **argv) {
+    // rput/rget are rftp with the subcommand filled in.
+    std::vector<std::string> args;
+    std::string invoked = basename_of(argc > 0 ? argv[0] : nullptr);
+    for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+    if (invoked == "rput") args.insert(args.begin(), "put");
+    else if (invoked == "rget") args.insert(args.begin(), "get");
+
+    Options o;
+    std::string block_size = "8M";
+    CLI::App app{"rftp: fast, safe file transfer over FTP (rftpd or any FTP server)", "rftp"};
+    app.set_version_flag("--version", std::string("rftp ") + RFTP_VERSION);
+    app.require_subcommand(1);
+    app.fallthrough();  // shared options may come before or after the subcommand
+
+    app.add_option("-P,--parallel", o.parallel, "data connections for one file (rftpd only)")
+        ->check(CLI::Range(1, 256));
+    app.add_option("--block-size", block_size, "largest block per frame with -P (K/M/G suffixes)");
+    app.add_flag("-c,--continue", o.resume, "resume from a partial transfer");
+    bool want_progress = false, no_progress = false;
+    auto *progress_on = app.add_flag("--progress", want_progress, "show progress on stderr");
+    auto *progress_off = app.add_flag("--no-progress", no_progress, "never show progress");
+    progress_on->excludes(progress_off);
+    app.add_flag("--json", o.json, "newline-delimited JSON events on stdout");
+    app.add_flag("-q,--quiet", o.quiet, "only errors on stderr");
+    app.add_flag("-v,--verbose", o.verbose, "more detail on stderr (repeat for protocol traces)");
+    app.add_option("--timeout", o.timeout_seconds, "control/data inactivity timeout in seconds")
+        ->check(CLI::Range(1, 86400));
+    std::string transport = "auto";
+    app.add_option("--transport", transport, "auto|tcp")->check(CLI::IsMember({"auto", "tcp"}));
+    app.add_flag("--verify", o.verify, "compare the server's SHA-256 (HASH) with the local file");
+
+    auto *put = app.add_subcommand("put", "upload LOCAL to URL");
+    put->add_option("LOCAL", o.local, "local file")->required();
+    put->add_option("URL", o.url, "destination; a path ending in / gets LOCAL's basename")->required();
+    auto *get = app.add_subcommand("get", "download URL to LOCAL");
+    get->add_option("URL", o.url, "remote file")->required();
+    get->add_option("LOCAL", o.local, "file, directory, device, or - for stdout")->required();
+    auto *ls = app.add_subcommand("ls", "list a remote directory");
+    ls->add_option("URL", o.url)->required();
+    auto *mkdir = app.add_subcommand("mkdir", "create a remote directory");
+    mkdir->add_option("URL", o.url)->required();
+    auto *rm = app.add_subcommand("rm", "remove a remote file");
+    rm->add_option("URL", o.url)->required();
+    rm->add_flag("-d,--dir", o.remove_dir, "remove an empty directory instead (RMD)");
+    auto *mv = app.add_subcommand("mv", "rename a remote file or directory");
+    mv->add_option("URL", o.url)->required();
+    mv->add_option("NEWPATH", o.new_path, "new path; relative paths are relative to URL's directory")->required();
+    auto *hash = app.add_subcommand("hash", "print the server's SHA-256 of a remote file");
+    hash->add_option("URL", o.url)->required();
+
+    try {
+        std::vector<std::string> reversed(args.rbegin(), args.rend());
+        app.parse(reversed);
+    } catch (const CLI::ParseError &e) {
+        int rc = app.exit(e);
+        return ParsedCommandLine{std::nullopt, rc == 0 ? 0 : to_int(ExitCode::usage)};
+    }
+    auto size = parse_byte_size(block_size);
+    if (!size || *size < (64u << 10) || *size > (1ull << 30)) {
+        std::fprintf(stderr, "rftp: --block-size: %s\n",
+                     size ? "must be between 64K and 1G" : size.error().message.c_str());
+        return ParsedCommandLine{std::nullopt, to_int(ExitCode::usage)};
+    }
+    o.block_size = *size;
+    if (want_progress) o.progress = true;
+    if (no_progress) o.progress = false;
+
+    if (put->parsed()) o.command = Command::put;
+    else if (get->parsed()) o.command = Command::get;
+    else if (ls->parsed()) o.command = Command::ls;
+    else if (mkdir->parsed()) o.command = Command::mkdir;
+    else if (rm->parsed()) o.command = Command::rm;
+    else if (mv->parsed()) o.command = Command::mv;
+    else o.command = Command::hash;
+    return ParsedCommandLine{std::move(o), 0};
+}
+
+}  // namespace rftp::client

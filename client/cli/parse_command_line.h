@@ -1,0 +1,18 @@
+// The command line, read with CLI11 subcommands. Invoked as "rput" or "rget"
+// (argv[0]'s basename) the subcommand is implied.
+#pragma once
+
+#include <optional>
+
+#include "client/cli/options.h"
+
+namespace rftp::client {
+
+struct ParsedCommandLine {
+    std::optional<Options> options;  // absent: exit now with exit_status
+    int exit_status = 0;             // 0 after --help/--version, 2 on a usage error
+};
+
+ParsedCommandLine parse_command_line(int argc, char **argv);
+
+}  // namespace rftp::client

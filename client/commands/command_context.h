@@ -1,0 +1,32 @@
+// What every command gets: the parsed options, the URL, and the summary it
+// fills in for main's final report (human line or JSON "summary" event).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "client/cli/options.h"
+#include "client/progress/progress_reporter.h"
+#include "client/url.h"
+
+namespace rftp::client {
+
+struct RunSummary {
+    uint64_t bytes = 0;     // payload bytes moved in this run (not counting a resumed prefix)
+    unsigned streams = 0;   // data connections used for the transfer
+    std::vector<std::string> notes;  // things worth knowing that are not errors
+    std::string resume_hint;         // command that continues an interrupted transfer
+};
+
+struct CommandContext {
+    const Options &options;
+    Url url;
+    ProgressView progress_view;
+    RunSummary summary;
+
+    // Logged at verbose level and kept for the JSON summary.
+    void note(const std::string &text);
+};
+
+}  // namespace rftp::client

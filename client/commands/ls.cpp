@@ -1,0 +1,100 @@
+// rftp ls URL: MLSD when the server offers MLST (printed like `ls -l`, or one
+// JSON object per entry), else the server's LIST output passed through.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "client/commands/commands.h"
+#include "client/data_connection.h"
+#include "client/progress/json_events.h"
+#include "protocol/mlsx_facts.h"
+
+namespace rftp::client {
+namespace {
+
+// "0755" -> "rwxr-xr-x"; empty when the fact is missing or odd.
+std::string mode_string(const std::optional<std::string> &unix_mode) {
+    if (!unix_mode || unix_mode->empty() || unix_mode->size() > 4) return {};
+    unsigned mode = 0;
+    for (char c : *unix_mode) {
+        if (c < '0' || c > '7') return {};
+        mode = mode * 8 + static_cast<unsigned>(c - '0');
+    }
+    std::string s;
+    for (int shift = 6; shift >= 0; shift -= 3) {
+        s += (mode >> shift) & 4 ? 'r' : '-';
+        s += (mode >> shift) & 2 ? 'w' : '-';
+        s += (mode >> shift) & 1 ? 'x' : '-';
+    }
+    return s;
+}
+
+char type_letter(const std::string &type) {
+    if (type == "dir" || type == "cdir" || type == "pdir") return 'd';
+    if (type.find("symlink") != std::string::npos) return 'l';
+    if (type == "file") return '-';
+    return '?';
+}
+
+void print_entry(const ftp::MlsxEntry &e, bool json) {
+    if (json) {
+        nlohmann::json ev{{"event", "entry"}, {"name", e.name}, {"type", e.type()}};
+        if (auto s = e.size()) ev["size"] = *s;
+        if (auto m = e.modify()) ev["modify"] = *m;
+        if (auto p = e.fact("perm")) ev["perm"] = *p;
+        ev["facts"] = e.facts;
+        emit_json_event(ev);
+        return;
+    }
+    std::string perms = mode_string(e.fact("unix.mode"));
+    if (perms.empty()) perms = e.fact("perm").value_or("");
+    std::string size = e.size() ? std::to_string(*e.size()) : "-";
+    std::string when = e.modify() ? ftp::format_mlsx_time(*e.modify()) : "";
+    std::printf("%c%-9s %12s %16s %s\n", type_letter(e.type()), perms.c_str(), size.c_str(), when.c_str(), e.name.c_str());
+}
+
+}  // namespace
+
+OutcomeStatus run_ls(CommandContext &ctx) {
+    auto session = open_session(ctx.url, ctx.options.timeout_seconds);
+    if (!session) return std::unexpected(session.error());
+    bool machine = session->features.mlst;
+    auto socks = open_data_connections(*session, 1);
+    if (!socks) return std::unexpected(socks.error());
+    std::string command = (machine ? "MLSD " : "LIST ") + ctx.url.path;
+    auto started = session->control.command(command);
+    if (!started) return std::unexpected(started.error());
+    if (!started->positive_preliminary()) return refused("ls " + ctx.url.path, *started);
+    auto listing = read_all((*socks)[0].get());
+    socks->clear();
+    if (!listing) return std::unexpected(listing.error());
+    auto done = session->control.read_reply();
+    if (!done) return std::unexpected(done.error());
+    if (!done->positive_completion()) return refused("ls " + ctx.url.path, *done);
+
+    std::size_t start = 0;
+    while (start < listing->size()) {
+        std::size_t nl = listing->find('\n', start);
+        std::string line = listing->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+        start = nl == std::string::npos ? listing->size() : nl + 1;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty()) continue;
+        if (!machine) {
+            if (ctx.options.json) emit_json_event({{"event", "entry"}, {"line", line}});
+            else std::printf("%s\n", line.c_str());
+            continue;
+        }
+        auto entry = ftp::parse_mlsx_line(line);
+        if (!entry) {
+            ctx.note("skipping unreadable MLSD line: " + entry.error().message);
+            continue;
+        }
+        if (entry->type() == "cdir" || entry->type() == "pdir") continue;  // "." and ".."
+        print_entry(*entry, ctx.options.json);
+    }
+    std::fflush(stdout);
+    close_session(*session);
+    return {};
+}
+
+}  // namespace rftp::client

@@ -1,0 +1,107 @@
+#include "client/commands/transfer_steps.h"
+
+#include <cctype>
+#include <charconv>
+#include <sstream>
+
+#include "client/local_sha256.h"
+
+namespace rftp::client {
+
+OutcomeStatus set_binary_mode(Session &session) {
+    auto reply = session.control.command("TYPE I");
+    if (!reply) return std::unexpected(reply.error());
+    if (!reply->positive_completion()) return refused("TYPE I", *reply);
+    return {};
+}
+
+Outcome<std::optional<uint64_t>> probe_size(Session &session, const std::string &path) {
+    auto reply = session.control.command("SIZE " + path);
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code != 213) return std::optional<uint64_t>{};
+    std::string text = reply->text();
+    uint64_t size = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
+    if (ec != std::errc()) return fail_as(ExitCode::remote_file, "SIZE " + path + ": unreadable reply '" + text + "'");
+    return std::optional<uint64_t>{size};
+}
+
+Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, uint64_t block_size) {
+    auto reply = session.control.command("OPTS PARALLEL " + std::to_string(streams) + " " + std::to_string(block_size));
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code != 200) return refused("OPTS PARALLEL", *reply);
+    std::istringstream words(reply->text());
+    std::string keyword;
+    ParallelGrant grant;
+    words >> keyword >> grant.streams >> grant.block_size;
+    if (!words || grant.streams == 0 || grant.block_size == 0)
+        return fail_as(ExitCode::remote_file, "OPTS PARALLEL: unreadable reply '" + reply->text() + "'");
+    return grant;
+}
+
+void abort_transfer(Session &session) {
+    if (!session.control.send("ABOR")) return;
+    // Typically 426 for the aborted transfer, then 226 for the ABOR itself.
+    for (int i = 0; i < 2; ++i) {
+        auto reply = session.control.read_reply(5);
+        if (!reply || reply->code == 226 || reply->code == 225 || reply->code >= 500) break;
+    }
+}
+
+ExitCode exit_for_data_error(const Error &error) {
+    switch (-error.code) {
+        case ENOSPC: case EDQUOT: case EFBIG: case EIO: case EROFS: case EBADF: case EISDIR:
+            return ExitCode::local_file;
+        default:
+            return ExitCode::transfer;
+    }
+}
+
+Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
+    if (!session.features.hash_sha256)
+        return fail_as(ExitCode::remote_file, "server does not offer HASH SHA-256 (not in its FEAT reply)");
+    auto reply = session.control.command("HASH " + path);
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code != 213) return refused("HASH " + path, *reply);
+    // "SHA-256 0-<size> <hex> <path>"
+    std::istringstream words(reply->text());
+    std::string algorithm, range, hex;
+    words >> algorithm >> range >> hex;
+    bool hex_ok = hex.size() == 64;
+    for (char &c : hex) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        hex_ok = hex_ok && std::isxdigit(static_cast<unsigned char>(c));
+    }
+    if (algorithm != "SHA-256" || !hex_ok)
+        return fail_as(ExitCode::remote_file, "HASH " + path + ": unreadable reply '" + reply->text() + "'");
+    return hex;
+}
+
+OutcomeStatus require_hash_for_verify(const Session &session) {
+    if (session.features.hash_sha256) return {};
+    return fail_as(ExitCode::verification,
+                   "--verify needs a server that offers HASH SHA-256 (such as rftpd); this one does not");
+}
+
+OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path) {
+    auto remote = remote_sha256(session, remote_path);
+    if (!remote) return fail_as(ExitCode::verification, "--verify: " + remote.error().message);
+    auto local = sha256_of_file(local_path);
+    if (!local) return fail_as(ExitCode::local_file, "--verify: " + local.error().message);
+    if (*remote != *local)
+        return fail_as(ExitCode::verification, "SHA-256 mismatch: server " + *remote + ", local " + *local);
+    return {};
+}
+
+std::string remote_partial_name(const std::string &path) {
+    auto slash = path.rfind('/');
+    std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+    return dir + "." + basename_of(path) + ".rftp-part";
+}
+
+std::string basename_of(const std::string &path) {
+    auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace rftp::client

@@ -1,0 +1,47 @@
+// Steps shared by get and put: binary mode, SIZE, parallel negotiation,
+// ABOR after an interrupt, digest verification, error classification.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "client/exit_codes.h"
+#include "client/session.h"
+
+namespace rftp::client {
+
+OutcomeStatus set_binary_mode(Session &session);
+
+// SIZE path: the size on 213, nullopt on any refusal (no such file, not offered).
+Outcome<std::optional<uint64_t>> probe_size(Session &session, const std::string &path);
+
+struct ParallelGrant {
+    unsigned streams = 1;
+    uint64_t block_size = 8ull << 20;
+};
+
+// OPTS PARALLEL n block; the reply states what the server put in force.
+Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, uint64_t block_size);
+
+// After an interrupted or failed transfer: ABOR and drain its replies, briefly.
+void abort_transfer(Session &session);
+
+// A data-path error from the middleware: local (disk full, I/O) or the connection.
+ExitCode exit_for_data_error(const Error &error);
+
+// HASH path -> lower-case SHA-256 hex; clear error when the server lacks HASH.
+Outcome<std::string> remote_sha256(Session &session, const std::string &path);
+
+// --verify: the server's digest of remote_path must equal the local file's.
+OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path);
+
+// Fails early when --verify is asked of a server that cannot compute digests.
+OutcomeStatus require_hash_for_verify(const Session &session);
+
+// "dir/name" -> "dir/.name.rftp-part" (docs/protocol.md "Uploads").
+std::string remote_partial_name(const std::string &path);
+
+std::string basename_of(const std::string &path);
+
+}  // namespace rftp::client

@@ -1,0 +1,66 @@
+#include "client/data_connection.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "client/interrupt.h"
+#include "client/tcp_dial.h"
+#include "common/log.h"
+#include "protocol/host_port.h"
+
+namespace rftp::client {
+namespace {
+
+Outcome<uint16_t> passive_port(Session &session) {
+    if (!session.epsv_refused) {
+        auto reply = session.control.command("EPSV");
+        if (!reply) return std::unexpected(reply.error());
+        if (reply->code == 229) {
+            auto port = ftp::parse_epsv_reply(reply->text());
+            if (!port) return fail_as(ExitCode::connection, "EPSV: " + port.error().message);
+            return *port;
+        }
+        log::info("EPSV refused (" + describe(*reply) + "), falling back to PASV");
+        session.epsv_refused = true;
+    }
+    auto reply = session.control.command("PASV");
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code != 227) return fail_as(ExitCode::connection, "no passive mode: " + describe(*reply));
+    auto ep = ftp::parse_pasv_reply(reply->text());
+    if (!ep) return fail_as(ExitCode::connection, "PASV: " + ep.error().message);
+    return ep->port;
+}
+
+}  // namespace
+
+Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned count) {
+    auto port = passive_port(session);
+    if (!port) return std::unexpected(port.error());
+    std::vector<UniqueFd> socks;
+    socks.reserve(count);
+    for (unsigned i = 0; i < count; ++i) {
+        auto dialed = tcp_dial(session.control.peer(), *port, session.control.timeout());
+        if (!dialed)
+            return fail_as(dialed.error().exit, "data connection " + std::to_string(i + 1) + "/" +
+                                                    std::to_string(count) + ": " + dialed.error().message);
+        socks.push_back(std::move(dialed->fd));
+    }
+    return socks;
+}
+
+Outcome<std::string> read_all(int fd) {
+    std::string out;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR && !interrupted()) continue;
+        if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
+        if (n < 0) return fail_as(ExitCode::transfer, std::string("data connection: ") + std::strerror(errno));
+        if (n == 0) return out;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+}
+
+}  // namespace rftp::client

@@ -1,0 +1,22 @@
+// Passive data connections only (active mode does not cross NAT): EPSV,
+// falling back to PASV when the server refuses it. The address announced by
+// PASV is ignored in favour of the control connection's peer, as curl does,
+// because servers behind NAT announce private addresses.
+#pragma once
+
+#include <vector>
+
+#include "client/exit_codes.h"
+#include "client/session.h"
+#include "common/unique_fd.h"
+
+namespace rftp::client {
+
+// Asks for a passive port and opens count connections to it, each with
+// --timeout as SO_RCVTIMEO/SO_SNDTIMEO. The transfer command comes after.
+Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned count);
+
+// Reads a whole (small) data stream into memory: listings.
+Outcome<std::string> read_all(int fd);
+
+}  // namespace rftp::client

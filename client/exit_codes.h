@@ -1,0 +1,45 @@
+// The exit status of rftp is its contract with scripts, so every failure is
+// classified exactly once, where its cause is known, and carried up as a
+// value to main. docs/cli.md documents the same table.
+#pragma once
+
+#include <expected>
+#include <string>
+#include <utility>
+
+#include "common/result.h"
+
+namespace rftp::client {
+
+enum class ExitCode : int {
+    ok = 0,
+    usage = 2,          // bad command line or URL
+    connection = 3,     // resolve/connect/timeout, control connection lost
+    auth = 4,           // login refused or no password available
+    remote_file = 5,    // server refused the file operation (4xx/5xx)
+    local_file = 6,     // cannot read/write/rename a local file, disk full
+    verification = 7,   // size or digest mismatch after a transfer
+    transfer = 8,       // data connection broke mid-way, 426/451: retry with -c
+    interrupted = 130,  // SIGINT/SIGTERM; the partial file is kept for -c
+};
+
+inline int to_int(ExitCode c) { return static_cast<int>(c); }
+
+// A failure that already knows which exit status it deserves.
+struct Failure {
+    ExitCode exit = ExitCode::connection;
+    std::string message;
+};
+
+template <class T>
+using Outcome = std::expected<T, Failure>;
+using OutcomeStatus = Outcome<void>;
+
+inline std::unexpected<Failure> fail_as(ExitCode exit, std::string message) {
+    return std::unexpected<Failure>(Failure{exit, std::move(message)});
+}
+inline std::unexpected<Failure> fail_as(ExitCode exit, const Error &error) {
+    return fail_as(exit, error.message);
+}
+
+}  // namespace rftp::client

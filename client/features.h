@@ -1,0 +1,29 @@
+// What the server offers, from its FEAT reply (RFC 2389). Decides between
+// MLSD and LIST, plain and parallel transfers, and whether --verify can work.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rftp::client {
+
+struct Features {
+    bool parallel = false;       // rftpd's "PARALLEL <max streams>"
+    unsigned parallel_max = 1;
+    bool hash_sha256 = false;    // "HASH SHA-256*"
+    bool mlst = false;
+    bool size = false;
+    bool mdtm = false;
+    bool rest_stream = false;
+    bool epsv = false;
+
+    // rftpd is the only server that advertises PARALLEL; it keeps uploads
+    // in ".name.rftp-part" (docs/protocol.md "Uploads").
+    bool is_rftpd() const { return parallel; }
+};
+
+// lines: the text lines of a 211 reply to FEAT (first and last are prose).
+Features parse_features(const std::vector<std::string> &lines);
+
+}  // namespace rftp::client

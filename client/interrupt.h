@@ -1,0 +1,25 @@
+// SIGINT/SIGTERM handling. The handler only does async-signal-safe work: it
+// records the signal, sets the abort flag of the running transfer and shuts
+// down its data sockets, which wakes every thread blocked in them. The main
+// flow then sees the failed transfer, sends ABOR and exits 130.
+#pragma once
+
+#include <span>
+
+#include "middleware/transfer_progress.h"
+
+namespace rftp::client {
+
+void install_interrupt_handlers();
+bool interrupted();
+
+// While alive, an interrupt aborts this transfer and shuts down these sockets.
+class InterruptGuard {
+public:
+    InterruptGuard(middleware::TransferProgress &progress, std::span<const int> data_fds);
+    ~InterruptGuard();
+    InterruptGuard(const InterruptGuard &) = delete;
+    InterruptGuard &operator=(const InterruptGuard &) = delete;
+};
+
+}  // namespace rftp::client

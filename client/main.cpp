@@ -1,0 +1,104 @@
+// rftp (also rput/rget): parses the command line, runs one subcommand, and
+// is the one place that reports how it ended: a message on stderr, a JSON
+// "summary" event with --json, and the exit status from exit_codes.h.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "client/cli/parse_command_line.h"
+#include "client/commands/commands.h"
+#include "client/exit_codes.h"
+#include "client/interrupt.h"
+#include "client/progress/json_events.h"
+#include "common/log.h"
+
+using namespace rftp::client;
+
+namespace {
+
+const char *command_name(Command c) {
+    switch (c) {
+        case Command::put: return "put";
+        case Command::get: return "get";
+        case Command::ls: return "ls";
+        case Command::mkdir: return "mkdir";
+        case Command::rm: return "rm";
+        case Command::mv: return "mv";
+        case Command::hash: return "hash";
+    }
+    return "?";
+}
+
+bool is_transfer(Command c) { return c == Command::put || c == Command::get; }
+
+OutcomeStatus dispatch(CommandContext &ctx) {
+    switch (ctx.options.command) {
+        case Command::put: return run_put(ctx);
+        case Command::get: return run_get(ctx);
+        case Command::ls: return run_ls(ctx);
+        case Command::mkdir: return run_mkdir(ctx);
+        case Command::rm: return run_rm(ctx);
+        case Command::mv: return run_mv(ctx);
+        case Command::hash: return run_hash(ctx);
+    }
+    return fail_as(ExitCode::usage, "unknown command");
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    ParsedCommandLine parsed = parse_command_line(argc, argv);
+    if (!parsed.options) return parsed.exit_status;
+    const Options &o = *parsed.options;
+
+    namespace log = rftp::log;
+    log::set_threshold(o.quiet ? log::Level::error
+                       : o.verbose >= 2 ? log::Level::debug
+                       : o.verbose == 1 ? log::Level::info
+                                        : log::Level::notice);
+    auto url = rftp::client::parse_url(o.url);
+    if (!url) {
+        std::fprintf(stderr, "rftp: %s\n", url.error().message.c_str());
+        if (o.json)
+            emit_json_event({{"event", "summary"}, {"result", "error"}, {"exit_code", to_int(ExitCode::usage)},
+                             {"message", url.error().message}});
+        return to_int(ExitCode::usage);
+    }
+    install_interrupt_handlers();
+
+    ProgressView view;
+    view.json = o.json && is_transfer(o.command);
+    view.terminal_line = is_transfer(o.command) && !o.quiet && o.progress.value_or(::isatty(STDERR_FILENO) == 1);
+    CommandContext ctx{o, *url, view, {}};
+    if (view.json)
+        emit_json_event({{"event", "start"}, {"command", command_name(o.command)}, {"url", o.url},
+                         {"local", o.local}, {"parallel", o.parallel}});
+
+    auto started = std::chrono::steady_clock::now();
+    OutcomeStatus result = dispatch(ctx);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    ExitCode exit = result ? ExitCode::ok : result.error().exit;
+    const RunSummary &s = ctx.summary;
+    double rate = seconds > 0 ? static_cast<double>(s.bytes) / seconds : 0;
+
+    if (!result) {
+        std::fprintf(stderr, "rftp: %s\n", result.error().message.c_str());
+        if ((exit == ExitCode::interrupted || exit == ExitCode::transfer) && !s.resume_hint.empty())
+            std::fprintf(stderr, "rftp: the partial file is kept; resume with: %s\n", s.resume_hint.c_str());
+    } else if (is_transfer(o.command) && !o.quiet && !o.json) {
+        log::info(std::string(command_name(o.command)) + " done: " + human_bytes(static_cast<double>(s.bytes)) + " in " +
+                  std::to_string(seconds) + " s (" + human_bytes(rate) + "/s, " + std::to_string(s.streams) + " stream(s))");
+    }
+    if (o.json) {
+        nlohmann::json summary{{"event", "summary"}, {"command", command_name(o.command)},
+                               {"result", result ? "ok" : exit == ExitCode::interrupted ? "interrupted" : "error"},
+                               {"bytes", s.bytes}, {"seconds", seconds}, {"rate", rate}, {"streams", s.streams},
+                               {"exit_code", to_int(exit)}};
+        if (!result) summary["message"] = result.error().message;
+        if (!result && !s.resume_hint.empty()) summary["resume"] = s.resume_hint;
+        if (!s.notes.empty()) summary["notes"] = s.notes;
+        emit_json_event(summary);
+    }
+    return to_int(exit);
+}

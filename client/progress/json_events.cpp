@@ -1,0 +1,21 @@
+#include "client/progress/json_events.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace rftp::client {
+
+void emit_json_event(const nlohmann::json &event) {
+    // Replace invalid UTF-8 (odd file names) instead of failing mid-stream.
+    std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    std::size_t done = 0;
+    while (done < line.size()) {
+        ssize_t n = ::write(STDOUT_FILENO, line.data() + done, line.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return;  // stdout gone: nothing sensible left to tell
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+}  // namespace rftp::client

@@ -1,0 +1,70 @@
+#include "client/session.h"
+
+#include "client/credentials.h"
+#include "common/log.h"
+
+namespace rftp::client {
+
+ExitCode classify_refusal(const ftp::Reply &reply) {
+    switch (reply.code) {
+        case 421: case 425: return ExitCode::connection;
+        case 426: case 451: return ExitCode::transfer;
+        case 530: case 532: return ExitCode::auth;
+        default: return ExitCode::remote_file;
+    }
+}
+
+std::unexpected<Failure> refused(const std::string &what, const ftp::Reply &reply) {
+    return fail_as(classify_refusal(reply), what + ": " + describe(reply));
+}
+
+namespace {
+
+OutcomeStatus login(FtpConnection &control, const Url &url) {
+    auto creds = resolve_credentials(url);
+    if (!creds) return std::unexpected(creds.error());
+    auto reply = control.command("USER " + creds->user);
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code == 331) {
+        auto password = password_for(*creds);
+        if (!password) return std::unexpected(password.error());
+        reply = control.command("PASS " + *password);
+        if (!reply) return std::unexpected(reply.error());
+    }
+    if (reply->code == 332) {
+        if (!creds->account)
+            return fail_as(ExitCode::auth, "server wants an account (ACCT) for '" + creds->user +
+                                               "'; add 'account ...' to its ~/.netrc entry");
+        reply = control.command("ACCT " + *creds->account);
+        if (!reply) return std::unexpected(reply.error());
+    }
+    if (!reply->positive_completion())
+        return fail_as(reply->code == 421 ? ExitCode::connection : ExitCode::auth,
+                       "login as '" + creds->user + "' refused: " + describe(*reply));
+    return {};
+}
+
+}  // namespace
+
+Outcome<Session> open_session(const Url &url, int timeout_seconds) {
+    auto control = FtpConnection::open(url.host, url.port, timeout_seconds);
+    if (!control) return std::unexpected(control.error());
+    std::string where = url.authority();
+    auto greeting = control->read_reply();
+    if (!greeting) return fail_as(greeting.error().exit, where + ": " + greeting.error().message);
+    if (greeting->code != 220) return fail_as(ExitCode::connection, where + " did not greet: " + describe(*greeting));
+    if (auto ok = login(*control, url); !ok) return fail_as(ok.error().exit, where + ": " + ok.error().message);
+
+    Session session{std::move(*control), {}, false};
+    auto feat = session.control.command("FEAT");
+    if (!feat) return std::unexpected(feat.error());
+    if (feat->code == 211) session.features = parse_features(feat->lines);
+    else log::info("server has no FEAT (" + describe(*feat) + "); using plain RFC 959 commands");
+    return session;
+}
+
+void close_session(Session &session) {
+    if (session.control.send("QUIT")) (void)session.control.read_reply(5);
+}
+
+}  // namespace rftp::client

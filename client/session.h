@@ -1,0 +1,29 @@
+// A logged-in control connection and what the server offers: connect, greet,
+// USER/PASS/ACCT, FEAT. Every command starts from one of these.
+#pragma once
+
+#include "client/exit_codes.h"
+#include "client/features.h"
+#include "client/ftp_connection.h"
+#include "client/url.h"
+
+namespace rftp::client {
+
+struct Session {
+    FtpConnection control;
+    Features features;
+    bool epsv_refused = false;  // remembered so PASV is used right away next time
+};
+
+Outcome<Session> open_session(const Url &url, int timeout_seconds);
+
+// Maps a negative reply to the exit code its meaning deserves (see exit_codes.h).
+ExitCode classify_refusal(const ftp::Reply &reply);
+
+// "what: 550 No such file." as a Failure classified by classify_refusal.
+std::unexpected<Failure> refused(const std::string &what, const ftp::Reply &reply);
+
+// Sends QUIT and reads the goodbye, ignoring failures: the work is done.
+void close_session(Session &session);
+
+}  // namespace rftp::client

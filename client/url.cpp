@@ -1,0 +1,116 @@
+#include "client/url.h"
+
+#include <cctype>
+#include <charconv>
+
+namespace rftp::client {
+namespace {
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+Result<uint16_t> parse_port(std::string_view s) {
+    unsigned value = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size() || value == 0 || value > 65535)
+        return fail_msg("bad port '" + std::string(s) + "' (expected 1-65535)");
+    return static_cast<uint16_t>(value);
+}
+
+}  // namespace
+
+std::string Url::authority() const {
+    std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+    return h + ":" + std::to_string(port);
+}
+
+Result<std::string> percent_decode(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] != '%') {
+            out += text[i];
+            continue;
+        }
+        if (i + 2 >= text.size()) return fail_msg("truncated %-escape");
+        int hi = hex_value(text[i + 1]), lo = hex_value(text[i + 2]);
+        if (hi < 0 || lo < 0) return fail_msg("bad %-escape '" + std::string(text.substr(i, 3)) + "'");
+        char c = static_cast<char>(hi * 16 + lo);
+        if (c == '\0') return fail_msg("%00 is not allowed");
+        out += c;
+        i += 2;
+    }
+    return out;
+}
+
+Result<Url> parse_url(std::string_view text) {
+    auto bad = [&](const std::string &why) {
+        return fail_msg("bad URL '" + std::string(text) + "': " + why);
+    };
+    Url url;
+    std::size_t sep = text.find("://");
+    if (sep == std::string_view::npos) return bad("expected rftp://host/path or ftp://host/path");
+    url.scheme = std::string(text.substr(0, sep));
+    for (char &c : url.scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (url.scheme == "rftp") url.port = kRftpDefaultPort;
+    else if (url.scheme == "ftp") url.port = kFtpDefaultPort;
+    else return bad("unknown scheme '" + url.scheme + "' (use rftp:// or ftp://)");
+
+    std::string_view rest = text.substr(sep + 3);
+    std::size_t slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    std::string_view path = slash == std::string_view::npos ? std::string_view{"/"} : rest.substr(slash);
+    if (path.find_first_of("?#") != std::string_view::npos) return bad("'?' and '#' must be written as %3F and %23");
+
+    // The user part ends at the last '@', since a decoded user may not contain
+    // one but an undecoded e-mail style login often does ("a@b.c@host").
+    std::size_t at = authority.rfind('@');
+    if (at != std::string_view::npos) {
+        std::string_view userinfo = authority.substr(0, at);
+        if (userinfo.find(':') != std::string_view::npos)
+            return bad("passwords do not belong in URLs; use ~/.netrc, RFTP_PASSWORD or the prompt");
+        auto user = percent_decode(userinfo);
+        if (!user) return bad(user.error().message);
+        if (user->empty()) return bad("empty user name before '@'");
+        url.user = std::move(*user);
+        authority = authority.substr(at + 1);
+    }
+
+    std::string_view port_text;
+    bool has_port = false;
+    if (!authority.empty() && authority[0] == '[') {
+        std::size_t close = authority.find(']');
+        if (close == std::string_view::npos) return bad("missing ']' after IPv6 address");
+        url.host = std::string(authority.substr(1, close - 1));
+        std::string_view after = authority.substr(close + 1);
+        if (!after.empty()) {
+            if (after[0] != ':') return bad("unexpected text after ']'");
+            port_text = after.substr(1);
+            has_port = true;
+        }
+        if (url.host.find(':') == std::string::npos) return bad("brackets are for IPv6 addresses only");
+    } else {
+        std::size_t colon = authority.find(':');
+        url.host = std::string(authority.substr(0, colon));
+        if (colon != std::string_view::npos) {
+            port_text = authority.substr(colon + 1);
+            has_port = true;
+        }
+    }
+    if (url.host.empty()) return bad("missing host");
+    if (has_port) {
+        auto port = parse_port(port_text);
+        if (!port) return bad(port.error().message);
+        url.port = *port;
+    }
+    auto decoded = percent_decode(path);
+    if (!decoded) return bad(decoded.error().message);
+    url.path = std::move(*decoded);
+    return url;
+}
+
+}  // namespace rftp::client

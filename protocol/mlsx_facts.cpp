@@ -1,0 +1,63 @@
+#include "protocol/mlsx_facts.h"
+
+#include <cctype>
+#include <charconv>
+
+namespace rftp::ftp {
+
+std::optional<std::string> MlsxEntry::fact(std::string_view lower_name) const {
+    auto it = facts.find(std::string(lower_name));
+    if (it == facts.end()) return std::nullopt;
+    return it->second;
+}
+
+std::string MlsxEntry::type() const {
+    std::string t = fact("type").value_or("");
+    for (char &c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+}
+
+std::optional<uint64_t> MlsxEntry::size() const {
+    auto s = fact("size");
+    if (!s || s->empty()) return std::nullopt;
+    uint64_t v = 0;
+    auto [p, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
+    if (ec != std::errc() || p != s->data() + s->size()) return std::nullopt;
+    return v;
+}
+
+std::optional<std::string> MlsxEntry::modify() const { return fact("modify"); }
+
+Result<MlsxEntry> parse_mlsx_line(std::string_view line) {
+    if (!line.empty() && line[0] == ' ') line.remove_prefix(1);
+    std::size_t space = line.find(' ');
+    if (space == std::string_view::npos) return fail_msg("MLSx line without ' pathname': '" + std::string(line) + "'");
+    MlsxEntry entry;
+    entry.name = std::string(line.substr(space + 1));
+    if (entry.name.empty()) return fail_msg("MLSx line with an empty pathname");
+    std::string_view facts = line.substr(0, space);
+    while (!facts.empty()) {
+        std::size_t semi = facts.find(';');
+        if (semi == std::string_view::npos) return fail_msg("MLSx fact not ended by ';': '" + std::string(facts) + "'");
+        std::string_view fact = facts.substr(0, semi);
+        facts.remove_prefix(semi + 1);
+        std::size_t eq = fact.find('=');
+        if (eq == std::string_view::npos || eq == 0) return fail_msg("MLSx fact without name=value: '" + std::string(fact) + "'");
+        std::string name(fact.substr(0, eq));
+        for (char &c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        entry.facts[name] = std::string(fact.substr(eq + 1));
+    }
+    return entry;
+}
+
+std::string format_mlsx_time(std::string_view t) {
+    if (t.size() < 14) return std::string(t);
+    for (std::size_t i = 0; i < 14; ++i)
+        if (!std::isdigit(static_cast<unsigned char>(t[i]))) return std::string(t);
+    std::string out;
+    out.append(t.substr(0, 4)).append("-").append(t.substr(4, 2)).append("-").append(t.substr(6, 2));
+    out.append(" ").append(t.substr(8, 2)).append(":").append(t.substr(10, 2));
+    return out;
+}
+
+}  // namespace rftp::ftp
