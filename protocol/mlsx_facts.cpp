@@ -29,7 +29,6 @@ std::optional<uint64_t> MlsxEntry::size() const {
 std::optional<std::string> MlsxEntry::modify() const { return fact("modify"); }
 
 Result<MlsxEntry> parse_mlsx_line(std::string_view line) {
-    if (!line.empty() && line[0] == ' ') line.remove_prefix(1);
     std::size_t space = line.find(' ');
     if (space == std::string_view::npos) return fail_msg("MLSx line without ' pathname': '" + std::string(line) + "'");
     MlsxEntry entry;

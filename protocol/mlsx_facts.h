@@ -25,7 +25,9 @@ struct MlsxEntry {
     std::optional<std::string> modify() const;  // "modify" fact, YYYYMMDDHHMMSS[.sss] in UTC
 };
 
-// Parses one line. A single leading space (as in an MLST reply body) is skipped.
+// Parses one entry. An MLSD line is an entry; the body line of an MLST reply
+// is one space followed by an entry, which the caller removes. An entry
+// without facts starts with the space: " name".
 Result<MlsxEntry> parse_mlsx_line(std::string_view line);
 
 // "20240131120501" -> "2024-01-31 12:05"; the input unchanged when it is not a time-val.

@@ -4,7 +4,13 @@
 #include <charconv>
 #include <sstream>
 
-#include "client/local_sha256.h"
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstring>
+
+#include "common/unique_fd.h"
+#include "middleware/integrity/file_digest.h"
 
 namespace rftp::client {
 
@@ -86,7 +92,11 @@ OutcomeStatus require_hash_for_verify(const Session &session) {
 OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path) {
     auto remote = remote_sha256(session, remote_path);
     if (!remote) return fail_as(ExitCode::verification, "--verify: " + remote.error().message);
-    auto local = sha256_of_file(local_path);
+    UniqueFd fd(::open(local_path.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat st {};
+    if (!fd || ::fstat(fd.get(), &st) < 0)
+        return fail_as(ExitCode::local_file, "--verify: open " + local_path + ": " + std::strerror(errno));
+    auto local = middleware::sha256_of_file(fd.get(), static_cast<uint64_t>(st.st_size));
     if (!local) return fail_as(ExitCode::local_file, "--verify: " + local.error().message);
     if (*remote != *local)
         return fail_as(ExitCode::verification, "SHA-256 mismatch: server " + *remote + ", local " + *local);

@@ -15,8 +15,9 @@ TEST(MlsxFacts, ParsesFactsAndName) {
     EXPECT_FALSE(e->fact("unique"));
 }
 
-TEST(MlsxFacts, MlstBodyLineHasLeadingSpace) {
-    auto e = parse_mlsx_line(" type=dir;UNIX.mode=0755; /pub");
+TEST(MlsxFacts, MlstBodyLineWithoutItsIndent) {
+    std::string body = " type=dir;UNIX.mode=0755; /pub";
+    auto e = parse_mlsx_line(std::string_view(body).substr(1));
     ASSERT_TRUE(e) << e.error().message;
     EXPECT_EQ(e->type(), "dir");
     EXPECT_EQ(*e->fact("unix.mode"), "0755");
