@@ -1,0 +1,52 @@
+#include "daemon/auth/authenticator.h"
+
+#include <algorithm>
+
+#include "daemon/auth/password_hash.h"
+
+namespace rftp::daemon {
+namespace {
+
+// A valid hash with the same cost as new hashes, of a password nobody knows
+// (32 random bytes, discarded). Unknown users are checked against it so they
+// cost the same scrypt as real ones.
+constexpr std::string_view kDummyHash =
+    "$scrypt$ln=15,r=8,p=1$v0YyPcxFNFdxbeyzLcRqZQ==$GKPpE/hlvhYrHVL9ttCJX8s+kxZHgdgSRmdjfHa6Jgo=";
+
+std::unexpected<Error> login_incorrect() { return fail_msg("Login incorrect.", kLoginIncorrect); }
+
+}  // namespace
+
+Authenticator::Authenticator(const DaemonOptions &options)
+    : anonymous_enabled_(options.anonymous_enabled), anonymous_root_(options.anonymous_root) {
+    for (const auto &account : options.users) accounts_.emplace(account.name, account);
+}
+
+bool Authenticator::is_anonymous_name(std::string_view user) const {
+    // ASCII only, on purpose: no locale, and no look-alike letters.
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    auto equals_ignoring_case = [&](std::string_view a, std::string_view b) {
+        return a.size() == b.size() &&
+               std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return lower(x) == lower(y); });
+    };
+    return equals_ignoring_case(user, "anonymous") || equals_ignoring_case(user, "ftp");
+}
+
+Result<LoginGrant> Authenticator::login(std::string_view user, std::string_view password) const {
+    if (is_anonymous_name(user)) {
+        // Any password (by custom an e-mail address); nothing secret to time.
+        if (!anonymous_enabled_) return login_incorrect();
+        return LoginGrant{"anonymous", anonymous_root_, /*writable=*/false, /*anonymous=*/true};
+    }
+
+    auto it = accounts_.find(user);
+    const bool known = it != accounts_.end();
+    auto match = verify_password(password, known ? std::string_view(it->second.password_hash) : kDummyHash);
+    if (!match) return fail(match.error().with_context("login " + std::string(known ? it->first : "<unknown user>")));
+    if (!known || !*match) return login_incorrect();
+
+    const UserAccount &account = it->second;
+    return LoginGrant{account.name, account.root, account.access == Access::read_write, /*anonymous=*/false};
+}
+
+}  // namespace rftp::daemon

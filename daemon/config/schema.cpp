@@ -1,0 +1,364 @@
+#include "daemon/config/schema.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
+#include <type_traits>
+
+#include "common/log.h"
+#include "daemon/auth/password_hash.h"
+#include "daemon/config/config_error.h"
+#include "daemon/config/yaml_values.h"
+
+namespace rftp::daemon {
+namespace {
+
+// Keys given in this text, with where they were, for checks that span keys.
+using GivenKeys = std::map<std::string, YAML::Mark>;
+
+using ApplyFn = Status (*)(const YAML::Node &, const KeyLocation &, DaemonOptions &);
+
+struct Setting {
+    std::string_view path;  // dotted key path
+    ApplyFn apply;
+};
+
+template <auto Member, uint64_t Min, uint64_t Max>
+Status set_uint(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    auto value = read_uint(node, at, Min, Max);
+    if (!value) return fail(value.error());
+    o.*Member = static_cast<std::remove_cvref_t<decltype(o.*Member)>>(*value);
+    return {};
+}
+
+template <auto Member>
+Status set_bool(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    auto value = read_bool(node, at);
+    if (!value) return fail(value.error());
+    o.*Member = *value;
+    return {};
+}
+
+Status set_passive_address(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    // Empty means "the control connection's local address"; otherwise it goes
+    // into 227 replies, which can only carry IPv4.
+    auto text = read_string(node, at);
+    if (!text) return fail(text.error());
+    if (text->empty()) {
+        o.passive_address.clear();
+        return {};
+    }
+    auto addr = read_ip_address(node, at, /*ipv4_only=*/true);
+    if (!addr) return fail(addr.error());
+    o.passive_address = *addr;
+    return {};
+}
+
+Status set_max_block_size(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    auto value = read_byte_size(node, at, 64u << 10, 256u << 20);
+    if (!value) return fail(value.error());
+    o.max_block_size = static_cast<uint32_t>(*value);
+    return {};
+}
+
+Status set_anonymous_root(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    // Empty is allowed here (anonymous off); the cross-key check below insists
+    // on a root when anonymous is enabled.
+    auto text = read_string(node, at);
+    if (!text) return fail(text.error());
+    if (text->empty()) {
+        o.anonymous_root.clear();
+        return {};
+    }
+    auto path = read_absolute_path(node, at);
+    if (!path) return fail(path.error());
+    o.anonymous_root = *path;
+    return {};
+}
+
+Status set_banner(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    auto text = read_single_line(node, at, 200);
+    if (!text) return fail(text.error());
+    o.banner = *text;
+    return {};
+}
+
+Status set_log_level(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    auto text = read_string(node, at);
+    if (!text) return fail(text.error());
+    log::Level level;
+    if (!log::parse_level(*text, level)) {
+        return fail(config_error(at, "expected one of error, warning, notice, info, debug, got " +
+                                         describe_node(node)));
+    }
+    o.log_level = *text;
+    return {};
+}
+
+// Checks a list entry's keys against the allowed ones (and for duplicates).
+Status check_entry_keys(const YAML::Node &entry, const KeyLocation &at,
+                        std::initializer_list<std::string_view> allowed) {
+    if (!entry.IsMap()) {
+        return fail(config_error(at, "expected a mapping, got " + describe_node(entry)));
+    }
+    std::set<std::string> seen;
+    for (const auto &kv : entry) {
+        const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
+        auto key_at = at.child(key, kv.first.Mark());
+        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+            std::string list;
+            for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+            return fail(config_error(key_at, "unknown key (expected one of: " + list + ")"));
+        }
+        if (!seen.insert(key).second) return fail(config_error(key_at, "duplicate key"));
+    }
+    return {};
+}
+
+// The value of a required key in a list entry, or an error at the entry.
+Result<YAML::Node> required_key(const YAML::Node &entry, const KeyLocation &at, const char *key) {
+    YAML::Node value = entry[key];
+    if (!value.IsDefined()) return fail(config_error(at, std::string("missing key '") + key + "'"));
+    return value;
+}
+
+KeyLocation value_location(const KeyLocation &entry_at, const YAML::Node &entry, const char *key) {
+    return entry_at.child(key, entry[key].Mark());
+}
+
+Status set_listen(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    if (!node.IsSequence() || node.size() == 0) {
+        return fail(config_error(at, "expected a non-empty list of {address, port}, got " + describe_node(node)));
+    }
+    std::vector<ListenAddress> listen;
+    for (size_t i = 0; i < node.size(); ++i) {
+        const YAML::Node entry = node[i];
+        const KeyLocation entry_at = at.element(i, entry.Mark());
+        if (auto ok = check_entry_keys(entry, entry_at, {"address", "port"}); !ok) return ok;
+        auto address_node = required_key(entry, entry_at, "address");
+        if (!address_node) return fail(address_node.error());
+        auto port_node = required_key(entry, entry_at, "port");
+        if (!port_node) return fail(port_node.error());
+
+        auto address = read_ip_address(*address_node, value_location(entry_at, entry, "address"));
+        if (!address) return fail(address.error());
+        auto port = read_uint(*port_node, value_location(entry_at, entry, "port"), 1, 65535);
+        if (!port) return fail(port.error());
+        listen.push_back(ListenAddress{*address, static_cast<uint16_t>(*port)});
+    }
+    o.listen = std::move(listen);
+    return {};
+}
+
+bool is_reserved_anonymous_name(std::string_view name) {
+    std::string lower(name);
+    for (char &c : lower) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    return lower == "anonymous" || lower == "ftp";
+}
+
+Result<std::string> read_user_name(const YAML::Node &node, const KeyLocation &at) {
+    auto name = read_string(node, at);
+    if (!name) return name;
+    bool printable = !name->empty() && name->size() <= 64 &&
+                     std::none_of(name->begin(), name->end(), [](unsigned char c) {
+                         return c <= 0x20 || c == 0x7f;
+                     });
+    if (!printable) {
+        return fail(config_error(at, "expected a user name of 1..64 bytes without spaces or control characters, got " +
+                                         describe_node(node)));
+    }
+    if (is_reserved_anonymous_name(*name)) {
+        return fail(config_error(at, "\"" + *name + "\" is reserved for anonymous login (see anonymous.enabled)"));
+    }
+    return name;
+}
+
+Result<Access> read_access(const YAML::Node &node, const KeyLocation &at) {
+    if (node.IsScalar() && node.Scalar() == "read-only") return Access::read_only;
+    if (node.IsScalar() && node.Scalar() == "read-write") return Access::read_write;
+    return fail(config_error(at, "expected read-only or read-write, got " + describe_node(node)));
+}
+
+Status set_users(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    if (node.IsNull()) {
+        o.users.clear();
+        return {};
+    }
+    if (!node.IsSequence()) {
+        return fail(config_error(at, "expected a list of {name, password_hash, root, access}, got " +
+                                         describe_node(node)));
+    }
+    std::vector<UserAccount> users;
+    std::set<std::string> names;
+    for (size_t i = 0; i < node.size(); ++i) {
+        const YAML::Node entry = node[i];
+        const KeyLocation entry_at = at.element(i, entry.Mark());
+        if (auto ok = check_entry_keys(entry, entry_at, {"name", "password_hash", "root", "access"}); !ok) {
+            return ok;
+        }
+        UserAccount user;
+
+        auto name_node = required_key(entry, entry_at, "name");
+        if (!name_node) return fail(name_node.error());
+        const KeyLocation name_at = value_location(entry_at, entry, "name");
+        auto name = read_user_name(*name_node, name_at);
+        if (!name) return fail(name.error());
+        if (!names.insert(*name).second) {
+            return fail(config_error(name_at, "duplicate user name \"" + *name + "\""));
+        }
+        user.name = *name;
+
+        auto hash_node = required_key(entry, entry_at, "password_hash");
+        if (!hash_node) return fail(hash_node.error());
+        const KeyLocation hash_at = value_location(entry_at, entry, "password_hash");
+        auto hash = read_string(*hash_node, hash_at);
+        if (!hash) return fail(hash.error());
+        if (auto ok = check_hash_format(*hash); !ok) {
+            // The message must not echo the value: it may be a plain password
+            // pasted by mistake, and config errors end up in logs.
+            return fail(config_error(hash_at, "expected a hash from `rftpd --hash-password` ($scrypt$...): " +
+                                                  ok.error().message));
+        }
+        user.password_hash = *hash;
+
+        auto root_node = required_key(entry, entry_at, "root");
+        if (!root_node) return fail(root_node.error());
+        auto root = read_absolute_path(*root_node, value_location(entry_at, entry, "root"));
+        if (!root) return fail(root.error());
+        user.root = *root;
+
+        if (entry["access"].IsDefined()) {
+            auto access = read_access(entry["access"], value_location(entry_at, entry, "access"));
+            if (!access) return fail(access.error());
+            user.access = *access;
+        }
+        users.push_back(std::move(user));
+    }
+    o.users = std::move(users);
+    return {};
+}
+
+// Every key the config accepts. Sections ("limits", "timeouts", ...) are the
+// prefixes of these paths.
+constexpr std::array kSettings{
+    Setting{"listen", &set_listen},
+    Setting{"passive_ports.min", &set_uint<&DaemonOptions::passive_port_min, 0, 65535>},
+    Setting{"passive_ports.max", &set_uint<&DaemonOptions::passive_port_max, 0, 65535>},
+    Setting{"passive_address", &set_passive_address},
+    Setting{"active_mode", &set_bool<&DaemonOptions::active_mode>},
+    Setting{"limits.max_sessions", &set_uint<&DaemonOptions::max_sessions, 1, 100000>},
+    Setting{"limits.max_sessions_per_ip", &set_uint<&DaemonOptions::max_sessions_per_ip, 1, 100000>},
+    Setting{"limits.max_login_failures", &set_uint<&DaemonOptions::max_login_failures, 1, 100>},
+    Setting{"timeouts.login", &set_uint<&DaemonOptions::login_timeout_s, 1, 86400>},
+    Setting{"timeouts.idle", &set_uint<&DaemonOptions::idle_timeout_s, 1, 86400>},
+    Setting{"timeouts.data", &set_uint<&DaemonOptions::data_timeout_s, 1, 86400>},
+    Setting{"parallel.max_streams", &set_uint<&DaemonOptions::max_streams, 1, 64>},
+    Setting{"parallel.max_block_size", &set_max_block_size},
+    Setting{"anonymous.enabled", &set_bool<&DaemonOptions::anonymous_enabled>},
+    Setting{"anonymous.root", &set_anonymous_root},
+    Setting{"users", &set_users},
+    Setting{"banner", &set_banner},
+    Setting{"log.level", &set_log_level},
+};
+
+const Setting *find_setting(std::string_view path) {
+    for (const auto &s : kSettings) {
+        if (s.path == path) return &s;
+    }
+    return nullptr;
+}
+
+bool is_section(std::string_view path) {
+    return std::any_of(kSettings.begin(), kSettings.end(), [&](const Setting &s) {
+        return s.path.size() > path.size() && s.path.starts_with(path) && s.path[path.size()] == '.';
+    });
+}
+
+// The keys allowed directly under prefix, for "expected one of" hints.
+std::string keys_under(std::string_view prefix) {
+    std::vector<std::string> keys;
+    for (const auto &s : kSettings) {
+        std::string_view rest = s.path;
+        if (!prefix.empty()) {
+            if (!(rest.starts_with(prefix) && rest.size() > prefix.size() && rest[prefix.size()] == '.')) continue;
+            rest.remove_prefix(prefix.size() + 1);
+        }
+        std::string key(rest.substr(0, rest.find('.')));
+        if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+    }
+    std::string out;
+    for (const auto &k : keys) out += (out.empty() ? "" : ", ") + k;
+    return out;
+}
+
+Status apply_mapping(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o, GivenKeys &given) {
+    if (!node.IsMap()) {
+        return fail(config_error(at, "expected a mapping of " + keys_under(at.path) + ", got " +
+                                         describe_node(node)));
+    }
+    std::set<std::string> seen;
+    for (const auto &kv : node) {
+        if (!kv.first.IsScalar()) {
+            return fail(config_error(at.child("?", kv.first.Mark()), "expected a plain key"));
+        }
+        const std::string &key = kv.first.Scalar();
+        const KeyLocation key_at = at.child(key, kv.first.Mark());
+        if (!seen.insert(key).second) return fail(config_error(key_at, "duplicate key"));
+        given[key_at.path] = kv.first.Mark();
+
+        if (const Setting *s = find_setting(key_at.path)) {
+            if (auto ok = s->apply(kv.second, key_at, o); !ok) return ok;
+        } else if (is_section(key_at.path)) {
+            if (kv.second.IsNull()) continue;  // "limits:" with nothing under it changes nothing
+            if (auto ok = apply_mapping(kv.second, key_at, o, given); !ok) return ok;
+        } else {
+            return fail(config_error(key_at, "unknown key (expected one of: " + keys_under(at.path) + ")"));
+        }
+    }
+    return {};
+}
+
+KeyLocation given_location(const std::string &source, const GivenKeys &given, const std::string &path) {
+    auto it = given.find(path);
+    return KeyLocation{source, path, it == given.end() ? YAML::Mark::null_mark() : it->second};
+}
+
+// Rules that involve more than one key, checked on the merged result. The
+// error points at the key of this text that broke the rule.
+Status check_cross_key_rules(const DaemonOptions &o, const std::string &source, const GivenKeys &given) {
+    const bool any_port = o.passive_port_min == 0 && o.passive_port_max == 0;
+    if (!any_port) {
+        const std::string key = given.contains("passive_ports.min") ? "passive_ports.min" : "passive_ports.max";
+        if (o.passive_port_min == 0 || o.passive_port_max == 0 || o.passive_port_min > o.passive_port_max) {
+            return fail(config_error(given_location(source, given, key),
+                                     "expected 1 <= passive_ports.min <= passive_ports.max <= 65535 (or both 0 "
+                                     "for any port), got min " + std::to_string(o.passive_port_min) + ", max " +
+                                         std::to_string(o.passive_port_max)));
+        }
+    }
+    if (o.anonymous_enabled && o.anonymous_root.empty()) {
+        return fail(config_error(given_location(source, given, "anonymous.enabled"),
+                                 "anonymous login is enabled but anonymous.root is missing"));
+    }
+    return {};
+}
+
+}  // namespace
+
+Status apply_config_document(const YAML::Node &document, const std::string &source, DaemonOptions &options) {
+    DaemonOptions merged = options;  // options stay untouched when the text is rejected
+    GivenKeys given;
+    if (!document.IsNull()) {
+        if (auto ok = apply_mapping(document, KeyLocation{source, "", document.Mark()}, merged, given); !ok) {
+            return ok;
+        }
+    }
+    if (auto ok = check_cross_key_rules(merged, source, given); !ok) return ok;
+    options = std::move(merged);
+    return {};
+}
+
+}  // namespace rftp::daemon
