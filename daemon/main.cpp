@@ -1,1 +1,147 @@
-int main() { return 0; }
+// rftpd: parses the command line, loads the config, runs the server until
+// SIGINT/SIGTERM. The one place where the daemon's errors are reported.
+#include <signal.h>
+#include <termios.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
+
+#include "common/log.h"
+#include "daemon/auth/password_hash.h"
+#include "daemon/config/config_loader.h"
+#include "daemon/server/server.h"
+
+using namespace rftp;
+using namespace rftp::daemon;
+
+namespace {
+
+// Exit codes of rftpd (docs/config.md).
+enum ExitCode { kOk = 0, kUsage = 2, kConfig = 3, kStartup = 4 };
+
+// Reads one line from stdin without echo when it is a terminal.
+std::string read_password() {
+    termios old{};
+    bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &old) == 0;
+    if (tty) {
+        std::cerr << "Password: " << std::flush;
+        termios quiet = old;
+        quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+    }
+    std::string line;
+    std::getline(std::cin, line);
+    if (tty) {
+        tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+        std::cerr << "\n";
+    }
+    return line;
+}
+
+int hash_password_command() {
+    std::string password = read_password();
+    if (password.empty()) {
+        std::cerr << "rftpd: empty password; type one, or pipe it on stdin\n";
+        return kUsage;
+    }
+    auto hash = hash_password(password);
+    if (!hash) {
+        std::cerr << "rftpd: " << hash.error().message << "\n";
+        return kStartup;
+    }
+    std::cout << *hash << "\n";
+    return kOk;
+}
+
+int serve(DaemonOptions options) {
+    log::Level level;
+    if (log::parse_level(options.log_level, level)) log::set_threshold(level);
+    // Writes to a closed data connection must come back as EPIPE, not kill us.
+    ::signal(SIGPIPE, SIG_IGN);
+
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    int status = kOk;
+    {
+        Server server(&loop, std::move(options));
+        if (auto s = server.start(); !s) {
+            log::error("event=startup_failed error=" + log::quote(s.error().message));
+            server.stop("startup failed");
+            status = kStartup;
+        }
+        uv_signal_t sigint, sigterm;
+        for (auto [handle, signum] : {std::pair{&sigint, SIGINT}, std::pair{&sigterm, SIGTERM}}) {
+            uv_signal_init(&loop, handle);
+            handle->data = &server;
+            uv_signal_start(
+                handle,
+                [](uv_signal_t *h, int sig) {
+                    static_cast<Server *>(h->data)->stop(sig == SIGINT ? "SIGINT" : "SIGTERM");
+                    uv_close(reinterpret_cast<uv_handle_t *>(h), nullptr);
+                },
+                signum);
+            // Once one signal arrived, the other must not keep the loop alive.
+            uv_unref(reinterpret_cast<uv_handle_t *>(handle));
+        }
+        if (status == kOk) uv_run(&loop, UV_RUN_DEFAULT);
+        // Close whatever is left (signal handles, a failed start) and drain.
+        uv_walk(&loop, [](uv_handle_t *h, void *) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        server.tasks().join_all();
+    }
+    uv_loop_close(&loop);
+    if (status == kOk) log::notice("event=stopped");
+    return status;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"rftpd: FTP server with parallel-stream and RDMA data paths"};
+    std::string config_path;
+    bool hash = false, check = false, print_default = false, version = false;
+    std::string log_level;
+    app.add_option("-c,--config", config_path, "YAML config file; overlays the embedded default")->check(CLI::ExistingFile);
+    app.add_flag("--hash-password", hash, "read a password on stdin, print its scrypt hash for the config");
+    app.add_flag("--check-config", check, "load and validate the config, then exit");
+    app.add_flag("--print-default-config", print_default, "print the embedded default config");
+    app.add_option("--log-level", log_level, "error, warning, notice, info or debug (overrides log.level)");
+    app.add_flag("-V,--version", version, "print the version");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        int code = app.exit(e);
+        return code == 0 ? kOk : kUsage;
+    }
+    if (version) {
+        std::cout << "rftpd 0.1.0\n";
+        return kOk;
+    }
+    if (print_default) {
+        std::cout << embedded_default_config();
+        return kOk;
+    }
+    if (hash) return hash_password_command();
+
+    auto options = config_path.empty() ? load_default_config() : load_config_file(config_path);
+    if (!options) {
+        std::cerr << "rftpd: " << options.error().message << "\n";
+        return kConfig;
+    }
+    if (!log_level.empty()) {
+        log::Level l;
+        if (!log::parse_level(log_level, l)) {
+            std::cerr << "rftpd: --log-level must be error, warning, notice, info or debug\n";
+            return kUsage;
+        }
+        options->log_level = log_level;
+    }
+    if (check) {
+        std::cout << "rftpd: config OK\n";
+        return kOk;
+    }
+    return serve(std::move(*options));
+}

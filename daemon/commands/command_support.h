@@ -1,0 +1,28 @@
+// Small helpers every command handler uses to turn a client's path into a
+// safe virtual path and a file-system error into the right FTP reply.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+
+namespace rftp::daemon {
+
+class Session;
+
+// The argument resolved against the working directory, or nullopt after
+// replying 501/553 for a path that cannot be valid.
+std::optional<std::string> resolve_or_reply(Session &s, const std::string &argument);
+
+// Replies 550/452/553 with a message fit for the client, from an Error whose
+// code is a negative errno.
+void reply_fs_error(Session &s, const Error &e);
+
+// A path inside a 257 reply: enclosed in double quotes, inner quotes doubled (RFC 959).
+std::string quote_257(const std::string &path);
+
+// Parses a decimal offset (REST) or count; false unless all digits and in range.
+bool parse_decimal(const std::string &text, uint64_t max, uint64_t &out);
+
+}  // namespace rftp::daemon

@@ -1,0 +1,66 @@
+#include "daemon/commands/command_table.h"
+
+#include <array>
+
+namespace rftp::daemon {
+namespace {
+
+using A = Argument;
+
+constexpr std::array kCommands{
+    CommandSpec{"USER", false, A::required, cmd_user, "USER <name>: log in as name"},
+    CommandSpec{"PASS", false, A::optional, cmd_pass, "PASS <password>: complete the login"},
+    CommandSpec{"QUIT", false, A::none, cmd_quit, "QUIT: end the session"},
+    CommandSpec{"AUTH", false, A::required, cmd_auth, "AUTH: TLS is not offered"},
+    CommandSpec{"NOOP", false, A::none, cmd_noop, "NOOP: do nothing"},
+    CommandSpec{"SYST", false, A::none, cmd_syst, "SYST: system type"},
+    CommandSpec{"FEAT", false, A::none, cmd_feat, "FEAT: list extensions"},
+    CommandSpec{"OPTS", false, A::required, cmd_opts, "OPTS <command> <options>: UTF8, HASH, MLST, PARALLEL"},
+    CommandSpec{"HELP", false, A::optional, cmd_help, "HELP [command]"},
+    CommandSpec{"STAT", true, A::optional, cmd_stat, "STAT [path]: session or transfer status, or a listing"},
+    CommandSpec{"TYPE", true, A::required, cmd_type, "TYPE A|I: ASCII or binary"},
+    CommandSpec{"MODE", true, A::required, cmd_mode, "MODE S: stream mode only"},
+    CommandSpec{"STRU", true, A::required, cmd_stru, "STRU F: file structure only"},
+    CommandSpec{"ALLO", true, A::optional, cmd_allo, "ALLO: not needed"},
+    CommandSpec{"PWD", true, A::none, cmd_pwd, "PWD: working directory"},
+    CommandSpec{"XPWD", true, A::none, cmd_pwd, "XPWD: same as PWD"},
+    CommandSpec{"CWD", true, A::required, cmd_cwd, "CWD <dir>: change directory"},
+    CommandSpec{"XCWD", true, A::required, cmd_cwd, "XCWD: same as CWD"},
+    CommandSpec{"CDUP", true, A::none, cmd_cdup, "CDUP: parent directory"},
+    CommandSpec{"XCUP", true, A::none, cmd_cdup, "XCUP: same as CDUP"},
+    CommandSpec{"MKD", true, A::required, cmd_mkd, "MKD <dir>: make directory"},
+    CommandSpec{"XMKD", true, A::required, cmd_mkd, "XMKD: same as MKD"},
+    CommandSpec{"RMD", true, A::required, cmd_rmd, "RMD <dir>: remove empty directory"},
+    CommandSpec{"XRMD", true, A::required, cmd_rmd, "XRMD: same as RMD"},
+    CommandSpec{"DELE", true, A::required, cmd_dele, "DELE <file>: delete file"},
+    CommandSpec{"RNFR", true, A::required, cmd_rnfr, "RNFR <from>: rename, step 1"},
+    CommandSpec{"RNTO", true, A::required, cmd_rnto, "RNTO <to>: rename, step 2"},
+    CommandSpec{"SIZE", true, A::required, cmd_size, "SIZE <file>: size in bytes"},
+    CommandSpec{"MDTM", true, A::required, cmd_mdtm, "MDTM <file>: modification time"},
+    CommandSpec{"MLST", true, A::optional, cmd_mlst, "MLST [path]: facts about one entry"},
+    CommandSpec{"HASH", true, A::required, cmd_hash, "HASH <file>: SHA-256 of the file"},
+    CommandSpec{"PASV", true, A::none, cmd_pasv, "PASV: passive mode (IPv4)"},
+    CommandSpec{"EPSV", true, A::optional, cmd_epsv, "EPSV [1|2|ALL]: extended passive mode"},
+    CommandSpec{"PORT", true, A::required, cmd_port, "PORT h1,h2,h3,h4,p1,p2: active mode (if enabled)"},
+    CommandSpec{"EPRT", true, A::required, cmd_eprt, "EPRT |p|addr|port|: extended active mode (if enabled)"},
+    CommandSpec{"REST", true, A::required, cmd_rest, "REST <offset>: restart the next transfer there"},
+    CommandSpec{"ABOR", true, A::none, cmd_abor, "ABOR: abort the transfer"},
+    CommandSpec{"RETR", true, A::required, cmd_retr, "RETR <file>: download"},
+    CommandSpec{"STOR", true, A::required, cmd_stor, "STOR <file>: upload"},
+    CommandSpec{"APPE", true, A::required, cmd_appe, "APPE <file>: upload, appending"},
+    CommandSpec{"LIST", true, A::optional, cmd_list, "LIST [path]: listing, ls -l style"},
+    CommandSpec{"NLST", true, A::optional, cmd_nlst, "NLST [path]: names only"},
+    CommandSpec{"MLSD", true, A::optional, cmd_mlsd, "MLSD [dir]: machine-readable listing"},
+};
+
+}  // namespace
+
+const CommandSpec *find_command(std::string_view verb) {
+    for (const auto &c : kCommands)
+        if (c.verb == verb) return &c;
+    return nullptr;
+}
+
+std::span<const CommandSpec> all_commands() { return kCommands; }
+
+}  // namespace rftp::daemon

@@ -1,0 +1,123 @@
+// Commands about the session itself: NOOP, SYST, FEAT, OPTS, HELP, STAT,
+// and the transfer parameters TYPE, MODE, STRU, ALLO.
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/command_table.h"
+#include "daemon/config/options.h"
+#include "daemon/session/session.h"
+
+namespace rftp::daemon {
+namespace {
+
+constexpr uint32_t kMinBlockSize = 64u << 10;
+
+std::string upper(std::string s) {
+    for (char &c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+}
+
+void opts_parallel(Session &s, std::istringstream &in) {
+    std::string n_text, block_text;
+    in >> n_text >> block_text;
+    uint64_t n = 0, block = s.state.block_size;
+    if (!parse_decimal(n_text, 1u << 16, n) ||
+        (!block_text.empty() && !parse_decimal(block_text, 1ull << 40, block))) {
+        s.reply(501, "Usage: OPTS PARALLEL <streams> [<block bytes>]");
+        return;
+    }
+    s.state.parallel = static_cast<unsigned>(std::min<uint64_t>(n, s.options().max_streams));
+    s.state.block_size = static_cast<uint32_t>(std::clamp<uint64_t>(block, kMinBlockSize, s.options().max_block_size));
+    s.reply(200, "PARALLEL " + std::to_string(s.state.parallel) + " " + std::to_string(s.state.block_size));
+}
+
+}  // namespace
+
+void cmd_noop(Session &s, const std::string &) { s.reply(200, "NOOP ok."); }
+
+void cmd_syst(Session &s, const std::string &) { s.reply(215, "UNIX Type: L8"); }
+
+void cmd_feat(Session &s, const std::string &) {
+    s.reply(211,
+            "Features:\n"
+            " EPRT\n EPSV\n MDTM\n MLST type*;size*;modify*;perm*;UNIX.mode*;\n PASV\n REST STREAM\n SIZE\n"
+            " TVFS\n UTF8\n HASH SHA-256*\n PARALLEL " +
+                std::to_string(s.options().max_streams) + "\nEnd");
+}
+
+void cmd_opts(Session &s, const std::string &arg) {
+    std::istringstream in(arg);
+    std::string what;
+    in >> what;
+    what = upper(what);
+    if (what == "UTF8") {
+        s.reply(200, "Always in UTF8 mode.");
+    } else if (what == "HASH") {
+        std::string alg;
+        in >> alg;
+        if (alg.empty() || upper(alg) == "SHA-256") s.reply(200, "SHA-256");
+        else s.reply(501, "Unsupported algorithm; only SHA-256.");
+    } else if (what == "MLST") {
+        s.reply(200, "MLST OPTS type;size;modify;perm;UNIX.mode;");
+    } else if (what == "PARALLEL") {
+        opts_parallel(s, in);
+    } else {
+        s.reply(501, "Option not understood.");
+    }
+}
+
+void cmd_help(Session &s, const std::string &arg) {
+    if (!arg.empty()) {
+        const CommandSpec *spec = find_command(upper(arg));
+        if (!spec) s.reply(502, "Unknown command " + arg + ".");
+        else s.reply(214, std::string(spec->help));
+        return;
+    }
+    std::string text = "The following commands are recognized:\n";
+    int col = 0;
+    for (const auto &c : all_commands()) {
+        text += " " + std::string(c.verb);
+        if (++col % 10 == 0) text += "\n";
+    }
+    s.reply(214, text + "\nHelp OK.");
+}
+
+void cmd_stat(Session &s, const std::string &arg) {
+    if (!arg.empty()) {
+        s.reply(502, "STAT with a path is not supported; use MLST or LIST.");
+        return;
+    }
+    std::string text = "rftpd status:\n Logged in as " + s.state.user + "\n TYPE: " + (s.state.ascii ? "ASCII" : "BINARY") +
+                       "\n Parallel streams: " + std::to_string(s.state.parallel);
+    if (auto t = s.active_transfer()) text += "\n Transfer in progress: " + std::to_string(t->progress.bytes.load()) + " bytes moved";
+    s.reply(211, text + "\nEnd of status");
+}
+
+void cmd_type(Session &s, const std::string &arg) {
+    std::string t = upper(arg);
+    if (t == "I" || t == "L 8") {
+        s.state.ascii = false;
+        s.reply(200, "Switching to Binary mode.");
+    } else if (t == "A" || t == "A N") {
+        s.state.ascii = true;
+        s.reply(200, "Switching to ASCII mode.");
+    } else {
+        s.reply(504, "Unsupported TYPE; use A or I.");
+    }
+}
+
+void cmd_mode(Session &s, const std::string &arg) {
+    if (upper(arg) == "S") s.reply(200, "Mode set to S.");
+    else s.reply(504, "Only MODE S is supported; parallel streams use OPTS PARALLEL.");
+}
+
+void cmd_stru(Session &s, const std::string &arg) {
+    if (upper(arg) == "F") s.reply(200, "Structure set to F.");
+    else s.reply(504, "Only STRU F is supported.");
+}
+
+void cmd_allo(Session &s, const std::string &) { s.reply(202, "ALLO not needed."); }
+
+}  // namespace rftp::daemon

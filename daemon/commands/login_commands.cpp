@@ -1,0 +1,85 @@
+// USER, PASS, QUIT, AUTH: getting in and out.
+#include <openssl/crypto.h>
+
+#include "common/log.h"
+#include "daemon/commands/command_table.h"
+#include "daemon/config/options.h"
+#include "daemon/server/server.h"
+#include "daemon/session/session.h"
+
+namespace rftp::daemon {
+
+void cmd_user(Session &s, const std::string &arg) {
+    if (s.logged_in()) {
+        s.reply(503, "Already logged in.");
+        return;
+    }
+    s.state.pending_user = arg;
+    if (s.server().authenticator().is_anonymous_name(arg))
+        s.reply(331, "Anonymous login: send your e-mail address as password.");
+    else
+        s.reply(331, "Please specify the password.");
+}
+
+void cmd_pass(Session &s, const std::string &arg) {
+    if (s.logged_in()) {
+        s.reply(503, "Already logged in.");
+        return;
+    }
+    if (s.state.pending_user.empty()) {
+        s.reply(503, "Login with USER first.");
+        return;
+    }
+    struct Attempt {
+        std::string user, password;
+        Result<LoginGrant> grant = fail_msg("not run");
+        std::optional<UserRoot> root;
+        ~Attempt() { OPENSSL_cleanse(password.data(), password.size()); }
+    };
+    auto attempt = std::make_shared<Attempt>();
+    attempt->user = std::move(s.state.pending_user);
+    attempt->password = arg;
+    s.state.pending_user.clear();
+    const Authenticator &auth = s.server().authenticator();
+    // scrypt takes tens of milliseconds by design: never on the loop.
+    s.run_blocking_work(
+        [attempt, &auth] {
+            attempt->grant = auth.login(attempt->user, attempt->password);
+            if (attempt->grant) {
+                auto root = UserRoot::open(attempt->grant->root, attempt->grant->writable);
+                if (root) attempt->root.emplace(std::move(*root));
+                else attempt->grant = fail(root.error().with_context("root of " + attempt->grant->user));
+            }
+        },
+        [&s, attempt] {
+            if (attempt->grant && attempt->root) {
+                s.state.user = attempt->grant->user;
+                s.state.anonymous = attempt->grant->anonymous;
+                s.state.root = std::make_shared<const UserRoot>(std::move(*attempt->root));
+                s.state.cwd = "/";
+                log::info("session=" + std::to_string(s.id()) + " user=" + log::quote(s.state.user) +
+                          " event=login access=" + (s.state.root->writable() ? "read-write" : "read-only"));
+                s.reply(230, "Login successful.");
+                return;
+            }
+            if (attempt->grant.error().code != kLoginIncorrect)
+                log::error("session=" + std::to_string(s.id()) + " event=login_error user=" + log::quote(attempt->user) +
+                           " error=" + log::quote(attempt->grant.error().message));
+            else
+                log::notice("session=" + std::to_string(s.id()) + " event=login_failed user=" + log::quote(attempt->user));
+            if (++s.state.failed_logins >= s.options().max_login_failures) {
+                s.reply_and_close(421, "Too many failed logins; closing.", "too many failed logins");
+                return;
+            }
+            s.reply(530, "Login incorrect.");
+        });
+}
+
+void cmd_quit(Session &s, const std::string &) {
+    s.abort_transfer();
+    s.reply_and_close(221, "Goodbye.", "QUIT");
+}
+
+void cmd_auth(Session &s, const std::string &) { s.reply(502, "TLS is not offered by this server."); }
+
+}  // namespace rftp::daemon

@@ -1,0 +1,126 @@
+// Commands on names in the user's tree: PWD, CWD, CDUP, MKD, RMD, DELE,
+// RNFR/RNTO, SIZE, MDTM, MLST, HASH. Every path goes through
+// resolve_or_reply, then through UserRoot, which never leaves the root.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "common/log.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/command_table.h"
+#include "daemon/listing/list_format.h"
+#include "daemon/session/session.h"
+#include "middleware/integrity/file_digest.h"
+
+namespace rftp::daemon {
+namespace {
+
+void log_change(Session &s, const char *event, const std::string &path) {
+    log::info("session=" + std::to_string(s.id()) + " user=" + log::quote(s.state.user) + " event=" + event +
+              " path=" + log::quote(path));
+}
+
+}  // namespace
+
+void cmd_pwd(Session &s, const std::string &) { s.reply(257, quote_257(s.state.cwd) + " is the current directory."); }
+
+void cmd_cwd(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    auto dir = s.state.root->open_directory(*vpath);
+    if (!dir) return reply_fs_error(s, dir.error());
+    s.state.cwd = *vpath;
+    s.reply(250, "Directory successfully changed.");
+}
+
+void cmd_cdup(Session &s, const std::string &) { cmd_cwd(s, ".."); }
+
+void cmd_mkd(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    if (auto r = s.state.root->make_directory(*vpath); !r) return reply_fs_error(s, r.error());
+    log_change(s, "mkdir", *vpath);
+    s.reply(257, quote_257(*vpath) + " created.");
+}
+
+void cmd_rmd(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    if (*vpath == "/") return s.reply(550, "Permission denied: that is your root directory.");
+    if (auto r = s.state.root->remove_directory(*vpath); !r) return reply_fs_error(s, r.error());
+    log_change(s, "rmdir", *vpath);
+    s.reply(250, "Remove directory operation successful.");
+}
+
+void cmd_dele(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    if (auto r = s.state.root->remove_file(*vpath); !r) return reply_fs_error(s, r.error());
+    log_change(s, "delete", *vpath);
+    s.reply(250, "Delete operation successful.");
+}
+
+void cmd_rnfr(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    if (auto st = s.state.root->stat(*vpath); !st) return reply_fs_error(s, st.error());
+    if (!s.state.root->writable()) return s.reply(550, "Permission denied.");
+    s.state.rename_from = *vpath;
+    s.reply(350, "Ready for RNTO.");
+}
+
+void cmd_rnto(Session &s, const std::string &arg) {
+    if (s.state.rename_from.empty()) return s.reply(503, "RNFR required first.");
+    std::string from = std::move(s.state.rename_from);
+    s.state.rename_from.clear();
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    if (auto r = s.state.root->rename(from, *vpath); !r) return reply_fs_error(s, r.error());
+    log_change(s, "rename", from + " -> " + *vpath);
+    s.reply(250, "Rename successful.");
+}
+
+void cmd_size(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    auto st = s.state.root->stat(*vpath);
+    if (!st) return reply_fs_error(s, st.error());
+    if (!S_ISREG(st->st_mode)) return s.reply(550, "Could not get file size: not a plain file.");
+    s.reply(213, std::to_string(st->st_size));
+}
+
+void cmd_mdtm(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    auto st = s.state.root->stat(*vpath);
+    if (!st) return reply_fs_error(s, st.error());
+    if (!S_ISREG(st->st_mode)) return s.reply(550, "Could not get modification time: not a plain file.");
+    s.reply(213, format_mdtm(st->st_mtime));
+}
+
+void cmd_mlst(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg.empty() ? "." : arg);
+    if (!vpath) return;
+    auto st = s.state.root->stat(*vpath);
+    if (!st) return reply_fs_error(s, st.error());
+    s.reply(250, "Listing " + *vpath + "\n " + format_mlsx_line(*st, *vpath, s.state.root->writable()) + "\nEnd");
+}
+
+void cmd_hash(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    auto fd = s.state.root->open_file(*vpath, O_RDONLY);
+    if (!fd) return reply_fs_error(s, fd.error());
+    struct stat st {};
+    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) return s.reply(550, "Not a plain file.");
+    auto file = std::make_shared<UniqueFd>(std::move(*fd));
+    auto digest = std::make_shared<Result<std::string>>(fail_msg("not run"));
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    std::string path = *vpath;
+    s.run_blocking_work([file, digest, size] { *digest = middleware::sha256_of_file(file->get(), size); },
+                        [&s, digest, size, path] {
+                            if (!*digest) return s.reply(451, "Digest failed: " + digest->error().message + ".");
+                            s.reply(213, "SHA-256 0-" + std::to_string(size) + " " + **digest + " " + path);
+                        });
+}
+
+}  // namespace rftp::daemon

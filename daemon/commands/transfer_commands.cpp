@@ -1,0 +1,205 @@
+// Commands that move data over data connections: RETR, STOR, APPE, and the
+// listings LIST, NLST, MLSD. Each checks what it can on the loop, then hands
+// a body to Session::run_transfer, which runs it on its own thread.
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "common/log.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/command_table.h"
+#include "daemon/config/options.h"
+#include "daemon/data/ascii_transfer.h"
+#include "daemon/data/upload_target.h"
+#include "daemon/listing/list_format.h"
+#include "daemon/session/session.h"
+#include "middleware/range_set.h"
+#include "middleware/tcp/parallel_transfer.h"
+#include "middleware/tcp/socket_io.h"
+#include "middleware/tcp/stream_transfer.h"
+
+namespace rftp::daemon {
+namespace {
+
+using middleware::RangeSet;
+
+// Framed streams for the next transfer (0: plain stream mode); frames need TYPE I.
+bool streams_for_transfer(Session &s, unsigned &streams) {
+    streams = s.state.parallel;
+    if (streams > 0 && s.state.ascii) {
+        s.reply(504, "Parallel streams need TYPE I.");
+        return false;
+    }
+    return true;
+}
+
+std::shared_ptr<TransferJob> take_channel_or_reply(Session &s) {
+    auto job = s.take_data_channel();
+    if (!job) {
+        s.reply(425, job.error().message);
+        return nullptr;
+    }
+    return *job;
+}
+
+void end_of_data(const std::vector<int> &socks) {
+    for (int fd : socks) ::shutdown(fd, SHUT_WR);
+}
+
+std::string transfer_fields(const char *direction, const std::string &path, unsigned streams) {
+    return std::string("direction=") + direction + " path=" + log::quote(path) + " streams=" + std::to_string(streams);
+}
+
+void store(Session &s, const std::string &arg, bool append) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    if (!s.state.root->writable()) return s.reply(550, "Permission denied.");
+    unsigned streams = 0;
+    if (!append && !streams_for_transfer(s, streams)) return;
+    uint64_t rest = s.state.restart_offset;
+    s.state.restart_offset = 0;
+    auto job = take_channel_or_reply(s);
+    if (!job) return;
+
+    auto root = s.state.root;
+    bool ascii = s.state.ascii;
+    uint32_t max_block = s.options().max_block_size;
+    std::string path = *vpath;
+    s.run_transfer(job, transfer_fields(append ? "append" : "store", path, streams), [=]() -> TransferOutcome {
+        auto target = prepare_upload(*root, path, rest, append);
+        if (!target) {
+            const Error &e = target.error();
+            if (e.code == kBadRestartOffset) return {554, "Invalid REST parameter: " + e.message + ".", 0, "failed"};
+            if (e.code == kUploadInProgress) return {450, "File busy: " + e.message + ".", 0, "failed"};
+            if (e.code == -ENOENT) return {553, "Could not create file: no such directory.", 0, "failed"};
+            if (e.code == -EACCES || e.code == -EPERM) return {550, "Permission denied.", 0, "failed"};
+            return {553, "Could not create file: " + e.message + ".", 0, "failed"};
+        }
+        auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), "Ok to send data.");
+        if (!socks) return failed_outcome(socks.error(), job->aborted(), 0);
+
+        Status received;
+        RangeSet ranges(target->start);
+        if (streams > 0) {
+            auto r = middleware::receive_parallel(*socks, {target->fd.get(), target->start, max_block, 1ull << 62}, ranges,
+                                                  job->progress);
+            if (!r) {
+                received = fail(r.error());
+                // Keep only the prefix that arrived whole, so REST resumes correctly.
+                (void)::ftruncate(target->fd.get(), static_cast<off_t>(ranges.contiguous_end()));
+            }
+        } else {
+            auto r = ascii ? receive_ascii((*socks)[0], target->fd.get(), target->start, job->progress)
+                           : middleware::receive_stream((*socks)[0], target->fd.get(), target->start, job->progress);
+            if (!r) received = fail(r.error());
+        }
+        uint64_t bytes = job->progress.bytes.load();
+        if (!received) return failed_outcome(received.error(), job->aborted(), bytes);
+        if (job->aborted()) return failed_outcome(Error{-ECANCELED, "aborted"}, true, bytes);
+        if (auto c = commit_upload(*root, *target); !c) return {451, "Could not rename upload into place: " + c.error().message + ".", bytes, "failed"};
+        return {226, "Transfer complete.", bytes, "ok"};
+    });
+}
+
+enum class ListingKind { list, nlst, mlsd };
+
+// LIST takes ls-style options ("-la") that clients send out of habit; skip them.
+std::string strip_list_options(const std::string &arg) {
+    std::size_t pos = 0;
+    while (pos < arg.size() && arg[pos] == '-') {
+        std::size_t space = arg.find(' ', pos);
+        if (space == std::string::npos) return "";
+        pos = space + 1;
+    }
+    return arg.substr(pos);
+}
+
+void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
+    std::string arg = kind == ListingKind::mlsd ? raw_arg : strip_list_options(raw_arg);
+    auto vpath = resolve_or_reply(s, arg.empty() ? "." : arg);
+    if (!vpath) return;
+    auto job = take_channel_or_reply(s);
+    if (!job) return;
+    auto root = s.state.root;
+    std::string path = *vpath;
+    s.run_transfer(job, transfer_fields("list", path, 1), [=]() -> TransferOutcome {
+        auto st = root->stat(path);
+        if (!st) return {550, "Could not list: " + st.error().message + ".", 0, "failed"};
+        std::string text;
+        std::time_t now = std::time(nullptr);
+        if (!S_ISDIR(st->st_mode)) {
+            if (kind == ListingKind::mlsd) return {501, "MLSD needs a directory; use MLST for a file.", 0, "failed"};
+            std::string name = path.substr(path.rfind('/') + 1);
+            text = kind == ListingKind::nlst ? name + "\r\n" : format_list_line(*st, name, now) + "\r\n";
+        } else {
+            auto entries = root->list(path);
+            if (!entries) return {550, "Could not list: " + entries.error().message + ".", 0, "failed"};
+            if (kind == ListingKind::mlsd) text = format_mlsx_line(*st, ".", root->writable(), true) + "\r\n";
+            for (const auto &e : *entries) {
+                if (kind == ListingKind::nlst) text += e.name;
+                else if (kind == ListingKind::mlsd) text += format_mlsx_line(e.st, e.name, root->writable());
+                else text += format_list_line(e.st, e.name, now);
+                text += "\r\n";
+            }
+        }
+        auto socks = job->open_connections(1, "Here comes the directory listing.");
+        if (!socks) return failed_outcome(socks.error(), job->aborted(), 0);
+        if (auto w = middleware::write_all((*socks)[0], text.data(), text.size()); !w)
+            return failed_outcome(w.error(), job->aborted(), 0);
+        end_of_data(*socks);
+        return {226, "Directory send OK.", text.size(), "ok"};
+    });
+}
+
+}  // namespace
+
+void cmd_retr(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    unsigned streams = 0;
+    if (!streams_for_transfer(s, streams)) return;
+    uint64_t rest = s.state.restart_offset;
+    s.state.restart_offset = 0;
+    auto fd = s.state.root->open_file(*vpath, O_RDONLY | O_CLOEXEC);
+    if (!fd) return reply_fs_error(s, fd.error());
+    struct stat st {};
+    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) return s.reply(550, "Not a plain file.");
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (rest > size) return s.reply(554, "Restart offset beyond the end of the file.");
+    auto job = take_channel_or_reply(s);
+    if (!job) return;
+
+    auto file = std::make_shared<UniqueFd>(std::move(*fd));
+    bool ascii = s.state.ascii;
+    uint32_t block = s.state.block_size;
+    std::string preliminary = std::string("Opening ") + (ascii ? "ASCII" : "BINARY") + " mode data connection for " +
+                              *vpath + " (" + std::to_string(size) + " bytes).";
+    s.run_transfer(job, transfer_fields("retrieve", *vpath, streams), [=]() -> TransferOutcome {
+        auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), preliminary);
+        if (!socks) return failed_outcome(socks.error(), job->aborted(), 0);
+        Status sent;
+        if (streams > 0) {
+            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block}, job->progress);
+        } else if (ascii) {
+            auto r = send_ascii((*socks)[0], file->get(), rest, job->progress);
+            if (!r) sent = fail(r.error());
+        } else {
+            sent = middleware::send_stream((*socks)[0], file->get(), rest, size, job->progress);
+        }
+        uint64_t bytes = job->progress.bytes.load();
+        if (!sent) return failed_outcome(sent.error(), job->aborted(), bytes);
+        end_of_data(*socks);
+        return {226, "Transfer complete.", bytes, "ok"};
+    });
+}
+
+void cmd_stor(Session &s, const std::string &arg) { store(s, arg, false); }
+void cmd_appe(Session &s, const std::string &arg) { store(s, arg, true); }
+void cmd_list(Session &s, const std::string &arg) { listing(s, arg, ListingKind::list); }
+void cmd_nlst(Session &s, const std::string &arg) { listing(s, arg, ListingKind::nlst); }
+void cmd_mlsd(Session &s, const std::string &arg) { listing(s, arg, ListingKind::mlsd); }
+
+}  // namespace rftp::daemon

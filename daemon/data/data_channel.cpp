@@ -1,0 +1,142 @@
+#include "daemon/data/data_channel.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include "common/log.h"
+
+namespace rftp::daemon {
+namespace {
+
+socklen_t addr_len(const sockaddr_storage &a) {
+    return a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+}
+
+void set_port(sockaddr_storage &a, uint16_t port) {
+    if (a.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6 &>(a).sin6_port = htons(port);
+    else reinterpret_cast<sockaddr_in &>(a).sin_port = htons(port);
+}
+
+void set_timeouts(int fd, unsigned timeout_s) {
+    timeval tv{static_cast<time_t>(timeout_s), 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+}  // namespace
+
+std::string address_text(const sockaddr_storage &addr) {
+    char buf[INET6_ADDRSTRLEN] = "?";
+    if (addr.ss_family == AF_INET)
+        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in &>(addr).sin_addr, buf, sizeof buf);
+    else if (addr.ss_family == AF_INET6)
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 &>(addr).sin6_addr, buf, sizeof buf);
+    std::string s = buf;
+    if (s.rfind("::ffff:", 0) == 0 && s.find('.') != std::string::npos) s = s.substr(7);
+    return s;
+}
+
+bool same_host(const sockaddr_storage &a, const sockaddr_storage &b) { return address_text(a) == address_text(b); }
+
+Result<std::unique_ptr<DataChannel>> DataChannel::listen_passive(const sockaddr_storage &local_addr,
+                                                                 uint16_t port_min, uint16_t port_max,
+                                                                 int backlog) {
+    std::unique_ptr<DataChannel> ch(new DataChannel());
+    sockaddr_storage addr = local_addr;
+    ch->listener_.reset(::socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!ch->listener_) return fail_errno("data socket");
+    int one = 1;
+    ::setsockopt(ch->listener_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+
+    bool bound = false;
+    if (port_min == 0 && port_max == 0) {
+        set_port(addr, 0);
+        bound = ::bind(ch->listener_.get(), reinterpret_cast<sockaddr *>(&addr), addr_len(addr)) == 0;
+    } else {
+        // Start at a random port of the range so concurrent sessions rarely collide.
+        uint32_t span = static_cast<uint32_t>(port_max - port_min) + 1;
+        static thread_local std::minstd_rand rng(std::random_device{}());
+        uint32_t first = rng() % span;
+        for (uint32_t i = 0; i < span && !bound; ++i) {
+            set_port(addr, static_cast<uint16_t>(port_min + (first + i) % span));
+            bound = ::bind(ch->listener_.get(), reinterpret_cast<sockaddr *>(&addr), addr_len(addr)) == 0;
+        }
+    }
+    if (!bound) return fail_errno("no free passive port");
+    if (::listen(ch->listener_.get(), backlog) != 0) return fail_errno("listen on data port");
+    socklen_t len = sizeof addr;
+    ::getsockname(ch->listener_.get(), reinterpret_cast<sockaddr *>(&addr), &len);
+    ch->port_ = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6 &>(addr).sin6_port
+                                                 : reinterpret_cast<sockaddr_in &>(addr).sin_port);
+    return ch;
+}
+
+std::unique_ptr<DataChannel> DataChannel::connect_active(const ftp::Endpoint &target) {
+    std::unique_ptr<DataChannel> ch(new DataChannel());
+    ch->active_target_ = std::make_unique<ftp::Endpoint>(target);
+    return ch;
+}
+
+void DataChannel::cancel() {
+    cancelled_.store(true);
+    if (listener_) ::shutdown(listener_.get(), SHUT_RDWR);
+}
+
+Result<std::vector<UniqueFd>> DataChannel::open(int n, const sockaddr_storage &control_peer, unsigned timeout_s) {
+    std::vector<UniqueFd> socks;
+    if (active_target_) {
+        addrinfo hints{}, *res = nullptr;
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+        hints.ai_socktype = SOCK_STREAM;
+        std::string port = std::to_string(active_target_->port);
+        if (getaddrinfo(active_target_->host.c_str(), port.c_str(), &hints, &res) != 0 || !res)
+            return fail_msg("bad active-mode address");
+        std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> guard(res, freeaddrinfo);
+        for (int i = 0; i < n; ++i) {
+            UniqueFd fd(::socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+            if (!fd) return fail_errno("data socket");
+            set_timeouts(fd.get(), timeout_s);
+            if (::connect(fd.get(), res->ai_addr, res->ai_addrlen) != 0) return fail_errno("connect to client data port");
+            socks.push_back(std::move(fd));
+        }
+        return socks;
+    }
+
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    while (static_cast<int>(socks.size()) < n) {
+        if (cancelled_.load()) return fail(Error{-ECANCELED, "transfer aborted"});
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return fail(Error{-ETIMEDOUT, "client did not open its data connection(s) in time"});
+        pollfd p{listener_.get(), POLLIN, 0};
+        int r = ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 1000)));
+        if (r < 0 && errno != EINTR) return fail_errno("poll data port");
+        if (r <= 0) continue;
+        sockaddr_storage peer{};
+        socklen_t len = sizeof peer;
+        UniqueFd fd(::accept4(listener_.get(), reinterpret_cast<sockaddr *>(&peer), &len, SOCK_CLOEXEC));
+        if (!fd) {
+            if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
+            if (cancelled_.load()) return fail(Error{-ECANCELED, "transfer aborted"});
+            return fail_errno("accept data connection");
+        }
+        if (!same_host(peer, control_peer)) {
+            // Someone else raced for the port (data-port theft): refuse, keep waiting.
+            log::warning("event=data_connection_refused from=" + address_text(peer) +
+                         " expected=" + address_text(control_peer));
+            continue;
+        }
+        set_timeouts(fd.get(), timeout_s);
+        socks.push_back(std::move(fd));
+    }
+    return socks;
+}
+
+}  // namespace rftp::daemon

@@ -1,0 +1,53 @@
+// Where the next transfer's data connections come from: a passive listener
+// opened by PASV/EPSV (the default; the client connects), or an address given
+// by PORT/EPRT (only when active mode is enabled; the server connects).
+// open() blocks and runs on a transfer thread; cancel() may be called from
+// the loop to wake it.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "protocol/host_port.h"
+
+namespace rftp::daemon {
+
+class DataChannel {
+public:
+    // Listens on local_addr's address (the control connection's local end)
+    // at a port from [port_min, port_max] (0/0: any).
+    static Result<std::unique_ptr<DataChannel>> listen_passive(const sockaddr_storage &local_addr,
+                                                               uint16_t port_min, uint16_t port_max,
+                                                               int backlog);
+    static std::unique_ptr<DataChannel> connect_active(const ftp::Endpoint &target);
+
+    uint16_t port() const { return port_; }
+
+    // Opens n data connections. Passive: accepts n connections whose source
+    // address is the control peer's (others are closed and logged); fails
+    // after timeout_s with no progress. Every socket gets SO_RCVTIMEO and
+    // SO_SNDTIMEO of timeout_s.
+    Result<std::vector<UniqueFd>> open(int n, const sockaddr_storage &control_peer, unsigned timeout_s);
+
+    // Wakes a blocked open(); safe from another thread.
+    void cancel();
+
+private:
+    DataChannel() = default;
+    UniqueFd listener_;
+    uint16_t port_ = 0;
+    std::unique_ptr<ftp::Endpoint> active_target_;
+    std::atomic<bool> cancelled_{false};
+};
+
+// "1.2.3.4" / "::1" of an address, for logs and comparisons.
+std::string address_text(const sockaddr_storage &addr);
+bool same_host(const sockaddr_storage &a, const sockaddr_storage &b);
+
+}  // namespace rftp::daemon

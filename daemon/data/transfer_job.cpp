@@ -1,0 +1,64 @@
+#include "daemon/data/transfer_job.h"
+
+#include <cerrno>
+
+namespace rftp::daemon {
+
+Result<std::vector<int>> TransferJob::open_connections(int n, const std::string &preliminary_text) {
+    auto socks = channel_->open(n, peer_, timeout_s_);
+    if (!socks) return fail(socks.error());
+    std::vector<int> fds;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto &s : *socks) {
+            fds.push_back(s.get());
+            sockets_.push_back(std::move(s));
+        }
+        // An abort that raced with accept must still reach these sockets.
+        if (progress.abort.load())
+            for (auto &s : sockets_) ::shutdown(s.get(), SHUT_RDWR);
+    }
+    send_reply_(150, preliminary_text);
+    return fds;
+}
+
+void TransferJob::abort() {
+    progress.abort.store(true);
+    channel_->cancel();
+    std::lock_guard lock(mutex_);
+    for (auto &s : sockets_) ::shutdown(s.get(), SHUT_RDWR);
+}
+
+TransferOutcome failed_outcome(const Error &e, bool aborted, uint64_t bytes) {
+    TransferOutcome out;
+    out.bytes = bytes;
+    if (aborted) {
+        out.code = 426;
+        out.text = "Transfer aborted.";
+        out.result = "aborted";
+        return out;
+    }
+    out.result = "failed";
+    switch (-e.code) {
+        case ETIMEDOUT:
+            out.code = 425;
+            out.text = "Can't open data connection: " + e.message + ".";
+            if (bytes > 0) out.code = 426;
+            break;
+        case ENOSPC:
+        case EDQUOT:
+            out.code = 452;
+            out.text = "Insufficient storage space: " + e.message + ".";
+            break;
+        case EFBIG:
+            out.code = 552;
+            out.text = "File too large: " + e.message + ".";
+            break;
+        default:
+            out.code = 426;
+            out.text = "Connection closed; transfer aborted: " + e.message + ".";
+    }
+    return out;
+}
+
+}  // namespace rftp::daemon

@@ -1,0 +1,59 @@
+// One data transfer (RETR, STOR, APPE, LIST, NLST, MLSD) while it runs on its
+// own thread. The loop keeps a shared_ptr to it so ABOR, QUIT or a closing
+// session can stop it: abort() wakes every blocking call the thread may be in.
+// Sockets stay open until the job is destroyed (on the loop, after the thread
+// ended), so abort() never touches a file descriptor number that was reused.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "daemon/data/data_channel.h"
+#include "middleware/transfer_progress.h"
+
+namespace rftp::daemon {
+
+// How the transfer ended: the final reply, and what the transfer log says.
+struct TransferOutcome {
+    int code = 226;
+    std::string text = "Transfer complete.";
+    uint64_t bytes = 0;
+    std::string result = "ok";  // ok, aborted, failed
+};
+
+class TransferJob {
+public:
+    TransferJob(std::unique_ptr<DataChannel> channel, const sockaddr_storage &control_peer, unsigned timeout_s,
+                std::function<void(int, std::string)> send_reply)
+        : channel_(std::move(channel)), peer_(control_peer), timeout_s_(timeout_s), send_reply_(std::move(send_reply)) {}
+
+    // On the transfer thread: opens n data connections, then sends the
+    // preliminary reply (150) to the client through the loop.
+    Result<std::vector<int>> open_connections(int n, const std::string &preliminary_text);
+
+    // From the loop: stop at the next chance.
+    void abort();
+    bool aborted() const { return progress.abort.load(); }
+
+    middleware::TransferProgress progress;
+
+private:
+    std::unique_ptr<DataChannel> channel_;
+    sockaddr_storage peer_;
+    unsigned timeout_s_;
+    std::function<void(int, std::string)> send_reply_;
+    std::mutex mutex_;
+    std::vector<UniqueFd> sockets_;
+};
+
+// The reply for a failed transfer, from the error that ended it.
+TransferOutcome failed_outcome(const Error &e, bool aborted, uint64_t bytes);
+
+}  // namespace rftp::daemon

@@ -1,0 +1,76 @@
+#include "daemon/data/upload_target.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace rftp::daemon {
+namespace {
+
+// Copies the first count bytes of from into to, in the kernel (a reflink on
+// file systems that have them).
+Status copy_prefix(int from, int to, uint64_t count) {
+    loff_t in = 0, out = 0;
+    while (static_cast<uint64_t>(in) < count) {
+        ssize_t n = ::copy_file_range(from, &in, to, &out, count - static_cast<uint64_t>(in), 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail_errno("copy existing file into partial upload");
+        }
+        if (n == 0) return fail_msg("existing file shrank while resuming");
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpath, uint64_t rest, bool append) {
+    if (!root.writable()) return fail(Error{-EACCES, "read-only account"});
+    if (vpath == "/") return fail(Error{-EISDIR, "cannot upload onto the root directory"});
+    UploadTarget t;
+    t.final = vpath;
+    t.partial = partial_upload_path(vpath);
+
+    auto partial_st = root.stat(t.partial);
+    auto final_st = root.stat(t.final);
+    if (final_st && !S_ISREG(final_st->st_mode)) return fail(Error{-EISDIR, "target is not a plain file"});
+    if (partial_st && !S_ISREG(partial_st->st_mode)) return fail(Error{-EISDIR, "partial upload is not a plain file"});
+
+    uint64_t start = rest;
+    if (append) start = partial_st ? partial_st->st_size : final_st ? final_st->st_size : 0;
+
+    bool continue_partial = start > 0 && partial_st;
+    auto fd = root.open_file(t.partial, continue_partial ? O_WRONLY | O_CLOEXEC : O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (!fd) return fail(fd.error());
+    // Two sessions writing one partial file would interleave garbage.
+    if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0)
+        return fail(Error{kUploadInProgress, "another session is uploading this file"});
+
+    if (start > 0) {
+        if (continue_partial) {
+            if (static_cast<uint64_t>(partial_st->st_size) < start)
+                return fail(Error{kBadRestartOffset, "restart offset beyond the " + std::to_string(partial_st->st_size) +
+                                                         " bytes received so far"});
+        } else {
+            if (!final_st) return fail(Error{kBadRestartOffset, "nothing to resume: no partial upload and no file"});
+            if (static_cast<uint64_t>(final_st->st_size) < start)
+                return fail(Error{kBadRestartOffset, "restart offset beyond the end of the file"});
+            auto existing = root.open_file(t.final, O_RDONLY | O_CLOEXEC);
+            if (!existing) return fail(existing.error());
+            if (::ftruncate(fd->get(), 0) != 0) return fail_errno("truncate partial upload");
+            if (auto s = copy_prefix(existing->get(), fd->get(), start); !s) return fail(s.error());
+        }
+    }
+    // Whatever lay beyond the restart point is stale.
+    if (::ftruncate(fd->get(), static_cast<off_t>(start)) != 0) return fail_errno("truncate partial upload");
+    t.fd = std::move(*fd);
+    t.start = start;
+    return t;
+}
+
+Status commit_upload(const UserRoot &root, const UploadTarget &target) {
+    return root.rename(target.partial, target.final);
+}
+
+}  // namespace rftp::daemon

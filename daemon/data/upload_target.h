@@ -1,0 +1,34 @@
+// Where an upload's bytes go: the partial file beside the final name, opened
+// at the right offset, renamed into place only when complete
+// (docs/protocol.md, "Uploads").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "daemon/vfs/user_root.h"
+
+namespace rftp::daemon {
+
+// Error::code of a restart offset that does not fit the partial file (reply 554).
+inline constexpr int kBadRestartOffset = -ERANGE;
+// Error::code when another session is uploading the same file (reply 450).
+inline constexpr int kUploadInProgress = -EWOULDBLOCK;
+
+struct UploadTarget {
+    UniqueFd fd;          // the partial file, locked against a second uploader
+    std::string partial;  // its virtual path
+    std::string final;    // where it goes when complete
+    uint64_t start = 0;   // offset the incoming data begins at
+};
+
+// rest: REST offset (0: a new upload). append: APPE, which continues the
+// partial file or the existing file from its end.
+Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpath, uint64_t rest, bool append);
+
+// Renames the partial file onto its final name.
+Status commit_upload(const UserRoot &root, const UploadTarget &target);
+
+}  // namespace rftp::daemon

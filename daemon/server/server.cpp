@@ -1,0 +1,90 @@
+#include "daemon/server/server.h"
+
+#include "common/log.h"
+#include "daemon/data/data_channel.h"
+#include "daemon/session/session.h"
+
+namespace rftp::daemon {
+
+Server::Server(uv_loop_t *loop, DaemonOptions options)
+    : loop_(loop), options_(std::move(options)), authenticator_(options_), bridge_(loop), tasks_(bridge_) {}
+
+Server::~Server() = default;
+
+Status Server::start() {
+    for (const auto &l : options_.listen) {
+        sockaddr_storage addr{};
+        bool v6 = l.address.find(':') != std::string::npos;
+        int r = v6 ? uv_ip6_addr(l.address.c_str(), l.port, reinterpret_cast<sockaddr_in6 *>(&addr))
+                   : uv_ip4_addr(l.address.c_str(), l.port, reinterpret_cast<sockaddr_in *>(&addr));
+        if (r != 0) return fail_msg("listen address " + l.address + ": " + uv_strerror(r), r);
+        auto tcp = std::make_unique<uv_tcp_t>();
+        uv_tcp_init(loop_, tcp.get());
+        tcp->data = this;
+        r = uv_tcp_bind(tcp.get(), reinterpret_cast<sockaddr *>(&addr), v6 ? UV_TCP_IPV6ONLY : 0);
+        if (r == 0) r = uv_listen(reinterpret_cast<uv_stream_t *>(tcp.get()), 128, &Server::on_connection);
+        if (r != 0) {
+            // The handle must still be closed; its memory is leaked on purpose
+            // (libuv needs it until the close callback, and start() failing ends the process).
+            uv_close(reinterpret_cast<uv_handle_t *>(tcp.release()), nullptr);
+            return fail_msg("listen on " + l.address + " port " + std::to_string(l.port) + ": " + uv_strerror(r), r);
+        }
+        log::notice("event=listening address=" + l.address + " port=" + std::to_string(l.port));
+        listeners_.push_back(std::move(tcp));
+    }
+    return {};
+}
+
+void Server::on_connection(uv_stream_t *listener, int status) {
+    auto *self = static_cast<Server *>(listener->data);
+    if (status < 0) {
+        log::warning(std::string("event=accept_failed error=") + log::quote(uv_strerror(status)));
+        return;
+    }
+    self->admit(listener);
+}
+
+void Server::admit(uv_stream_t *listener) {
+    uint64_t id = next_session_id_++;
+    auto session = std::make_shared<Session>(*this, id);
+    if (!session->start(listener)) return;
+    sessions_.emplace(id, session);
+    std::string address = address_text(session->peer());
+    unsigned &from_address = sessions_per_address_[address];
+    ++from_address;
+    if (stopping_) {
+        session->reply_and_close(421, "Service shutting down.", "shutting down");
+    } else if (sessions_.size() > options_.max_sessions) {
+        log::warning("event=session_refused peer=" + address + " reason=max_sessions");
+        session->reply_and_close(421, "Too many users, try again later.", "max_sessions reached");
+    } else if (from_address > options_.max_sessions_per_ip) {
+        log::warning("event=session_refused peer=" + address + " reason=max_sessions_per_ip");
+        session->reply_and_close(421, "Too many connections from your address.", "max_sessions_per_ip reached");
+    } else {
+        session->greet();
+    }
+}
+
+void Server::session_ended(uint64_t id, const sockaddr_storage &peer) {
+    auto it = sessions_per_address_.find(address_text(peer));
+    if (it != sessions_per_address_.end() && --it->second == 0) sessions_per_address_.erase(it);
+    sessions_.erase(id);
+    if (stopping_ && sessions_.empty()) bridge_.close();
+}
+
+void Server::stop(const std::string &reason) {
+    if (stopping_) return;
+    stopping_ = true;
+    log::notice("event=stopping reason=" + log::quote(reason) + " sessions=" + std::to_string(sessions_.size()));
+    for (auto &l : listeners_) {
+        uv_tcp_t *raw = l.release();
+        uv_close(reinterpret_cast<uv_handle_t *>(raw), [](uv_handle_t *h) { delete reinterpret_cast<uv_tcp_t *>(h); });
+    }
+    listeners_.clear();
+    // Copy: closing a session may erase it from the map.
+    auto sessions = sessions_;
+    for (auto &[id, s] : sessions) s->reply_and_close(421, "Service shutting down.", "daemon stopping");
+    if (sessions_.empty()) bridge_.close();
+}
+
+}  // namespace rftp::daemon

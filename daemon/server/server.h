@@ -1,0 +1,62 @@
+// The daemon's control-channel server on one libuv loop: listens on every
+// configured address, admits sessions within the configured limits, and owns
+// what all sessions share (options, authenticator, the loop bridge and the
+// background threads).
+#pragma once
+
+#include <sys/socket.h>
+#include <uv.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "daemon/auth/authenticator.h"
+#include "daemon/config/options.h"
+#include "daemon/server/background_tasks.h"
+#include "daemon/server/loop_bridge.h"
+
+namespace rftp::daemon {
+
+class Session;
+
+class Server {
+public:
+    Server(uv_loop_t *loop, DaemonOptions options);
+    ~Server();
+    Server(const Server &) = delete;
+    Server &operator=(const Server &) = delete;
+
+    // Binds and listens on every address of options().listen.
+    Status start();
+    // Stops accepting, ends every session (aborting transfers), and lets the loop run dry.
+    void stop(const std::string &reason);
+
+    const DaemonOptions &options() const { return options_; }
+    const Authenticator &authenticator() const { return authenticator_; }
+    LoopBridge &bridge() { return bridge_; }
+    BackgroundTasks &tasks() { return tasks_; }
+    std::size_t session_count() const { return sessions_.size(); }
+
+    // Called by a session once its connection is fully closed.
+    void session_ended(uint64_t id, const sockaddr_storage &peer);
+
+private:
+    static void on_connection(uv_stream_t *listener, int status);
+    void admit(uv_stream_t *listener);
+
+    uv_loop_t *loop_;
+    DaemonOptions options_;
+    Authenticator authenticator_;
+    LoopBridge bridge_;
+    BackgroundTasks tasks_;
+    std::vector<std::unique_ptr<uv_tcp_t>> listeners_;
+    std::map<uint64_t, std::shared_ptr<Session>> sessions_;
+    std::map<std::string, unsigned> sessions_per_address_;
+    uint64_t next_session_id_ = 1;
+    bool stopping_ = false;
+};
+
+}  // namespace rftp::daemon

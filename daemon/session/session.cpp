@@ -1,0 +1,284 @@
+#include "daemon/session/session.h"
+
+#include <chrono>
+
+#include "common/log.h"
+#include "daemon/commands/command_table.h"
+#include "daemon/config/options.h"
+#include "daemon/server/server.h"
+#include "protocol/ftp_reply.h"
+
+namespace rftp::daemon {
+namespace {
+
+// A client that does not read its replies must not make us buffer forever.
+constexpr size_t kMaxUnsentReplyBytes = 1u << 20;
+// Commands that may queue up behind a running transfer.
+constexpr size_t kMaxWaitingCommands = 64;
+
+struct WriteRequest {
+    uv_write_t req;
+    std::string data;
+};
+
+// Verbs of RFC 959 that rftpd deliberately does not implement.
+bool known_but_unimplemented(std::string_view verb) {
+    for (auto v : {"ACCT", "SMNT", "REIN", "SITE", "STOU", "PBSZ", "PROT", "CCC", "LANG", "MIC", "CONF", "ENC"})
+        if (verb == v) return true;
+    return false;
+}
+
+bool runs_during_transfer(std::string_view verb) { return verb == "ABOR" || verb == "STAT" || verb == "QUIT" || verb == "NOOP"; }
+
+}  // namespace
+
+Session::Session(Server &server, uint64_t id) : server_(server), id_(id) {}
+
+Session::~Session() = default;
+
+const DaemonOptions &Session::options() const { return server_.options(); }
+
+std::string Session::log_prefix() const {
+    std::string p = "session=" + std::to_string(id_) + " peer=" + address_text(peer_);
+    if (!state.user.empty()) p += " user=" + log::quote(state.user);
+    return p;
+}
+
+Status Session::start(uv_stream_t *listener) {
+    uv_tcp_init(listener->loop, &tcp_);
+    tcp_.data = this;
+    ++open_handles_;
+    uv_timer_init(listener->loop, &timer_);
+    timer_.data = this;
+    ++open_handles_;
+    self_while_open_ = shared_from_this();
+    if (int r = uv_accept(listener, reinterpret_cast<uv_stream_t *>(&tcp_)); r != 0) {
+        close("accept failed");
+        return fail_msg(std::string("accept: ") + uv_strerror(r), r);
+    }
+    // Replies are small and latency-bound: without NODELAY every reply waits
+    // for the client's delayed ACK (netkit ftpd loses ~40 ms per file so).
+    uv_tcp_nodelay(&tcp_, 1);
+    int len = sizeof peer_;
+    uv_tcp_getpeername(&tcp_, reinterpret_cast<sockaddr *>(&peer_), &len);
+    len = sizeof local_;
+    uv_tcp_getsockname(&tcp_, reinterpret_cast<sockaddr *>(&local_), &len);
+    return {};
+}
+
+void Session::greet() {
+    log::info(log_prefix() + " event=connect");
+    uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), &Session::on_alloc, &Session::on_read);
+    reply(220, options().banner);
+    arm_timer();
+}
+
+void Session::reply(int code, std::string_view text) {
+    if (closed_) return;
+    auto *w = new WriteRequest;
+    w->data = ftp::format_reply(code, text);
+    w->req.data = w;
+    uv_buf_t buf = uv_buf_init(w->data.data(), static_cast<unsigned>(w->data.size()));
+    int r = uv_write(&w->req, reinterpret_cast<uv_stream_t *>(&tcp_), &buf, 1,
+                     [](uv_write_t *req, int) { delete static_cast<WriteRequest *>(req->data); });
+    if (r != 0) {
+        delete w;
+        close("write failed");
+        return;
+    }
+    log::debug(log_prefix() + " reply=" + std::to_string(code));
+    if (uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t *>(&tcp_)) > kMaxUnsentReplyBytes)
+        close("client does not read its replies");
+}
+
+void Session::reply_and_close(int code, std::string_view text, const std::string &reason) {
+    reply(code, text);
+    if (closed_) return;
+    uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));
+    // uv_shutdown waits for queued writes, so the reply reaches the client first.
+    auto *req = new uv_shutdown_t;
+    auto *why = new std::string(reason);
+    req->data = why;
+    if (uv_shutdown(req, reinterpret_cast<uv_stream_t *>(&tcp_), [](uv_shutdown_t *r, int) {
+            auto *reason_text = static_cast<std::string *>(r->data);
+            auto *self = static_cast<Session *>(r->handle->data);
+            self->close(*reason_text);
+            delete reason_text;
+            delete r;
+        }) != 0) {
+        delete why;
+        delete req;
+        close(reason);
+    }
+}
+
+void Session::close(const std::string &reason) {
+    if (closed_) return;
+    closed_ = true;
+    if (transfer_) transfer_->abort();
+    if (state.data_channel) state.data_channel->cancel();
+    log::info(log_prefix() + " event=disconnect reason=" + log::quote(reason));
+    uv_timer_stop(&timer_);
+    for (uv_handle_t *h : {reinterpret_cast<uv_handle_t *>(&tcp_), reinterpret_cast<uv_handle_t *>(&timer_)})
+        if (!uv_is_closing(h)) uv_close(h, &Session::on_handle_closed);
+}
+
+void Session::on_handle_closed(uv_handle_t *h) {
+    auto *self = static_cast<Session *>(h->data);
+    if (--self->open_handles_ > 0) return;
+    self->server_.session_ended(self->id_, self->peer_);
+    // Last statement: this may destroy the session.
+    auto keep = std::move(self->self_while_open_);
+}
+
+void Session::on_alloc(uv_handle_t *h, size_t, uv_buf_t *buf) {
+    auto *self = static_cast<Session *>(h->data);
+    *buf = uv_buf_init(self->read_buffer_, sizeof self->read_buffer_);
+}
+
+void Session::on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+    auto *self = static_cast<Session *>(s->data);
+    if (n < 0) {
+        self->close(n == UV_EOF ? "client closed the connection" : std::string("read: ") + uv_strerror(static_cast<int>(n)));
+        return;
+    }
+    std::string plain;
+    self->telnet_.filter(std::string_view(buf->base, static_cast<size_t>(n)), plain);
+    self->lines_.feed(plain);
+    self->process_lines();
+}
+
+void Session::process_lines() {
+    std::string line;
+    while (!closed_) {
+        if (!busy_ && !waiting_lines_.empty()) {
+            line = std::move(waiting_lines_.front());
+            waiting_lines_.pop_front();
+            execute(line);
+            continue;
+        }
+        auto next = lines_.next(line);
+        if (next == ftp::LineReader::Next::need_more) break;
+        if (next == ftp::LineReader::Next::overlong) {
+            reply(500, "Command line too long.");
+            continue;
+        }
+        if (busy_) {
+            auto cmd = ftp::parse_command(line);
+            if (cmd && runs_during_transfer(cmd->verb)) {
+                execute(line);
+            } else if (waiting_lines_.size() >= kMaxWaitingCommands) {
+                reply_and_close(421, "Too many commands queued; closing.", "command flood");
+            } else {
+                waiting_lines_.push_back(std::move(line));
+            }
+            continue;
+        }
+        execute(line);
+    }
+    if (!closed_ && !busy_) arm_timer();
+}
+
+void Session::execute(const std::string &line) {
+    auto cmd = ftp::parse_command(line);
+    if (!cmd) {
+        reply(500, cmd.error().message);
+        return;
+    }
+    // Never log a password, not even a wrong one.
+    log::debug(log_prefix() + " command=" + cmd->verb +
+               (cmd->verb == "PASS" ? "" : " argument=" + log::quote(cmd->argument)));
+    const CommandSpec *spec = find_command(cmd->verb);
+    if (!spec) {
+        if (known_but_unimplemented(cmd->verb)) reply(502, "Command not implemented.");
+        else reply(500, "Unknown command.");
+        return;
+    }
+    if (spec->needs_login && !logged_in()) {
+        reply(530, "Please login with USER and PASS.");
+        return;
+    }
+    if (spec->argument == Argument::required && cmd->argument.empty()) {
+        reply(501, "Syntax error: " + std::string(spec->verb) + " needs an argument.");
+        return;
+    }
+    if (spec->argument == Argument::none && !cmd->argument.empty()) {
+        reply(501, "Syntax error: " + std::string(spec->verb) + " takes no argument.");
+        return;
+    }
+    // RNTO must follow RNFR directly (RFC 959 §4.1.3).
+    if (cmd->verb != "RNTO" && cmd->verb != "RNFR") state.rename_from.clear();
+    spec->handler(*this, cmd->argument);
+}
+
+void Session::arm_timer() {
+    if (closed_) return;
+    unsigned seconds = logged_in() ? options().idle_timeout_s : options().login_timeout_s;
+    uv_timer_start(&timer_, &Session::on_timer, static_cast<uint64_t>(seconds) * 1000, 0);
+}
+
+void Session::on_timer(uv_timer_t *t) {
+    auto *self = static_cast<Session *>(t->data);
+    if (self->busy_) return;
+    if (self->logged_in()) self->reply_and_close(421, "Idle timeout; closing control connection.", "idle timeout");
+    else self->reply_and_close(421, "Login timeout; closing control connection.", "login timeout");
+}
+
+void Session::run_blocking_work(std::function<void()> work, std::function<void()> done) {
+    busy_ = true;
+    uv_timer_stop(&timer_);
+    std::weak_ptr<Session> weak = weak_from_this();
+    server_.tasks().run(std::move(work), [weak, done = std::move(done)] {
+        auto self = weak.lock();
+        if (!self || self->closed_) return;
+        done();
+        self->finish_busy();
+    });
+}
+
+Result<std::shared_ptr<TransferJob>> Session::take_data_channel() {
+    if (!state.data_channel) return fail_msg("Use PASV or EPSV first.");
+    std::weak_ptr<Session> weak = weak_from_this();
+    LoopBridge &bridge = server_.bridge();
+    auto send_reply = [weak, &bridge](int code, std::string text) {
+        bridge.post([weak, code, text = std::move(text)] {
+            if (auto self = weak.lock(); self && !self->closed_) self->reply(code, text);
+        });
+    };
+    return std::make_shared<TransferJob>(std::move(state.data_channel), peer_, options().data_timeout_s,
+                                         std::move(send_reply));
+}
+
+void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, std::function<TransferOutcome()> body) {
+    transfer_ = job;
+    abort_requested_ = false;
+    auto outcome = std::make_shared<TransferOutcome>();
+    auto started = std::chrono::steady_clock::now();
+    std::string prefix = log_prefix();
+    run_blocking_work([outcome, body = std::move(body)] { *outcome = body(); },
+                      [this, outcome, started, what = std::move(what), prefix] {
+                          double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+                          double rate = seconds > 0 ? outcome->bytes / seconds / 1e6 : 0;
+                          char fields[160];
+                          std::snprintf(fields, sizeof fields, " bytes=%llu seconds=%.3f rate_mbps=%.1f result=%s",
+                                        static_cast<unsigned long long>(outcome->bytes), seconds, rate,
+                                        outcome->result.c_str());
+                          log::info(prefix + " event=transfer " + what + fields);
+                          transfer_.reset();
+                          reply(outcome->code, outcome->text);
+                          if (abort_requested_) reply(226, "ABOR command successful.");
+                      });
+}
+
+void Session::abort_transfer() {
+    if (!transfer_) return;
+    abort_requested_ = true;
+    transfer_->abort();
+}
+
+void Session::finish_busy() {
+    busy_ = false;
+    process_lines();
+}
+
+}  // namespace rftp::daemon

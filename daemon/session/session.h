@@ -1,0 +1,121 @@
+// One client's control connection, on the event loop. It reads command lines,
+// dispatches them through the command table, writes replies, enforces the
+// login and idle timeouts, and owns what the client set up: login, working
+// directory, transfer settings, the data channel and a running transfer.
+// Handlers (daemon/commands/) act on it through this interface.
+#pragma once
+
+#include <sys/socket.h>
+#include <uv.h>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "daemon/data/data_channel.h"
+#include "daemon/data/transfer_job.h"
+#include "daemon/vfs/user_root.h"
+#include "protocol/ftp_command.h"
+#include "protocol/telnet_filter.h"
+
+namespace rftp::daemon {
+
+class Server;
+struct DaemonOptions;
+
+// What commands change and later commands read.
+struct SessionState {
+    // Login.
+    std::string pending_user;      // after USER, before PASS
+    std::string user;              // after a successful PASS
+    bool anonymous = false;
+    // Set once logged in; shared so a running transfer keeps it open.
+    std::shared_ptr<const UserRoot> root;
+    std::string cwd = "/";
+    unsigned failed_logins = 0;
+
+    // Transfer settings.
+    bool ascii = false;            // TYPE A
+    uint64_t restart_offset = 0;   // REST, consumed by the next RETR/STOR/APPE
+    std::string rename_from;       // RNFR, consumed by RNTO
+    // OPTS PARALLEL: 0 is plain stream mode; n >= 1 is framed blocks over n
+    // connections (docs/protocol.md), which also makes the end of a file explicit.
+    unsigned parallel = 0;
+    uint32_t block_size = 8u << 20;
+    std::unique_ptr<DataChannel> data_channel;  // from PASV/EPSV/PORT/EPRT
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+public:
+    Session(Server &server, uint64_t id);
+    ~Session();
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
+
+    // Accepts the pending connection from listener.
+    Status start(uv_stream_t *listener);
+    // Starts reading commands and sends the 220 greeting.
+    void greet();
+    // Ends the session: stops a transfer, closes the connection. Idempotent.
+    void close(const std::string &reason);
+    // Sends the reply, then ends the session.
+    void reply_and_close(int code, std::string_view text, const std::string &reason);
+
+    void reply(int code, std::string_view text);
+
+    Server &server() { return server_; }
+    const DaemonOptions &options() const;
+    uint64_t id() const { return id_; }
+    const sockaddr_storage &peer() const { return peer_; }
+    const sockaddr_storage &local() const { return local_; }
+    bool logged_in() const { return state.root != nullptr; }
+    bool closed() const { return closed_; }
+
+    // Runs work off the loop; done runs on the loop only if the session is
+    // still open. While it runs, commands wait (all but ABOR, STAT, QUIT).
+    void run_blocking_work(std::function<void()> work, std::function<void()> done);
+
+    // Starts a transfer: body runs on its own thread and returns the final
+    // reply; the session logs it and sends it.
+    void run_transfer(std::shared_ptr<TransferJob> job, std::string what, std::function<TransferOutcome()> body);
+    std::shared_ptr<TransferJob> active_transfer() const { return transfer_; }
+    void abort_transfer();  // ABOR
+
+    // Builds a job on the current data channel (consumed: one transfer each).
+    // Fails with a 425 text when PASV/EPSV/PORT/EPRT did not come first.
+    Result<std::shared_ptr<TransferJob>> take_data_channel();
+
+    SessionState state;
+
+private:
+    static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+    static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
+    static void on_timer(uv_timer_t *t);
+    static void on_handle_closed(uv_handle_t *h);
+
+    void process_lines();
+    void execute(const std::string &line);
+    void arm_timer();
+    void finish_busy();
+    std::string log_prefix() const;
+
+    Server &server_;
+    uint64_t id_;
+    uv_tcp_t tcp_{};
+    uv_timer_t timer_{};
+    int open_handles_ = 0;
+    bool closed_ = false;
+    bool busy_ = false;          // blocking work or a transfer in progress
+    bool abort_requested_ = false;
+    sockaddr_storage peer_{}, local_{};
+    char read_buffer_[16384];
+    ftp::TelnetFilter telnet_;
+    ftp::LineReader lines_;
+    std::deque<std::string> waiting_lines_;  // commands that arrived while busy
+    std::shared_ptr<TransferJob> transfer_;
+    std::shared_ptr<Session> self_while_open_;  // keeps us alive until libuv closed our handles
+};
+
+}  // namespace rftp::daemon
