@@ -66,14 +66,11 @@ OutcomeStatus run_get(CommandContext &ctx) {
         if (auto ok = require_hash_for_verify(*session); !ok) return ok;
     }
     if (auto ok = set_binary_mode(*session); !ok) return ok;
-    auto size = probe_size(*session, remote);
-    if (!size) return std::unexpected(size.error());
-    if (!*size && session->features.size) {
-        // SIZE is offered but refused: the file is missing or not a plain file.
-        auto reply = session->control.command("SIZE " + remote);
-        if (!reply) return std::unexpected(reply.error());
-        return refused("get " + remote, *reply);
-    }
+    auto probe = probe_size(*session, remote);
+    if (!probe) return std::unexpected(probe.error());
+    // SIZE offered but refused: the file is missing or not a plain file.
+    if (!probe->size && session->features.size) return refused("get " + remote, probe->reply);
+    const std::optional<uint64_t> *size = &probe->size;
 
     UniqueFd file;
     uint64_t offset = 0;

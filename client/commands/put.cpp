@@ -25,13 +25,14 @@ Outcome<std::optional<uint64_t>> resume_offset(CommandContext &ctx, Session &ses
     if (session.features.is_rftpd()) {
         auto partial = probe_size(session, remote_partial_name(remote));
         if (!partial) return std::unexpected(partial.error());
-        if (*partial && **partial <= local_size) return std::optional<uint64_t>{**partial};
+        if (partial->size && *partial->size <= local_size) return std::optional<uint64_t>{*partial->size};
     }
-    auto existing = probe_size(session, remote);
-    if (!existing) return std::unexpected(existing.error());
-    if (*existing && **existing == local_size) return std::optional<uint64_t>{};
-    if (*existing && **existing < local_size) return std::optional<uint64_t>{**existing};
-    if (*existing) ctx.note("remote file is larger than the local one; uploading it whole");
+    auto probe = probe_size(session, remote);
+    if (!probe) return std::unexpected(probe.error());
+    const std::optional<uint64_t> &existing = probe->size;
+    if (existing && *existing == local_size) return std::optional<uint64_t>{};
+    if (existing && *existing < local_size) return std::optional<uint64_t>{*existing};
+    if (existing) ctx.note("remote file is larger than the local one; uploading it whole");
     return std::optional<uint64_t>{0};
 }
 
@@ -133,8 +134,8 @@ OutcomeStatus run_put(CommandContext &ctx) {
     if (session->features.size) {
         auto stored = probe_size(*session, remote);
         if (!stored) return std::unexpected(stored.error());
-        if (*stored && **stored != size)
-            return fail_as(ExitCode::verification, "put " + remote + ": server holds " + std::to_string(**stored) +
+        if (stored->size && *stored->size != size)
+            return fail_as(ExitCode::verification, "put " + remote + ": server holds " + std::to_string(*stored->size) +
                                                        " bytes, local file has " + std::to_string(size));
     }
     if (o.verify) {

@@ -21,15 +21,15 @@ OutcomeStatus set_binary_mode(Session &session) {
     return {};
 }
 
-Outcome<std::optional<uint64_t>> probe_size(Session &session, const std::string &path) {
+Outcome<SizeProbe> probe_size(Session &session, const std::string &path) {
     auto reply = session.control.command("SIZE " + path);
     if (!reply) return std::unexpected(reply.error());
-    if (reply->code != 213) return std::optional<uint64_t>{};
+    if (reply->code != 213) return SizeProbe{std::nullopt, *reply};
     std::string text = reply->text();
     uint64_t size = 0;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
     if (ec != std::errc()) return fail_as(ExitCode::remote_file, "SIZE " + path + ": unreadable reply '" + text + "'");
-    return std::optional<uint64_t>{size};
+    return SizeProbe{size, *reply};
 }
 
 Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, uint64_t block_size) {

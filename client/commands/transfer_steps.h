@@ -13,8 +13,13 @@ namespace rftp::client {
 
 OutcomeStatus set_binary_mode(Session &session);
 
-// SIZE path: the size on 213, nullopt on any refusal (no such file, not offered).
-Outcome<std::optional<uint64_t>> probe_size(Session &session, const std::string &path);
+struct SizeProbe {
+    std::optional<uint64_t> size;  // set on 213; absent on any refusal (no such file, not offered)
+    ftp::Reply reply;              // kept so a refusal can be reported as the server worded it
+};
+
+// SIZE path; only a broken connection or an unreadable 213 is an error.
+Outcome<SizeProbe> probe_size(Session &session, const std::string &path);
 
 struct ParallelGrant {
     unsigned streams = 1;
