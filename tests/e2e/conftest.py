@@ -1,0 +1,114 @@
+"""Shared fixtures for the end-to-end tests: the build directory, and a real
+rftpd started on a free loopback port with users whose roots are temporary
+directories. Every test that starts a daemon also checks, at teardown, that
+the daemon is still alive: nothing a client does may bring it down."""
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+BUILD = Path(os.environ.get("RFTP_BUILD", Path(__file__).resolve().parents[2] / "build"))
+PASSWORDS = {"alice": "alice-secret", "bob": "bob-secret"}
+_hash_cache = {}
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def password_hash(password: str) -> str:
+    if password not in _hash_cache:
+        out = subprocess.run([str(BUILD / "rftpd"), "--hash-password"], input=password + "\n",
+                             capture_output=True, text=True, check=True)
+        _hash_cache[password] = out.stdout.strip()
+    return _hash_cache[password]
+
+
+class Rftpd:
+    """A running rftpd. alice is read-write in root/alice, bob read-only in root/bob."""
+
+    def __init__(self, workdir: Path, extra_config: str = "", anonymous: bool = False):
+        self.workdir = workdir
+        self.port = free_port()
+        self.roots = {"alice": workdir / "alice", "bob": workdir / "bob", "anonymous": workdir / "anon"}
+        for r in self.roots.values():
+            r.mkdir(parents=True, exist_ok=True)
+        users = "".join(
+            f"  - {{name: {name}, password_hash: \"{password_hash(pw)}\", root: \"{self.roots[name]}\", "
+            f"access: {'read-write' if name == 'alice' else 'read-only'}}}\n"
+            for name, pw in PASSWORDS.items())
+        anon = f"anonymous: {{enabled: true, root: \"{self.roots['anonymous']}\"}}\n" if anonymous else ""
+        self.config = workdir / "rftpd.yaml"
+        self.config.write_text(
+            f"listen: [{{address: 127.0.0.1, port: {self.port}}}]\n"
+            f"users:\n{users}{anon}log: {{level: debug}}\n{extra_config}")
+        self.log_path = workdir / "rftpd.log"
+        self._log = open(self.log_path, "w")
+        self.proc = subprocess.Popen([str(BUILD / "rftpd"), "--config", str(self.config)],
+                                     stdout=self._log, stderr=subprocess.STDOUT)
+        self._wait_listening()
+
+    def _wait_listening(self):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"rftpd exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("rftpd did not start listening:\n" + self.log())
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("rftpd did not stop on SIGTERM:\n" + self.log())
+        self._log.close()
+        return self.proc.returncode
+
+
+@pytest.fixture(scope="session")
+def rftp_build() -> Path:
+    return BUILD
+
+
+@pytest.fixture
+def rftpd_factory(tmp_path):
+    started = []
+
+    def start(extra_config: str = "", anonymous: bool = False, name: str = "d") -> Rftpd:
+        d = Rftpd(tmp_path / f"{name}{len(started)}", extra_config, anonymous)
+        started.append(d)
+        return d
+
+    yield start
+    for d in started:
+        alive = d.alive()
+        code = d.stop()
+        assert alive, f"rftpd died during the test (exit {d.proc.returncode}):\n{d.log()}"
+        assert code == 0, f"rftpd exited {code} on SIGTERM:\n{d.log()}"
+
+
+@pytest.fixture
+def rftpd(rftpd_factory) -> Rftpd:
+    return rftpd_factory()

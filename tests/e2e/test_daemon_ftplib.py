@@ -1,0 +1,266 @@
+"""rftpd driven by Python's ftplib: the RFC 959/2428/3659 commands a plain
+FTP client uses, and the upload rule (temporary name, then rename)."""
+
+import ftplib
+import hashlib
+import io
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+from conftest import PASSWORDS
+
+
+def login(d, user="alice"):
+    f = ftplib.FTP()
+    f.connect("127.0.0.1", d.port, timeout=10)
+    f.login(user, PASSWORDS[user])
+    return f
+
+
+def retr_bytes(f, name, rest=None):
+    buf = bytearray()
+    f.retrbinary(f"RETR {name}", buf.extend, rest=rest)
+    return bytes(buf)
+
+
+def test_greeting_feat_and_syst(rftpd):
+    f = ftplib.FTP()
+    welcome = f.connect("127.0.0.1", rftpd.port, timeout=10)
+    assert welcome.startswith("220")
+    feat = f.sendcmd("FEAT")
+    for feature in ("EPSV", "MLST", "SIZE", "MDTM", "REST STREAM", "HASH SHA-256", "PARALLEL 16", "UTF8"):
+        assert feature in feat
+    assert f.sendcmd("SYST").startswith("215 UNIX")
+    f.quit()
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 65537, 3 * 1024 * 1024 + 17])
+def test_store_and_retrieve_round_trip(rftpd, size):
+    data = os.urandom(size)
+    f = login(rftpd)
+    f.storbinary("STOR blob.bin", io.BytesIO(data))
+    assert (rftpd.roots["alice"] / "blob.bin").read_bytes() == data
+    assert not (rftpd.roots["alice"] / ".blob.bin.rftp-part").exists()
+    assert f.size("blob.bin") == size
+    assert retr_bytes(f, "blob.bin") == data
+    f.quit()
+
+
+def test_epsv_and_pasv_both_work(rftpd):
+    f = login(rftpd)
+    f.storbinary("STOR x", io.BytesIO(b"hello"))
+    f.af = socket.AF_INET
+    f.set_pasv(True)
+    assert retr_bytes(f, "x") == b"hello"  # ftplib uses PASV for IPv4
+    port = int(f.sendcmd("EPSV").split("|||")[1].split("|")[0])
+    with socket.create_connection(("127.0.0.1", port)) as data_sock:
+        f.sendcmd("TYPE I")
+        assert f.sendcmd("RETR x").startswith("150")
+        got = data_sock.makefile("rb").read()
+    assert got == b"hello"
+    assert f.voidresp().startswith("226")
+    f.quit()
+
+
+def test_rest_resumes_download_and_upload(rftpd):
+    data = os.urandom(200_000)
+    f = login(rftpd)
+    f.storbinary("STOR r.bin", io.BytesIO(data))
+    assert retr_bytes(f, "r.bin", rest=150_000) == data[150_000:]
+    # An interrupted upload leaves the partial file; REST + STOR continues it.
+    (rftpd.roots["alice"] / ".u.bin.rftp-part").write_bytes(data[:70_000])
+    assert f.size(".u.bin.rftp-part") == 70_000
+    f.storbinary("STOR u.bin", io.BytesIO(data[70_000:]), rest=70_000)
+    assert (rftpd.roots["alice"] / "u.bin").read_bytes() == data
+    assert not (rftpd.roots["alice"] / ".u.bin.rftp-part").exists()
+    # REST beyond what the partial file holds is refused, and nothing changes.
+    (rftpd.roots["alice"] / ".v.bin.rftp-part").write_bytes(b"abc")
+    with pytest.raises(ftplib.error_perm, match="554"):
+        f.storbinary("STOR v.bin", io.BytesIO(b"zzz"), rest=10)
+    assert (rftpd.roots["alice"] / ".v.bin.rftp-part").read_bytes() == b"abc"
+    with pytest.raises(ftplib.error_perm, match="554"):
+        retr_bytes(f, "r.bin", rest=10_000_000)
+    f.quit()
+
+
+def test_appe_appends(rftpd):
+    f = login(rftpd)
+    f.storbinary("STOR a.txt", io.BytesIO(b"first,"))
+    f.storbinary("APPE a.txt", io.BytesIO(b"second"))
+    assert (rftpd.roots["alice"] / "a.txt").read_bytes() == b"first,second"
+    f.quit()
+
+
+def test_partial_upload_never_appears_under_final_name(rftpd):
+    """While an upload is in flight, the final name does not exist; a data
+    connection that breaks leaves only the partial file."""
+    f = login(rftpd)
+    f.voidcmd("TYPE I")
+    conn = f.transfercmd("STOR big.bin")
+    conn.sendall(b"x" * 1_000_000)
+    time.sleep(0.2)
+    assert not (rftpd.roots["alice"] / "big.bin").exists()
+    assert (rftpd.roots["alice"] / ".big.bin.rftp-part").exists()
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    conn.close()  # RST: the upload failed
+    reply = f.getresp() if False else None
+    try:
+        f.voidresp()
+    except ftplib.Error as e:
+        reply = str(e)
+    assert reply and reply.startswith("426")
+    assert not (rftpd.roots["alice"] / "big.bin").exists()
+    assert (rftpd.roots["alice"] / ".big.bin.rftp-part").stat().st_size == 1_000_000
+    f.quit()
+
+
+def test_directories_rename_delete(rftpd):
+    f = login(rftpd)
+    assert f.mkd("d1") == "/d1"
+    f.cwd("d1")
+    assert f.pwd() == "/d1"
+    f.storbinary("STOR f", io.BytesIO(b"1"))
+    f.cwd("..")
+    assert f.pwd() == "/"
+    assert f.nlst("d1") == ["f"]
+    f.rename("d1/f", "d1/g")
+    assert [n for n, _ in f.mlsd("d1")] == [".", "g"]
+    with pytest.raises(ftplib.error_perm, match="550"):
+        f.rmd("d1")  # not empty
+    f.delete("d1/g")
+    f.rmd("d1")
+    assert f.nlst() == []
+    with pytest.raises(ftplib.error_perm, match="503"):
+        f.sendcmd("RNTO x")
+    f.quit()
+
+
+def test_mlsd_mlst_size_mdtm_list(rftpd):
+    (rftpd.roots["alice"] / "sub").mkdir()
+    (rftpd.roots["alice"] / "file.txt").write_bytes(b"12345")
+    os.utime(rftpd.roots["alice"] / "file.txt", (1700000000, 1700000000))
+    f = login(rftpd)
+    entries = dict(f.mlsd())
+    assert entries["file.txt"]["type"] == "file" and entries["file.txt"]["size"] == "5"
+    assert entries["sub"]["type"] == "dir"
+    assert entries["file.txt"]["modify"] == "20231114221320"
+    assert f.sendcmd("MDTM file.txt") == "213 20231114221320"
+    assert "type=file;size=5;" in f.sendcmd("MLST file.txt")
+    lines = []
+    f.retrlines("LIST", lines.append)
+    assert any(l.startswith("-rw") and l.endswith(" file.txt") and " 5 " in l for l in lines)
+    assert any(l.startswith("d") and l.endswith(" sub") for l in lines)
+    with pytest.raises(ftplib.error_perm, match="550"):
+        f.size("sub")
+    f.quit()
+
+
+def test_hash_matches_sha256(rftpd):
+    data = os.urandom(1_234_567)
+    (rftpd.roots["alice"] / "h.bin").write_bytes(data)
+    f = login(rftpd)
+    assert f.sendcmd("OPTS HASH SHA-256").startswith("200")
+    reply = f.sendcmd("HASH h.bin")
+    assert reply == f"213 SHA-256 0-{len(data)} {hashlib.sha256(data).hexdigest()} /h.bin"
+    with pytest.raises(ftplib.error_perm, match="550"):
+        f.sendcmd("HASH nothere")
+    f.quit()
+
+
+def test_read_only_user_cannot_change_anything(rftpd):
+    (rftpd.roots["bob"] / "keep.txt").write_bytes(b"keep")
+    f = login(rftpd, "bob")
+    assert retr_bytes(f, "keep.txt") == b"keep"
+    for action in (lambda: f.storbinary("STOR new", io.BytesIO(b"x")),
+                   lambda: f.delete("keep.txt"),
+                   lambda: f.mkd("d"),
+                   lambda: f.rename("keep.txt", "other")):
+        with pytest.raises(ftplib.error_perm, match="550"):
+            action()
+    assert sorted(os.listdir(rftpd.roots["bob"])) == ["keep.txt"]
+    f.quit()
+
+
+def test_ascii_type_converts_line_endings(rftpd):
+    f = login(rftpd)
+    f.storlines("STOR t.txt", io.BytesIO(b"one\ntwo\n"))
+    assert (rftpd.roots["alice"] / "t.txt").read_bytes() == b"one\ntwo\n"
+    lines = []
+    f.retrlines("RETR t.txt", lines.append)
+    assert lines == ["one", "two"]
+    f.quit()
+
+
+def test_abort_during_download(rftpd):
+    (rftpd.roots["alice"] / "huge.bin").write_bytes(os.urandom(64 * 1024 * 1024))
+    f = login(rftpd)
+    f.voidcmd("TYPE I")
+    conn = f.transfercmd("RETR huge.bin")
+    conn.recv(65536)
+    f.putcmd("ABOR")
+    conn.close()
+    first = f.getline()
+    assert first.startswith("426")
+    assert f.getline().startswith("226")
+    assert f.sendcmd("NOOP").startswith("200")
+    f.quit()
+
+
+def test_two_sessions_cannot_upload_the_same_file_at_once(rftpd):
+    f1, f2 = login(rftpd), login(rftpd)
+    f1.voidcmd("TYPE I")
+    c1 = f1.transfercmd("STOR same.bin")
+    c1.sendall(b"a" * 1000)
+    time.sleep(0.2)
+    with pytest.raises(ftplib.error_temp, match="450"):
+        f2.storbinary("STOR same.bin", io.BytesIO(b"b" * 10))
+    c1.close()
+    f1.voidresp()
+    assert (rftpd.roots["alice"] / "same.bin").read_bytes() == b"a" * 1000
+    f1.quit()
+    f2.quit()
+
+
+def test_concurrent_sessions_transfer_independently(rftpd):
+    payloads = {i: os.urandom(500_000 + i) for i in range(8)}
+    errors = []
+
+    def worker(i):
+        try:
+            f = login(rftpd)
+            f.storbinary(f"STOR c{i}.bin", io.BytesIO(payloads[i]))
+            assert retr_bytes(f, f"c{i}.bin") == payloads[i]
+            f.quit()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for i, data in payloads.items():
+        assert (rftpd.roots["alice"] / f"c{i}.bin").read_bytes() == data
+
+
+def test_anonymous_is_off_by_default_and_read_only_when_on(rftpd_factory):
+    d = rftpd_factory()
+    f = ftplib.FTP()
+    f.connect("127.0.0.1", d.port, timeout=10)
+    with pytest.raises(ftplib.error_perm, match="530"):
+        f.login("anonymous", "me@example.org")
+    f.close()
+    d2 = rftpd_factory(anonymous=True)
+    (d2.roots["anonymous"] / "pub.txt").write_bytes(b"public")
+    f = ftplib.FTP()
+    f.connect("127.0.0.1", d2.port, timeout=10)
+    f.login("anonymous", "me@example.org")
+    assert retr_bytes(f, "pub.txt") == b"public"
+    with pytest.raises(ftplib.error_perm, match="550"):
+        f.storbinary("STOR x", io.BytesIO(b"x"))
+    f.quit()
