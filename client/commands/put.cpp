@@ -76,22 +76,29 @@ OutcomeStatus run_put(CommandContext &ctx) {
 
     unsigned streams = 1;
     uint64_t block = o.block_size;
-    if (o.parallel > 1) {
-        if (!session->features.parallel) ctx.note("server does not offer PARALLEL; using one stream");
-        else if (size - offset <= o.block_size) ctx.note("file fits in one block; using one stream");
-        else {
-            auto grant = negotiate_parallel(*session, o.parallel, o.block_size);
-            if (!grant) return std::unexpected(grant.error());
-            streams = grant->streams;
-            block = grant->block_size;
+    // Against rftpd every upload is framed, even on one stream: the frames
+    // announce the file's size, so a client that dies mid-upload can never
+    // leave a truncated file under the final name (a plain stream's end looks
+    // the same as a crash's).
+    bool framed = session->features.parallel;
+    if (o.parallel > 1 && !framed) ctx.note("server does not offer PARALLEL; using one stream");
+    if (framed) {
+        unsigned wanted = o.parallel;
+        if (wanted > 1 && size - offset <= o.block_size) {
+            ctx.note("file fits in one block; using one stream");
+            wanted = 1;
         }
+        auto grant = negotiate_parallel(*session, wanted, o.block_size);
+        if (!grant) return std::unexpected(grant.error());
+        streams = grant->streams;
+        block = grant->block_size;
     }
     std::string verb = "STOR";
     if (offset > 0) {
         auto rest = session->control.command("REST " + std::to_string(offset));
         if (!rest) return std::unexpected(rest.error());
         if (rest->code != 350) {
-            if (session->features.is_rftpd() || streams > 1) return refused("server cannot resume (REST)", *rest);
+            if (session->features.is_rftpd() || framed) return refused("server cannot resume (REST)", *rest);
             verb = "APPE";  // the remote file holds exactly the first offset bytes
         }
     }
@@ -108,7 +115,7 @@ OutcomeStatus run_put(CommandContext &ctx) {
     {
         InterruptGuard guard(progress, fds);
         ProgressReporter reporter(ctx.progress_view, progress, offset, size);
-        if (streams == 1) {
+        if (!framed) {
             moved = middleware::send_stream(fds[0], file.get(), offset, size, progress);
         } else {
             middleware::ParallelSendPlan plan{file.get(), offset, size, static_cast<uint32_t>(block)};
