@@ -43,12 +43,12 @@ Result<std::string> resolve_virtual_path(std::string_view cwd, std::string_view 
     }
     if (auto ok = push_components(arg, stack); !ok) return fail(ok.error());
 
+    if (stack.empty()) return std::string("/");
     std::string out;
     for (auto part : stack) {
         out += '/';
         out += part;
     }
-    if (out.empty()) out = "/";
     if (out.size() >= PATH_MAX) return fail_msg("path too long", -ENAMETOOLONG);
     return out;
 }
