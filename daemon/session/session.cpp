@@ -252,22 +252,30 @@ Result<std::shared_ptr<TransferJob>> Session::take_data_channel() {
 void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, std::function<TransferOutcome()> body) {
     transfer_ = job;
     abort_requested_ = false;
+    busy_ = true;
+    uv_timer_stop(&timer_);
     auto outcome = std::make_shared<TransferOutcome>();
     auto started = std::chrono::steady_clock::now();
-    std::string prefix = log_prefix();
-    run_blocking_work([outcome, body = std::move(body)] { *outcome = body(); },
-                      [this, outcome, started, what = std::move(what), prefix] {
-                          double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-                          double rate = seconds > 0 ? outcome->bytes / seconds / 1e6 : 0;
-                          char fields[160];
-                          std::snprintf(fields, sizeof fields, " bytes=%llu seconds=%.3f rate_mbps=%.1f result=%s",
-                                        static_cast<unsigned long long>(outcome->bytes), seconds, rate,
-                                        outcome->result.c_str());
-                          log::info(prefix + " event=transfer " + what + fields);
-                          transfer_.reset();
-                          reply(outcome->code, outcome->text);
-                          if (abort_requested_) reply(226, "ABOR command successful.");
-                      });
+    std::string fields = log_prefix() + " event=transfer " + what;
+    std::weak_ptr<Session> weak = weak_from_this();
+    server_.tasks().run([outcome, body = std::move(body)] { *outcome = body(); },
+                        [weak, outcome, started, fields] {
+                            // Logged even when the client is gone: the log is
+                            // how an operator learns a transfer failed.
+                            double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+                            double rate = seconds > 0 ? outcome->bytes / seconds / 1e6 : 0;
+                            char numbers[160];
+                            std::snprintf(numbers, sizeof numbers, " bytes=%llu seconds=%.3f rate_mbps=%.1f result=%s",
+                                          static_cast<unsigned long long>(outcome->bytes), seconds, rate,
+                                          outcome->result.c_str());
+                            log::info(fields + numbers);
+                            auto self = weak.lock();
+                            if (!self || self->closed_) return;
+                            self->transfer_.reset();
+                            self->reply(outcome->code, outcome->text);
+                            if (self->abort_requested_) self->reply(226, "ABOR command successful.");
+                            self->finish_busy();
+                        });
 }
 
 void Session::abort_transfer() {

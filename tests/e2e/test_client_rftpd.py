@@ -1,0 +1,189 @@
+"""rftp against rftpd: the client and daemon together, plain and framed
+parallel streams, digests, resume after a killed client."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import BUILD, PASSWORDS
+
+RFTP = str(BUILD / "rftp")
+MiB = 1024 * 1024
+
+
+@pytest.fixture
+def env(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
+            "RFTP_PASSWORD": PASSWORDS["alice"]}
+
+
+def url(d, path=""):
+    return f"rftp://alice@127.0.0.1:{d.port}/{path}"
+
+
+def rftp(env, *args, timeout=300):
+    return subprocess.run([RFTP, *args], env=env, capture_output=True, timeout=timeout)
+
+
+def sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(8 * MiB):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def random_file(path: Path, size: int) -> Path:
+    with open(path, "wb") as f:
+        left = size
+        while left:
+            n = min(left, 16 * MiB)
+            f.write(os.urandom(n))
+            left -= n
+    return path
+
+
+def summary(result) -> dict:
+    return json.loads(result.stdout.decode().splitlines()[-1])
+
+
+@pytest.mark.parametrize("streams", [1, 4])
+@pytest.mark.parametrize("size", [0, 1, 4095, 65537, 9 * MiB + 3])
+def test_put_get_round_trip(rftpd, env, tmp_path, streams, size):
+    src = random_file(tmp_path / "src.bin", size)
+    r = rftp(env, "--json", "put", "-P", str(streams), "--block-size", "1M", str(src), url(rftpd, "dst.bin"))
+    assert r.returncode == 0, r.stderr
+    stored = rftpd.roots["alice"] / "dst.bin"
+    assert sha256(stored) == sha256(src)
+    assert summary(r)["bytes"] == size
+    back = tmp_path / "back.bin"
+    r = rftp(env, "--json", "get", "-P", str(streams), "--block-size", "1M", url(rftpd, "dst.bin"), str(back))
+    assert r.returncode == 0, r.stderr
+    assert sha256(back) == sha256(src)
+    if size > MiB:
+        assert summary(r)["streams"] == streams
+    assert "direction=store" in rftpd.log() and "direction=retrieve" in rftpd.log()
+
+
+def test_one_gib_file_with_one_and_four_streams(rftpd, env, tmp_path):
+    src = random_file(rftpd.roots["alice"] / "gib.bin", 1024 * MiB)
+    digest = sha256(src)
+    for streams in (1, 4):
+        out = tmp_path / f"gib-{streams}.bin"
+        r = rftp(env, "--json", "get", "-P", str(streams), url(rftpd, "gib.bin"), str(out))
+        assert r.returncode == 0, r.stderr
+        assert sha256(out) == digest
+        out.unlink()
+    for streams in (1, 4):
+        r = rftp(env, "put", "-P", str(streams), str(src), url(rftpd, f"up-{streams}.bin"))
+        assert r.returncode == 0, r.stderr
+        assert sha256(rftpd.roots["alice"] / f"up-{streams}.bin") == digest
+        (rftpd.roots["alice"] / f"up-{streams}.bin").unlink()
+
+
+def test_hash_and_verify(rftpd, env, tmp_path):
+    src = random_file(tmp_path / "v.bin", 3 * MiB + 5)
+    r = rftp(env, "put", "--verify", str(src), url(rftpd, "v.bin"))
+    assert r.returncode == 0, r.stderr
+    r = rftp(env, "hash", url(rftpd, "v.bin"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().split()[0] == sha256(src)
+    r = rftp(env, "get", "--verify", "-P", "4", "--block-size", "1M", url(rftpd, "v.bin"), str(tmp_path / "w.bin"))
+    assert r.returncode == 0, r.stderr
+
+
+def kill_when(proc, condition, sig=signal.SIGKILL, limit=60):
+    """Stops the client as soon as condition() holds (no timing assertion)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and proc.poll() is None:
+        if condition():
+            proc.send_signal(signal.SIGSTOP)
+            proc.send_signal(sig)
+            break
+        time.sleep(0.001)
+    proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("streams", [1, 4])
+def test_killed_upload_leaves_partial_and_resumes(rftpd, env, tmp_path, streams):
+    src = random_file(tmp_path / "k.bin", 256 * MiB)
+    final = rftpd.roots["alice"] / "k.bin"
+    part = rftpd.roots["alice"] / ".k.bin.rftp-part"
+    for _attempt in range(3):
+        proc = subprocess.Popen([RFTP, "put", "-P", str(streams), "--block-size", "1M", str(src), url(rftpd, "k.bin")],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        kill_when(proc, lambda: part.exists() and part.stat().st_size > 0)
+        if not final.exists():
+            break
+        final.unlink()
+    assert not final.exists(), "the client was never caught mid-upload"
+    # The daemon notices the dead connections, keeps only a whole prefix.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "event=transfer direction=store" not in rftpd.log():
+        time.sleep(0.05)
+    assert "result=failed" in rftpd.log() or "result=aborted" in rftpd.log()
+    kept = part.stat().st_size
+    assert kept < src.stat().st_size
+    assert src.read_bytes()[:kept] == part.read_bytes()
+
+    r = rftp(env, "--json", "put", "-c", "-P", str(streams), "--block-size", "1M", str(src), url(rftpd, "k.bin"))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == src.stat().st_size - kept
+    assert sha256(final) == sha256(src)
+    assert not part.exists()
+
+
+@pytest.mark.parametrize("streams", [1, 4])
+def test_killed_download_resumes(rftpd, env, tmp_path, streams):
+    src = random_file(rftpd.roots["alice"] / "d.bin", 256 * MiB)
+    dst = tmp_path / "d.bin"
+    part = Path(str(dst) + ".rftp-part")
+    for _attempt in range(3):
+        proc = subprocess.Popen([RFTP, "get", "-P", str(streams), "--block-size", "1M", url(rftpd, "d.bin"), str(dst)],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        kill_when(proc, lambda: part.exists() and part.stat().st_size > 0)
+        if not dst.exists():
+            break
+        dst.unlink()
+    assert not dst.exists(), "the client was never caught mid-download"
+    r = rftp(env, "--json", "get", "-c", "-P", str(streams), "--block-size", "1M", url(rftpd, "d.bin"), str(dst))
+    assert r.returncode == 0, r.stderr
+    assert sha256(dst) == sha256(src)
+    # The daemon is healthy: another session works.
+    r = rftp(env, "ls", url(rftpd))
+    assert r.returncode == 0 and "d.bin" in r.stdout.decode()
+
+
+def test_missing_file_and_read_only_user_exit_codes(rftpd, env, tmp_path):
+    r = rftp(env, "get", url(rftpd, "nope.bin"), str(tmp_path / "nope.bin"))
+    assert r.returncode == 5
+    assert not (tmp_path / "nope.bin").exists() and not (tmp_path / "nope.bin.rftp-part").exists()
+    bob = dict(env, RFTP_PASSWORD=PASSWORDS["bob"])
+    src = random_file(tmp_path / "b.bin", 10)
+    r = rftp(bob, "put", str(src), f"rftp://bob@127.0.0.1:{rftpd.port}/b.bin")
+    assert r.returncode == 5, r.stderr
+    r = rftp(dict(env, RFTP_PASSWORD="wrong"), "ls", url(rftpd))
+    assert r.returncode == 4
+
+
+def test_ls_mkdir_mv_rm(rftpd, env, tmp_path):
+    assert rftp(env, "mkdir", url(rftpd, "dir")).returncode == 0
+    src = random_file(tmp_path / "f", 100)
+    assert rftp(env, "put", str(src), url(rftpd, "dir/")).returncode == 0
+    assert (rftpd.roots["alice"] / "dir" / "f").read_bytes() == src.read_bytes()
+    assert rftp(env, "mv", url(rftpd, "dir/f"), "/dir/g").returncode == 0
+    listing = rftp(env, "--json", "ls", url(rftpd, "dir"))
+    assert listing.returncode == 0
+    names = [json.loads(l).get("name") for l in listing.stdout.decode().splitlines() if l.strip()]
+    assert "g" in names and "f" not in names
+    assert rftp(env, "rm", url(rftpd, "dir/g")).returncode == 0
+    assert rftp(env, "rm", "-d", url(rftpd, "dir")).returncode == 0
+    assert not (rftpd.roots["alice"] / "dir").exists()
