@@ -1,5 +1,8 @@
 #include "daemon/server/server.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "common/log.h"
 #include "daemon/data/data_channel.h"
 #include "daemon/session/session.h"
@@ -63,6 +66,27 @@ void Server::admit(uv_stream_t *listener) {
     } else {
         session->greet();
     }
+}
+
+unsigned Server::max_concurrent_logins() {
+    return std::max(2u, std::thread::hardware_concurrency());
+}
+
+void Server::run_login(std::function<void()> work, std::function<void()> done) {
+    if (logins_running_ >= max_concurrent_logins()) {
+        logins_waiting_.emplace_back(std::move(work), std::move(done));
+        return;
+    }
+    ++logins_running_;
+    tasks_.run(std::move(work), [this, done = std::move(done)] {
+        --logins_running_;
+        done();
+        if (!logins_waiting_.empty() && !stopping_) {
+            auto next = std::move(logins_waiting_.front());
+            logins_waiting_.pop_front();
+            run_login(std::move(next.first), std::move(next.second));
+        }
+    });
 }
 
 void Server::session_ended(uint64_t id, const sockaddr_storage &peer) {

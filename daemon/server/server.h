@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <uv.h>
 
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -40,6 +42,12 @@ public:
     BackgroundTasks &tasks() { return tasks_; }
     std::size_t session_count() const { return sessions_.size(); }
 
+    // Runs a login check (one scrypt: 32 MiB and tens of milliseconds) with
+    // at most max_concurrent_logins() at once; the rest wait their turn, so a
+    // client reconnecting in a loop cannot pile up threads and memory.
+    void run_login(std::function<void()> work, std::function<void()> done);
+    static unsigned max_concurrent_logins();
+
     // Called by a session once its connection is fully closed.
     void session_ended(uint64_t id, const sockaddr_storage &peer);
 
@@ -56,6 +64,8 @@ private:
     std::map<uint64_t, std::shared_ptr<Session>> sessions_;
     std::map<std::string, unsigned> sessions_per_address_;
     uint64_t next_session_id_ = 1;
+    unsigned logins_running_ = 0;
+    std::deque<std::pair<std::function<void()>, std::function<void()>>> logins_waiting_;
     bool stopping_ = false;
 };
 

@@ -113,8 +113,7 @@ void Session::reply_and_close(int code, std::string_view text, const std::string
 }
 
 void Session::close(const std::string &reason) {
-    if (closed_) return;
-    closed_ = true;
+    if (closed_.exchange(true)) return;
     if (transfer_) transfer_->abort();
     if (state.data_channel) state.data_channel->cancel();
     log::info(log_prefix() + " event=disconnect reason=" + log::quote(reason));
@@ -224,16 +223,27 @@ void Session::on_timer(uv_timer_t *t) {
     else self->reply_and_close(421, "Login timeout; closing control connection.", "login timeout");
 }
 
-void Session::run_blocking_work(std::function<void()> work, std::function<void()> done) {
+void Session::run_blocking_work(std::function<void()> work, std::function<void()> done, WorkKind kind) {
     busy_ = true;
     uv_timer_stop(&timer_);
     std::weak_ptr<Session> weak = weak_from_this();
-    server_.tasks().run(std::move(work), [weak, done = std::move(done)] {
+    auto guarded = [weak, work = std::move(work)] {
+        bool wanted = false;
+        {
+            // Not held during work: the session must die on the loop, not here.
+            auto self = weak.lock();
+            wanted = self && !self->closed_.load();
+        }
+        if (wanted) work();
+    };
+    auto finish = [weak, done = std::move(done)] {
         auto self = weak.lock();
         if (!self || self->closed_) return;
         done();
         self->finish_busy();
-    });
+    };
+    if (kind == WorkKind::login) server_.run_login(std::move(guarded), std::move(finish));
+    else server_.tasks().run(std::move(guarded), std::move(finish));
 }
 
 Result<std::shared_ptr<TransferJob>> Session::take_data_channel() {

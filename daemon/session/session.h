@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <uv.h>
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -71,11 +72,14 @@ public:
     const sockaddr_storage &peer() const { return peer_; }
     const sockaddr_storage &local() const { return local_; }
     bool logged_in() const { return state.root != nullptr; }
-    bool closed() const { return closed_; }
+    bool closed() const { return closed_.load(); }
 
     // Runs work off the loop; done runs on the loop only if the session is
     // still open. While it runs, commands wait (all but ABOR, STAT, QUIT).
-    void run_blocking_work(std::function<void()> work, std::function<void()> done);
+    // A login goes through the server's login limit; work is skipped when
+    // the session closed while it waited.
+    enum class WorkKind { general, login };
+    void run_blocking_work(std::function<void()> work, std::function<void()> done, WorkKind kind = WorkKind::general);
 
     // Starts a transfer: body runs on its own thread and returns the final
     // reply; the session logs it and sends it.
@@ -106,7 +110,7 @@ private:
     uv_tcp_t tcp_{};
     uv_timer_t timer_{};
     int open_handles_ = 0;
-    bool closed_ = false;
+    std::atomic<bool> closed_{false};  // read by work threads to skip work nobody waits for
     bool busy_ = false;          // blocking work or a transfer in progress
     bool abort_requested_ = false;
     sockaddr_storage peer_{}, local_{};
