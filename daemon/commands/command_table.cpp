@@ -17,7 +17,7 @@ constexpr std::array kCommands{
     CommandSpec{"FEAT", false, A::none, cmd_feat, "FEAT: list extensions"},
     CommandSpec{"OPTS", false, A::required, cmd_opts, "OPTS <command> <options>: UTF8, HASH, MLST, PARALLEL"},
     CommandSpec{"HELP", false, A::optional, cmd_help, "HELP [command]"},
-    CommandSpec{"STAT", true, A::optional, cmd_stat, "STAT [path]: session or transfer status, or a listing"},
+    CommandSpec{"STAT", true, A::optional, cmd_stat, "STAT [path]: session or transfer status, or a listing over the control connection"},
     CommandSpec{"TYPE", true, A::required, cmd_type, "TYPE A|I: ASCII or binary"},
     CommandSpec{"MODE", true, A::required, cmd_mode, "MODE S: stream mode only"},
     CommandSpec{"STRU", true, A::required, cmd_stru, "STRU F: file structure only"},

@@ -1,12 +1,16 @@
 // Commands about the session itself: NOOP, SYST, FEAT, OPTS, HELP, STAT,
 // and the transfer parameters TYPE, MODE, STRU, ALLO.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <sstream>
 
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/command_table.h"
 #include "daemon/config/options.h"
+#include "daemon/listing/list_format.h"
 #include "daemon/session/session.h"
 
 namespace rftp::daemon {
@@ -31,6 +35,28 @@ void opts_parallel(Session &s, std::istringstream &in) {
     s.state.parallel = static_cast<unsigned>(std::min<uint64_t>(n, s.options().max_streams));
     s.state.block_size = static_cast<uint32_t>(std::clamp<uint64_t>(block, kMinBlockSize, s.options().max_block_size));
     s.reply(200, "PARALLEL " + std::to_string(s.state.parallel) + " " + std::to_string(s.state.block_size));
+}
+
+// STAT <path>: a LIST over the control connection (RFC 959), for clients
+// that want a listing without opening a data connection. Listed on the loop,
+// so it is capped: large directories belong on a data connection.
+void stat_path(Session &s, const std::string &arg) {
+    constexpr std::size_t kMaxStatEntries = 1000;
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    auto st = s.state.root->stat(*vpath);
+    if (!st) return reply_fs_error(s, st.error());
+    std::time_t now = std::time(nullptr);
+    std::string text = "Status of " + *vpath + ":";
+    if (!S_ISDIR(st->st_mode)) {
+        text += "\n " + format_list_line(*st, vpath->substr(vpath->rfind('/') + 1), now);
+    } else {
+        auto entries = s.state.root->list(*vpath);
+        if (!entries) return reply_fs_error(s, entries.error());
+        if (entries->size() > kMaxStatEntries) return s.reply(550, "Directory too large for STAT; use LIST or MLSD.");
+        for (const auto &e : *entries) text += "\n " + format_list_line(e.st, e.name, now);
+    }
+    s.reply(213, text + "\nEnd of status");
 }
 
 }  // namespace
@@ -85,10 +111,7 @@ void cmd_help(Session &s, const std::string &arg) {
 }
 
 void cmd_stat(Session &s, const std::string &arg) {
-    if (!arg.empty()) {
-        s.reply(502, "STAT with a path is not supported; use MLST or LIST.");
-        return;
-    }
+    if (!arg.empty()) return stat_path(s, arg);
     std::string text = "rftpd status:\n Logged in as " + s.state.user + "\n TYPE: " + (s.state.ascii ? "ASCII" : "BINARY") +
                        "\n Parallel streams: " + std::to_string(s.state.parallel);
     if (auto t = s.active_transfer()) text += "\n Transfer in progress: " + std::to_string(t->progress.bytes.load()) + " bytes moved";

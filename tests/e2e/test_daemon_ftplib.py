@@ -156,6 +156,9 @@ def test_mlsd_mlst_size_mdtm_list(rftpd):
     assert any(l.startswith("d") and l.endswith(" sub") for l in lines)
     with pytest.raises(ftplib.error_perm, match="550"):
         f.size("sub")
+    status = f.sendcmd("STAT /")
+    assert status.startswith("213-") and " file.txt" in status and " sub" in status
+    assert "transfer" not in f.sendcmd("STAT").lower()
     f.quit()
 
 
