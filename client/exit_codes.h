@@ -25,6 +25,25 @@ enum class ExitCode : int {
 
 inline int to_int(ExitCode c) { return static_cast<int>(c); }
 
+// With --continue-on-error the run exits with its most severe file failure.
+// Most severe first: an interrupt, then wrong bytes (verification), then a
+// local problem (disk full hits every file), a broken transfer (retry with
+// -c), the connection, the login, and last a refusal of one file.
+inline int severity(ExitCode c) {
+    switch (c) {
+        case ExitCode::interrupted: return 8;
+        case ExitCode::verification: return 7;
+        case ExitCode::local_file: return 6;
+        case ExitCode::transfer: return 5;
+        case ExitCode::connection: return 4;
+        case ExitCode::auth: return 3;
+        case ExitCode::remote_file: return 2;
+        case ExitCode::usage: return 1;
+        case ExitCode::ok: return 0;
+    }
+    return 0;
+}
+
 // A failure that already knows which exit status it deserves.
 struct Failure {
     ExitCode exit = ExitCode::connection;

@@ -9,20 +9,28 @@
 namespace rftp::client {
 namespace {
 
-constexpr std::size_t kMaxWatched = 256;
+// Several transfers may run at once (one per session thread with -j), so
+// each guard claims its own slots. Slots are claimed with compare-and-swap
+// and read by the handler with plain atomic loads: nothing here locks, so the
+// handler stays async-signal-safe.
+constexpr std::size_t kMaxTransfers = 128;
+constexpr std::size_t kMaxWatchedFds = 4096;
 std::atomic<bool> g_interrupted{false};
-std::atomic<middleware::TransferProgress *> g_progress{nullptr};
-std::array<std::atomic<int>, kMaxWatched> g_fds;  // -1 = empty slot
-std::atomic<std::size_t> g_fd_count{0};
+std::array<std::atomic<middleware::TransferProgress *>, kMaxTransfers> g_progress{};
+std::array<std::atomic<int>, kMaxWatchedFds> g_fds;  // -1 = free slot
+
+void stop_everything() {
+    for (auto &slot : g_progress)
+        if (auto *p = slot.load()) p->abort.store(true);
+    for (auto &slot : g_fds) {
+        int fd = slot.load();
+        if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+    }
+}
 
 void on_signal(int) {
     g_interrupted.store(true);
-    if (auto *p = g_progress.load()) p->abort.store(true);
-    std::size_t n = g_fd_count.load();
-    for (std::size_t i = 0; i < n && i < kMaxWatched; ++i) {
-        int fd = g_fds[i].load();
-        if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
-    }
+    stop_everything();
 }
 
 }  // namespace
@@ -42,19 +50,32 @@ void install_interrupt_handlers() {
 bool interrupted() { return g_interrupted.load(); }
 
 InterruptGuard::InterruptGuard(middleware::TransferProgress &progress, std::span<const int> data_fds) {
-    std::size_t n = 0;
-    for (int fd : data_fds)
-        if (n < kMaxWatched) g_fds[n++].store(fd);
-    g_fd_count.store(n);
-    g_progress.store(&progress);
+    for (std::size_t i = 0; i < kMaxTransfers; ++i) {
+        middleware::TransferProgress *expected = nullptr;
+        if (g_progress[i].compare_exchange_strong(expected, &progress)) {
+            progress_slot_ = i;
+            break;
+        }
+    }
+    for (int fd : data_fds) {
+        for (std::size_t i = 0; i < kMaxWatchedFds; ++i) {
+            int expected = -1;
+            if (g_fds[i].compare_exchange_strong(expected, fd)) {
+                fd_slots_.push_back(i);
+                break;
+            }
+        }
+    }
     // A signal that arrived just before the guard existed still stops the transfer.
-    if (interrupted()) on_signal(SIGINT);
+    if (interrupted()) {
+        progress.abort.store(true);
+        for (int fd : data_fds) ::shutdown(fd, SHUT_RDWR);
+    }
 }
 
 InterruptGuard::~InterruptGuard() {
-    g_progress.store(nullptr);
-    g_fd_count.store(0);
-    for (auto &fd : g_fds) fd.store(-1);
+    if (progress_slot_ < kMaxTransfers) g_progress[progress_slot_].store(nullptr);
+    for (std::size_t i : fd_slots_) g_fds[i].store(-1);
 }
 
 }  // namespace rftp::client

@@ -71,9 +71,16 @@ int main(int argc, char **argv) {
     view.json = o.json && is_transfer(o.command);
     view.terminal_line = is_transfer(o.command) && !o.quiet && o.progress.value_or(::isatty(STDERR_FILENO) == 1);
     CommandContext ctx{o, *url, view, {}};
-    if (view.json)
-        emit_json_event({{"event", "start"}, {"command", command_name(o.command)}, {"url", o.url},
-                         {"local", o.local}, {"parallel", o.parallel}});
+    if (view.json) {
+        nlohmann::json start{{"event", "start"}, {"command", command_name(o.command)}, {"url", o.url},
+                             {"local", o.local}, {"parallel", o.parallel}};
+        if (o.many_files()) {
+            start["sources"] = o.command == Command::put ? o.locals : o.urls;
+            start["concurrency"] = o.concurrency;
+            start["recursive"] = o.recursive;
+        }
+        emit_json_event(start);
+    }
 
     auto started = std::chrono::steady_clock::now();
     OutcomeStatus result = dispatch(ctx);
@@ -82,11 +89,25 @@ int main(int argc, char **argv) {
     const RunSummary &s = ctx.summary;
     double rate = seconds > 0 ? static_cast<double>(s.bytes) / seconds : 0;
 
+    if (s.files && !o.quiet && !o.json) {
+        // Many files: one line that says how every file ended, success or not.
+        const FileCounts &f = *s.files;
+        std::size_t untried = f.total - f.ok - f.failed - f.skipped;
+        std::string line = std::string("rftp: ") + command_name(o.command) + ": " + std::to_string(f.ok) + " ok, " +
+                           std::to_string(f.failed) + " failed, " + std::to_string(f.skipped) + " skipped";
+        if (untried) line += ", " + std::to_string(untried) + " not attempted";
+        char tail[96];
+        std::snprintf(tail, sizeof tail, " of %zu files; %s in %.2f s (%s/s)\n", f.total,
+                      human_bytes(static_cast<double>(s.bytes)).c_str(), seconds, human_bytes(rate).c_str());
+        line += tail;
+        std::fputs(line.c_str(), stderr);
+    }
     if (!result) {
         std::fprintf(stderr, "rftp: %s\n", result.error().message.c_str());
         if ((exit == ExitCode::interrupted || exit == ExitCode::transfer) && !s.resume_hint.empty())
-            std::fprintf(stderr, "rftp: the partial file is kept; resume with: %s\n", s.resume_hint.c_str());
-    } else if (is_transfer(o.command) && !o.quiet && !o.json) {
+            std::fprintf(stderr, "rftp: %s kept; resume with: %s\n",
+                         s.files ? "partial files are" : "the partial file is", s.resume_hint.c_str());
+    } else if (is_transfer(o.command) && !o.quiet && !o.json && !s.files) {
         log::info(std::string(command_name(o.command)) + " done: " + human_bytes(static_cast<double>(s.bytes)) + " in " +
                   std::to_string(seconds) + " s (" + human_bytes(rate) + "/s, " + std::to_string(s.streams) + " stream(s))");
     }
@@ -98,6 +119,9 @@ int main(int argc, char **argv) {
         if (!result) summary["message"] = result.error().message;
         if (!result && !s.resume_hint.empty()) summary["resume"] = s.resume_hint;
         if (!s.notes.empty()) summary["notes"] = s.notes;
+        if (s.files)
+            summary["files"] = {{"total", s.files->total}, {"ok", s.files->ok}, {"failed", s.files->failed},
+                                {"skipped", s.files->skipped}};
         emit_json_event(summary);
     }
     return to_int(exit);

@@ -13,6 +13,9 @@ struct Session {
     FtpConnection control;
     Features features;
     bool epsv_refused = false;  // remembered so PASV is used right away next time
+    // OPTS PARALLEL n>=1 is in force: every later RETR/STOR of this session is
+    // framed, so a session reused for the next file must know to switch it off.
+    bool parallel_in_force = false;
 };
 
 Outcome<Session> open_session(const Url &url, int timeout_seconds);

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+
 #include <string>
 #include <vector>
 
@@ -54,13 +56,24 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     std::string transport = "auto";
     app.add_option("--transport", transport, "auto|tcp")->check(CLI::IsMember({"auto", "tcp"}));
     app.add_flag("--verify", o.verify, "compare the server's SHA-256 (HASH) with the local file");
+    app.add_flag("-r,--recursive", o.recursive, "put/get whole directory trees");
+    app.add_option("-j,--concurrency", o.concurrency, "sessions moving files at once, for many files (default 4)")
+        ->check(CLI::Range(1, 64));
+    app.add_flag("--continue-on-error", o.continue_on_error,
+                 "with many files, go on after a failed file (exit with the most severe code)");
 
-    auto *put = app.add_subcommand("put", "upload LOCAL to URL");
-    put->add_option("LOCAL", o.local, "local file")->required();
-    put->add_option("URL", o.url, "destination; a path ending in / gets LOCAL's basename")->required();
-    auto *get = app.add_subcommand("get", "download URL to LOCAL");
-    get->add_option("URL", o.url, "remote file")->required();
-    get->add_option("LOCAL", o.local, "file, directory, device, or - for stdout")->required();
+    // "LOCAL... URL" and "URL... LOCAL": CLI11 cannot put a single positional
+    // after a list, so both are read as one list and split below.
+    std::vector<std::string> put_args, get_args;
+    auto *put = app.add_subcommand("put", "upload LOCAL... to URL (a directory when there are several)");
+    put->add_option("LOCAL...URL", put_args,
+                    "local files (directories with -r), then the destination; a URL path ending in / "
+                    "gets each LOCAL's basename")
+        ->required();
+    auto *get = app.add_subcommand("get", "download URL... to LOCAL (a directory when there are several)");
+    get->add_option("URL...LOCAL", get_args,
+                    "remote files (directories with -r), then a file, directory, device, or - for stdout")
+        ->required();
     auto *ls = app.add_subcommand("ls", "list a remote directory");
     ls->add_option("URL", o.url)->required();
     auto *mkdir = app.add_subcommand("mkdir", "create a remote directory");
@@ -90,6 +103,23 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     o.block_size = *size;
     if (want_progress) o.progress = true;
     if (no_progress) o.progress = false;
+
+    auto two_or_more = [](const std::vector<std::string> &args, const char *form) {
+        if (args.size() >= 2) return true;
+        std::fprintf(stderr, "rftp: expected %s\n", form);
+        return false;
+    };
+    if (put->parsed()) {
+        if (!two_or_more(put_args, "put LOCAL... URL")) return ParsedCommandLine{std::nullopt, to_int(ExitCode::usage)};
+        o.url = put_args.back();
+        o.locals.assign(put_args.begin(), put_args.end() - 1);
+        o.local = o.locals.front();
+    } else if (get->parsed()) {
+        if (!two_or_more(get_args, "get URL... LOCAL")) return ParsedCommandLine{std::nullopt, to_int(ExitCode::usage)};
+        o.local = get_args.back();
+        o.urls.assign(get_args.begin(), get_args.end() - 1);
+        o.url = o.urls.front();
+    }
 
     if (put->parsed()) o.command = Command::put;
     else if (get->parsed()) o.command = Command::get;

@@ -2,7 +2,9 @@
 // fills in for main's final report (human line or JSON "summary" event).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,11 +14,20 @@
 
 namespace rftp::client {
 
+// How the files of a many-file transfer ended.
+struct FileCounts {
+    std::size_t total = 0;    // every file planned, including those never attempted
+    std::size_t ok = 0;
+    std::size_t failed = 0;
+    std::size_t skipped = 0;  // -c found them complete
+};
+
 struct RunSummary {
     uint64_t bytes = 0;     // payload bytes moved in this run (not counting a resumed prefix)
     unsigned streams = 0;   // data connections used for the transfer
     std::vector<std::string> notes;  // things worth knowing that are not errors
     std::string resume_hint;         // command that continues an interrupted transfer
+    std::optional<FileCounts> files; // set by many-file transfers
 };
 
 struct CommandContext {

@@ -1,189 +1,32 @@
-// rftp get URL LOCAL. A regular file is written to "LOCAL.rftp-part" and
-// renamed onto LOCAL only when every byte arrived and the count matches the
-// server's SIZE (and, with --verify, the SHA-256), so LOCAL is never a partial
-// file. "-" (stdout) and devices such as /dev/null are written directly.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cstring>
-#include <vector>
-
+// rftp get URL LOCAL: one session, one file, moved by get_one_file. Several
+// URLs or -r go to run_get_many, which moves each file the same way.
 #include "client/commands/commands.h"
+#include "client/commands/get_one_file.h"
+#include "client/commands/many_files.h"
 #include "client/commands/transfer_steps.h"
-#include "client/data_connection.h"
-#include "client/interrupt.h"
-#include "middleware/range_set.h"
-#include "middleware/tcp/parallel_transfer.h"
-#include "middleware/tcp/stream_transfer.h"
 
 namespace rftp::client {
-namespace {
-
-struct Destination {
-    std::string final_path;  // empty for stdout
-    std::string write_path;  // where bytes go: the partial file, the device, or empty for stdout
-    bool direct = false;     // stdout or a device: no partial file, no rename, no resume
-};
-
-Outcome<Destination> choose_destination(const Options &o, const std::string &remote_path) {
-    Destination d;
-    if (o.local == "-") {
-        d.direct = true;
-        return d;
-    }
-    std::string path = o.local;
-    struct stat st {};
-    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-        std::string base = basename_of(remote_path);
-        if (base.empty()) return fail_as(ExitCode::usage, "URL names a directory; give a file name to download");
-        path += (path.ends_with('/') ? "" : "/") + base;
-    }
-    d.final_path = path;
-    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-        if (S_ISDIR(st.st_mode)) return fail_as(ExitCode::local_file, path + " is a directory");
-        d.direct = true;  // device or FIFO: the reader wants the bytes, not a rename
-        d.write_path = path;
-        return d;
-    }
-    d.write_path = path + ".rftp-part";
-    return d;
-}
-
-}  // namespace
 
 OutcomeStatus run_get(CommandContext &ctx) {
     const Options &o = ctx.options;
+    if (o.many_files()) return run_get_many(ctx);
     const std::string &remote = ctx.url.path;
-    auto dest = choose_destination(o, remote);
+    auto dest = choose_destination(o.local, remote);
     if (!dest) return std::unexpected(dest.error());
     if (dest->direct && o.resume) return fail_as(ExitCode::usage, "-c needs a regular local file to resume into");
     if (o.local == "-" && o.json) return fail_as(ExitCode::usage, "--json and LOCAL '-' both want stdout");
 
     auto session = open_session(ctx.url, o.timeout_seconds);
     if (!session) return std::unexpected(session.error());
-    if (o.verify) {
-        if (auto ok = require_hash_for_verify(*session); !ok) return ok;
-    }
-    if (auto ok = set_binary_mode(*session); !ok) return ok;
-    auto probe = probe_size(*session, remote);
-    if (!probe) return std::unexpected(probe.error());
-    // SIZE offered but refused: the file is missing or not a plain file.
-    if (!probe->size && session->features.size) return refused("get " + remote, probe->reply);
-    const std::optional<uint64_t> *size = &probe->size;
-
-    UniqueFd file;
-    uint64_t offset = 0;
-    if (o.local == "-") {
-        file.reset(::dup(STDOUT_FILENO));
-    } else {
-        int flags = O_WRONLY | O_CLOEXEC | (dest->direct ? 0 : O_CREAT);
-        file.reset(::open(dest->write_path.c_str(), flags, 0644));
-        if (!file) return fail_as(ExitCode::local_file, "open " + dest->write_path + ": " + std::strerror(errno));
-    }
-    if (!dest->direct) {
-        struct stat st {};
-        ::fstat(file.get(), &st);
-        offset = o.resume ? static_cast<uint64_t>(st.st_size) : 0;
-        if (*size && offset > **size) {
-            ctx.note(dest->write_path + " is larger than the remote file; starting over");
-            offset = 0;
-        }
-        if (::ftruncate(file.get(), static_cast<off_t>(offset)) < 0)
-            return fail_as(ExitCode::local_file, "truncate " + dest->write_path + ": " + std::strerror(errno));
-        if (offset > 0) ctx.note("resuming at byte " + std::to_string(offset));
-    }
+    if (auto ok = prepare_transfer_session(*session, o.verify); !ok) return ok;
     ctx.summary.resume_hint = "rftp get -c '" + o.url + "' '" + o.local + "'";
 
-    bool complete_already = *size && offset == **size && offset > 0;
-    if (!complete_already) {
-        unsigned streams = 1;
-        uint64_t block = o.block_size;
-        bool big_enough = *size && **size - offset > o.block_size;
-        if (o.parallel > 1) {
-            if (!session->features.parallel) ctx.note("server does not offer PARALLEL; using one stream");
-            else if (!big_enough) ctx.note("file fits in one block; using one stream");
-            else if (dest->direct) ctx.note("parallel streams need a regular file; using one stream");
-            else {
-                auto grant = negotiate_parallel(*session, o.parallel, o.block_size);
-                if (!grant) return std::unexpected(grant.error());
-                streams = grant->streams;
-                block = grant->block_size;
-            }
-        }
-        if (offset > 0) {
-            auto rest = session->control.command("REST " + std::to_string(offset));
-            if (!rest) return std::unexpected(rest.error());
-            if (rest->code != 350) return refused("server cannot resume (REST)", *rest);
-        }
-        auto socks = open_data_connections(*session, streams);
-        if (!socks) return std::unexpected(socks.error());
-        auto started = session->control.command("RETR " + remote);
-        if (!started) return std::unexpected(started.error());
-        if (!started->positive_preliminary()) return refused("get " + remote, *started);
-
-        std::vector<int> fds;
-        for (auto &s : *socks) fds.push_back(s.get());
-        middleware::TransferProgress progress;
-        middleware::RangeSet received(offset);
-        Status moved;
-        uint64_t end = offset;
-        {
-            InterruptGuard guard(progress, fds);
-            ProgressReporter reporter(ctx.progress_view, progress, offset, *size);
-            if (streams == 1) {
-                auto r = middleware::receive_stream(fds[0], file.get(), offset, progress);
-                if (r) end = *r;
-                else moved = std::unexpected(r.error());
-            } else {
-                middleware::ParallelReceivePlan plan{file.get(), offset, static_cast<uint32_t>(block), **size};
-                auto r = middleware::receive_parallel(fds, plan, received, progress);
-                end = received.contiguous_end();
-                if (r && r->size != **size)
-                    moved = fail_msg("streams announced size " + std::to_string(r->size) + ", SIZE said " +
-                                     std::to_string(**size));
-                else if (!r) moved = std::unexpected(r.error());
-                else if (!received.covers_exactly(r->size)) moved = fail_msg("streams left holes in the file");
-            }
-        }
-        socks->clear();
-        ctx.summary.streams = streams;
-        ctx.summary.bytes = progress.bytes.load();
-        if (streams > 1 && !moved) {
-            // Only the contiguous prefix is trustworthy for a resume.
-            (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
-        }
-        if (interrupted()) {
-            abort_transfer(*session);
-            return fail_as(ExitCode::interrupted, "interrupted");
-        }
-        if (!moved) {
-            abort_transfer(*session);
-            return fail_as(exit_for_data_error(moved.error()), "get " + remote + ": " + moved.error().message);
-        }
-        auto done = session->control.read_reply();
-        if (!done) return std::unexpected(done.error());
-        if (!done->positive_completion()) return refused("get " + remote, *done);
-        if (*size && end != **size)
-            return fail_as(ExitCode::verification, "get " + remote + ": received " + std::to_string(end) +
-                                                       " bytes but the server's SIZE is " + std::to_string(**size));
-    }
-    if (dest->direct) {
-        close_session(*session);
-        return {};
-    }
-    if (::fsync(file.get()) < 0)
-        return fail_as(ExitCode::local_file, "fsync " + dest->write_path + ": " + std::strerror(errno));
-    file.reset();
-    if (o.verify) {
-        if (auto ok = verify_digest(*session, remote, dest->write_path); !ok) {
-            if (ok.error().exit == ExitCode::verification) ::unlink(dest->write_path.c_str());  // corrupt: never resume it
-            return ok;
-        }
-    }
-    if (::rename(dest->write_path.c_str(), dest->final_path.c_str()) < 0)
-        return fail_as(ExitCode::local_file,
-                       "rename " + dest->write_path + " to " + dest->final_path + ": " + std::strerror(errno));
+    FileReport report;
+    auto got = get_one_file(*session, o, remote, *dest, FileProgressHooks{ctx.progress_view, nullptr}, report);
+    ctx.summary.bytes = report.bytes;
+    ctx.summary.streams = report.streams;
+    ctx.summary.notes.insert(ctx.summary.notes.end(), report.notes.begin(), report.notes.end());
+    if (!got) return got;
     ctx.summary.resume_hint.clear();
     close_session(*session);
     return {};

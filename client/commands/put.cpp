@@ -1,153 +1,32 @@
-// rftp put LOCAL URL, following docs/protocol.md "Uploads": a plain STOR
-// against any server; with -c the resume offset comes from rftpd's
-// ".name.rftp-part" (SIZE of it) or, elsewhere, from the SIZE of the target,
-// and the rest is sent with REST+STOR (APPE when REST is refused, as lftp does).
-#include <fcntl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-
-#include <cstring>
-#include <vector>
-
+// rftp put LOCAL URL: one session, one file, moved by put_one_file. Several
+// sources or -r go to run_put_many, which moves each file the same way.
 #include "client/commands/commands.h"
+#include "client/commands/many_files.h"
+#include "client/commands/put_one_file.h"
 #include "client/commands/transfer_steps.h"
-#include "client/data_connection.h"
-#include "client/interrupt.h"
-#include "middleware/tcp/parallel_transfer.h"
-#include "middleware/tcp/stream_transfer.h"
 
 namespace rftp::client {
-namespace {
-
-// Where to continue an earlier upload; nullopt when the server already has it all.
-Outcome<std::optional<uint64_t>> resume_offset(CommandContext &ctx, Session &session, const std::string &remote,
-                                               uint64_t local_size) {
-    if (session.features.is_rftpd()) {
-        auto partial = probe_size(session, remote_partial_name(remote));
-        if (!partial) return std::unexpected(partial.error());
-        if (partial->size && *partial->size <= local_size) return std::optional<uint64_t>{*partial->size};
-    }
-    auto probe = probe_size(session, remote);
-    if (!probe) return std::unexpected(probe.error());
-    const std::optional<uint64_t> &existing = probe->size;
-    if (existing && *existing == local_size) return std::optional<uint64_t>{};
-    if (existing && *existing < local_size) return std::optional<uint64_t>{*existing};
-    if (existing) ctx.note("remote file is larger than the local one; uploading it whole");
-    return std::optional<uint64_t>{0};
-}
-
-}  // namespace
 
 OutcomeStatus run_put(CommandContext &ctx) {
     const Options &o = ctx.options;
+    if (o.many_files()) return run_put_many(ctx);
     std::string remote = ctx.url.path;
     if (remote.ends_with('/')) remote += basename_of(o.local);
-    UniqueFd file(::open(o.local.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!file) return fail_as(ExitCode::local_file, "open " + o.local + ": " + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(file.get(), &st) < 0 || !S_ISREG(st.st_mode))
-        return fail_as(ExitCode::local_file, o.local + " is not a regular file");
-    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    // Opened before connecting: a bad source fails with nothing sent.
+    auto source = open_upload_source(o.local);
+    if (!source) return std::unexpected(source.error());
 
     auto session = open_session(ctx.url, o.timeout_seconds);
     if (!session) return std::unexpected(session.error());
-    if (o.verify) {
-        if (auto ok = require_hash_for_verify(*session); !ok) return ok;
-    }
-    if (auto ok = set_binary_mode(*session); !ok) return ok;
+    if (auto ok = prepare_transfer_session(*session, o.verify); !ok) return ok;
     ctx.summary.resume_hint = "rftp put -c '" + o.local + "' '" + o.url + "'";
 
-    uint64_t offset = 0;
-    if (o.resume) {
-        auto found = resume_offset(ctx, *session, remote, size);
-        if (!found) return std::unexpected(found.error());
-        if (!*found) {
-            ctx.note(remote + " already has all " + std::to_string(size) + " bytes");
-            if (o.verify) {
-                if (auto ok = verify_digest(*session, remote, o.local); !ok) return ok;
-            }
-            ctx.summary.resume_hint.clear();
-            close_session(*session);
-            return {};
-        }
-        offset = **found;
-        if (offset > 0) ctx.note("resuming at byte " + std::to_string(offset));
-    }
-
-    unsigned streams = 1;
-    uint64_t block = o.block_size;
-    // Against rftpd every upload is framed, even on one stream: the frames
-    // announce the file's size, so a client that dies mid-upload can never
-    // leave a truncated file under the final name (a plain stream's end looks
-    // the same as a crash's).
-    bool framed = session->features.parallel;
-    if (o.parallel > 1 && !framed) ctx.note("server does not offer PARALLEL; using one stream");
-    if (framed) {
-        unsigned wanted = o.parallel;
-        if (wanted > 1 && size - offset <= o.block_size) {
-            ctx.note("file fits in one block; using one stream");
-            wanted = 1;
-        }
-        auto grant = negotiate_parallel(*session, wanted, o.block_size);
-        if (!grant) return std::unexpected(grant.error());
-        streams = grant->streams;
-        block = grant->block_size;
-    }
-    std::string verb = "STOR";
-    if (offset > 0) {
-        auto rest = session->control.command("REST " + std::to_string(offset));
-        if (!rest) return std::unexpected(rest.error());
-        if (rest->code != 350) {
-            if (session->features.is_rftpd() || framed) return refused("server cannot resume (REST)", *rest);
-            verb = "APPE";  // the remote file holds exactly the first offset bytes
-        }
-    }
-    auto socks = open_data_connections(*session, streams);
-    if (!socks) return std::unexpected(socks.error());
-    auto started = session->control.command(verb + " " + remote);
-    if (!started) return std::unexpected(started.error());
-    if (!started->positive_preliminary()) return refused("put " + remote, *started);
-
-    std::vector<int> fds;
-    for (auto &s : *socks) fds.push_back(s.get());
-    middleware::TransferProgress progress;
-    Status moved;
-    {
-        InterruptGuard guard(progress, fds);
-        ProgressReporter reporter(ctx.progress_view, progress, offset, size);
-        if (!framed) {
-            moved = middleware::send_stream(fds[0], file.get(), offset, size, progress);
-        } else {
-            middleware::ParallelSendPlan plan{file.get(), offset, size, static_cast<uint32_t>(block)};
-            moved = middleware::send_parallel(fds, plan, progress);
-        }
-    }
-    // Closing the data connection is what tells a plain-stream server the file ended.
-    socks->clear();
-    ctx.summary.streams = streams;
-    ctx.summary.bytes = progress.bytes.load();
-    if (interrupted()) {
-        abort_transfer(*session);
-        return fail_as(ExitCode::interrupted, "interrupted");
-    }
-    if (!moved) {
-        abort_transfer(*session);
-        return fail_as(exit_for_data_error(moved.error()), "put " + remote + ": " + moved.error().message);
-    }
-    auto done = session->control.read_reply();
-    if (!done) return std::unexpected(done.error());
-    if (!done->positive_completion()) return refused("put " + remote, *done);
-
-    if (session->features.size) {
-        auto stored = probe_size(*session, remote);
-        if (!stored) return std::unexpected(stored.error());
-        if (stored->size && *stored->size != size)
-            return fail_as(ExitCode::verification, "put " + remote + ": server holds " + std::to_string(*stored->size) +
-                                                       " bytes, local file has " + std::to_string(size));
-    }
-    if (o.verify) {
-        if (auto ok = verify_digest(*session, remote, o.local); !ok) return ok;
-    }
+    FileReport report;
+    auto sent = put_one_file(*session, o, *source, remote, FileProgressHooks{ctx.progress_view, nullptr}, report);
+    ctx.summary.bytes = report.bytes;
+    ctx.summary.streams = report.streams;
+    ctx.summary.notes.insert(ctx.summary.notes.end(), report.notes.begin(), report.notes.end());
+    if (!sent) return sent;
     ctx.summary.resume_hint.clear();
     close_session(*session);
     return {};

@@ -21,6 +21,13 @@ OutcomeStatus set_binary_mode(Session &session) {
     return {};
 }
 
+OutcomeStatus prepare_transfer_session(Session &session, bool verify) {
+    if (verify) {
+        if (auto ok = require_hash_for_verify(session); !ok) return ok;
+    }
+    return set_binary_mode(session);
+}
+
 Outcome<SizeProbe> probe_size(Session &session, const std::string &path) {
     auto reply = session.control.command("SIZE " + path);
     if (!reply) return std::unexpected(reply.error());
@@ -42,7 +49,16 @@ Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, ui
     words >> keyword >> grant.streams >> grant.block_size;
     if (!words || grant.streams == 0 || grant.block_size == 0)
         return fail_as(ExitCode::remote_file, "OPTS PARALLEL: unreadable reply '" + reply->text() + "'");
+    session.parallel_in_force = true;
     return grant;
+}
+
+OutcomeStatus disable_parallel(Session &session) {
+    auto reply = session.control.command("OPTS PARALLEL 0");
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code != 200) return refused("OPTS PARALLEL 0", *reply);
+    session.parallel_in_force = false;
+    return {};
 }
 
 void abort_transfer(Session &session) {

@@ -1,4 +1,4 @@
-// Steps shared by get and put: binary mode, SIZE, parallel negotiation,
+// Steps shared by get and put: binary mode, session preparation, SIZE, parallel negotiation,
 // ABOR after an interrupt, digest verification, error classification.
 #pragma once
 
@@ -12,6 +12,10 @@
 namespace rftp::client {
 
 OutcomeStatus set_binary_mode(Session &session);
+
+// What every transfer session needs before its first file: HASH when
+// --verify is asked (fails early otherwise), then TYPE I.
+OutcomeStatus prepare_transfer_session(Session &session, bool verify);
 
 struct SizeProbe {
     std::optional<uint64_t> size;  // set on 213; absent on any refusal (no such file, not offered)
@@ -28,6 +32,9 @@ struct ParallelGrant {
 
 // OPTS PARALLEL n block; the reply states what the server put in force.
 Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, uint64_t block_size);
+
+// OPTS PARALLEL 0: back to plain stream transfers on a reused session.
+OutcomeStatus disable_parallel(Session &session);
 
 // After an interrupted or failed transfer: ABOR and drain its replies, briefly.
 void abort_transfer(Session &session);

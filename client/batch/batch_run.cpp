@@ -1,0 +1,161 @@
+#include "client/batch/batch_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "client/commands/transfer_steps.h"
+#include "client/interrupt.h"
+#include "client/progress/json_events.h"
+#include "common/log.h"
+
+namespace rftp::client {
+namespace {
+
+const char *result_name(const FileResult &r) {
+    if (!r.failure) return r.report.skipped ? "skipped" : "ok";
+    return r.failure->exit == ExitCode::interrupted ? "interrupted" : "error";
+}
+
+// After these the control connection's state is unknown (or gone): the next
+// file gets a fresh session rather than a confused one.
+bool session_is_spent(ExitCode exit) {
+    return exit == ExitCode::connection || exit == ExitCode::transfer || exit == ExitCode::interrupted;
+}
+
+}  // namespace
+
+Outcome<Session> open_transfer_session(const CommandContext &ctx) {
+    auto session = open_session(ctx.url, ctx.options.timeout_seconds);
+    if (!session) return std::unexpected(session.error());
+    if (auto ok = prepare_transfer_session(*session, ctx.options.verify); !ok) {
+        close_session(*session);
+        return std::unexpected(ok.error());
+    }
+    return session;
+}
+
+BatchRun::BatchRun(CommandContext &ctx) : ctx_(ctx) {}
+
+void BatchRun::record_failure(FileJob job, Failure failure) {
+    ++planned_;
+    record(FileResult{std::move(job), {}, std::move(failure), 0});
+}
+
+void BatchRun::record(FileResult result) {
+    std::lock_guard lock(mutex_);
+    if (result.failure && !ctx_.options.continue_on_error) stop_.store(true);
+    if (ctx_.options.json) {
+        nlohmann::json ev{{"event", "file"},
+                          {"path", result.job.remote},
+                          {"local", result.job.local},
+                          {"bytes", result.report.bytes},
+                          {"seconds", result.seconds},
+                          {"result", result_name(result)},
+                          {"exit_code", to_int(result.failure ? result.failure->exit : ExitCode::ok)}};
+        if (result.report.streams) ev["streams"] = result.report.streams;
+        if (result.failure) ev["message"] = result.failure->message;
+        emit_json_event(ev);
+    }
+    if (progress_) progress_->file_finished();
+    results_.push_back(std::move(result));
+}
+
+void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, const FileAction &action) {
+    planned_ += jobs.size();
+    jobs_ = std::move(jobs);
+    next_job_.store(0);
+    BatchProgress progress(ctx_.progress_view, planned_);
+    {
+        std::lock_guard lock(mutex_);
+        progress_ = &progress;
+        for (std::size_t i = 0; i < results_.size(); ++i) progress.file_finished();
+    }
+    progress.start();
+
+    // One session per thread, never more threads than files.
+    std::size_t sessions = std::max<std::size_t>(1, std::min<std::size_t>(ctx_.options.concurrency, jobs_.size()));
+    std::vector<std::thread> threads;
+    threads.reserve(sessions);
+    for (std::size_t i = 0; i < sessions; ++i) {
+        std::optional<Session> handed;
+        if (i == 0) handed.swap(first);  // planning's session moves on with the first thread
+        threads.emplace_back([this, &action, s = std::move(handed)]() mutable { session_thread(std::move(s), action); });
+    }
+    for (auto &t : threads) t.join();
+    std::lock_guard lock(mutex_);
+    progress_ = nullptr;
+}
+
+void BatchRun::session_thread(std::optional<Session> session, const FileAction &action) {
+    for (;;) {
+        if (stop_.load() || interrupted()) break;
+        std::size_t index = next_job_.fetch_add(1);
+        if (index >= jobs_.size()) break;
+        const FileJob &job = jobs_[index];
+        auto started = std::chrono::steady_clock::now();
+        auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+
+        if (!session) {
+            auto opened = open_transfer_session(ctx_);
+            if (!opened) {
+                // This thread cannot go on; the others (if any) still can.
+                record(FileResult{job, {}, opened.error(), seconds()});
+                return;
+            }
+            session = std::move(*opened);
+        }
+        FileResult result{job, {}, std::nullopt, 0};
+        FileProgressHooks hooks{ProgressView{}, progress_};
+        auto moved = action(*session, job, hooks, result.report);
+        result.seconds = seconds();
+        if (!moved) {
+            result.failure = moved.error();
+            if (session_is_spent(moved.error().exit)) {
+                if (moved.error().exit != ExitCode::connection) close_session(*session);
+                session.reset();
+            }
+        }
+        record(std::move(result));
+    }
+    if (session) close_session(*session);
+}
+
+OutcomeStatus BatchRun::conclude() {
+    std::lock_guard lock(mutex_);
+    RunSummary &summary = ctx_.summary;
+    FileCounts counts;
+    counts.total = planned_;
+    std::set<std::string> notes;
+    const FileResult *first_failure = nullptr, *worst = nullptr;
+    for (const auto &r : results_) {
+        summary.bytes += r.report.bytes;
+        summary.streams = std::max(summary.streams, r.report.streams);
+        notes.insert(r.report.notes.begin(), r.report.notes.end());
+        if (!r.failure) {
+            ++(r.report.skipped ? counts.skipped : counts.ok);
+            continue;
+        }
+        ++counts.failed;
+        if (!first_failure) first_failure = &r;
+        if (!worst || severity(r.failure->exit) > severity(worst->failure->exit)) worst = &r;
+    }
+    summary.notes.insert(summary.notes.end(), notes.begin(), notes.end());
+    summary.files = counts;
+
+    if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
+    const FileResult *chosen = ctx_.options.continue_on_error ? worst : first_failure;
+    if (!chosen) {
+        summary.resume_hint.clear();
+        return {};
+    }
+    // main reports the chosen failure; every other one is said here, once.
+    for (const auto &r : results_)
+        if (r.failure && &r != chosen) log::error("rftp: " + r.failure->message);
+    std::string message = chosen->failure->message;
+    if (counts.failed > 1) message = std::to_string(counts.failed) + " files failed; " + message;
+    return fail_as(chosen->failure->exit, message);
+}
+
+}  // namespace rftp::client

@@ -1,0 +1,59 @@
+// Runs the files of a many-file transfer: N sessions, each logged in once
+// and on its own thread, take files from one shared queue and move each with
+// the same per-file function the single-file command uses. Collects every
+// file's result (JSON "file" events as they finish), stops at the first
+// failure unless --continue-on-error, and folds the results into the run's
+// summary and exit status.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "client/batch/file_job.h"
+#include "client/commands/command_context.h"
+#include "client/progress/batch_progress.h"
+#include "client/session.h"
+
+namespace rftp::client {
+
+// Moves one file over a prepared session (TYPE I, HASH checked).
+using FileAction = std::function<OutcomeStatus(Session &, const FileJob &, const FileProgressHooks &, FileReport &)>;
+
+// A logged-in session ready for transfers (prepare_transfer_session done).
+Outcome<Session> open_transfer_session(const CommandContext &ctx);
+
+class BatchRun {
+public:
+    explicit BatchRun(CommandContext &ctx);
+
+    // A file that failed before any transfer (missing source, unsafe name...).
+    void record_failure(FileJob job, Failure failure);
+    // Whether planning failures already end the run (no --continue-on-error).
+    bool stopped() const { return stop_.load(); }
+
+    // Moves the files; first is the session planning used, handed to one thread.
+    void run(std::vector<FileJob> jobs, std::optional<Session> first, const FileAction &action);
+
+    // Fills ctx.summary and returns how the run ended: the first failure, or
+    // with --continue-on-error the most severe one; 130 after an interrupt.
+    OutcomeStatus conclude();
+
+private:
+    void record(FileResult result);
+    void session_thread(std::optional<Session> session, const FileAction &action);
+
+    CommandContext &ctx_;
+    std::mutex mutex_;
+    std::vector<FileResult> results_;  // in the order files finished
+    std::atomic<bool> stop_{false};
+    std::size_t planned_ = 0;          // files handed to run(), plus recorded failures
+    std::vector<FileJob> jobs_;
+    std::atomic<std::size_t> next_job_{0};
+    BatchProgress *progress_ = nullptr;
+};
+
+}  // namespace rftp::client

@@ -1,0 +1,24 @@
+// One file of a many-file transfer, and how it ended.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "client/commands/file_report.h"
+#include "client/exit_codes.h"
+
+namespace rftp::client {
+
+struct FileJob {
+    std::string local;   // put: the source file; get: the final local path
+    std::string remote;  // absolute path on the server
+};
+
+struct FileResult {
+    FileJob job;
+    FileReport report;
+    std::optional<Failure> failure;  // absent: ok (or skipped, see report)
+    double seconds = 0;
+};
+
+}  // namespace rftp::client

@@ -1,0 +1,105 @@
+#include "client/batch/remote_tree.h"
+
+#include <sstream>
+
+#include "client/data_connection.h"
+#include "common/log.h"
+#include "protocol/mlsx_facts.h"
+
+namespace rftp::client {
+
+Outcome<bool> remote_is_directory(Session &session, const std::string &path) {
+    auto reply = session.control.command("CWD " + path);
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code == 250) return true;
+    if (reply->code == 530) return refused("CWD " + path, *reply);
+    return false;
+}
+
+OutcomeStatus ensure_remote_directory(Session &session, const std::string &path) {
+    auto made = session.control.command("MKD " + path);
+    if (!made) return std::unexpected(made.error());
+    if (made->positive_completion()) return {};
+    // MKD's refusal does not say whether the directory exists; CWD does.
+    auto exists = remote_is_directory(session, path);
+    if (!exists) return std::unexpected(exists.error());
+    if (*exists) return {};
+    return refused("mkdir " + path, *made);
+}
+
+bool is_safe_entry_name(const std::string &name) {
+    return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+           name.find('\0') == std::string::npos;
+}
+
+bool parse_unix_list_line(const std::string &line, RemoteEntry &entry) {
+    if (line.empty() || (line[0] != '-' && line[0] != 'd')) return false;
+    // Eight fields (mode, links, owner, group, size, month, day, time/year),
+    // then the name, which may itself contain spaces.
+    std::size_t pos = 0;
+    for (int field = 0; field < 8; ++field) {
+        pos = line.find_first_not_of(' ', pos);
+        if (pos == std::string::npos) return false;
+        pos = line.find(' ', pos);
+        if (pos == std::string::npos) return false;
+    }
+    pos = line.find_first_not_of(' ', pos);
+    if (pos == std::string::npos) return false;
+    entry.name = line.substr(pos);
+    entry.is_directory = line[0] == 'd';
+    return true;
+}
+
+Outcome<std::vector<RemoteEntry>> list_remote_directory(Session &session, const std::string &path) {
+    bool machine = session.features.mlst;
+    if (session.parallel_in_force) {
+        // Listings are always plain, but switching framing off keeps the
+        // session's state simple for the transfers that follow.
+        auto reply = session.control.command("OPTS PARALLEL 0");
+        if (!reply) return std::unexpected(reply.error());
+        session.parallel_in_force = false;
+    }
+    auto socks = open_data_connections(session, 1);
+    if (!socks) return std::unexpected(socks.error());
+    std::string command = (machine ? "MLSD " : "LIST ") + path;
+    auto started = session.control.command(command);
+    if (!started) return std::unexpected(started.error());
+    if (!started->positive_preliminary()) return refused("list " + path, *started);
+    auto listing = read_all((*socks)[0].get());
+    socks->clear();
+    if (!listing) return std::unexpected(listing.error());
+    auto done = session.control.read_reply();
+    if (!done) return std::unexpected(done.error());
+    if (!done->positive_completion()) return refused("list " + path, *done);
+
+    std::vector<RemoteEntry> entries;
+    std::istringstream lines(*listing);
+    std::string line;
+    while (std::getline(lines, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty()) continue;
+        RemoteEntry entry;
+        if (machine) {
+            auto parsed = ftp::parse_mlsx_line(line);
+            if (!parsed) {
+                log::info("skipping unreadable MLSD line: " + parsed.error().message);
+                continue;
+            }
+            std::string type = parsed->type();
+            if (type != "file" && type != "dir") continue;  // cdir, pdir, symlinks, devices
+            entry.name = parsed->name;
+            entry.is_directory = type == "dir";
+        } else if (!parse_unix_list_line(line, entry)) {
+            log::info("skipping LIST line rftp does not read: " + line);
+            continue;
+        }
+        if (!is_safe_entry_name(entry.name)) {
+            log::warning("skipping remote entry with an unsafe name in " + path + ": " + log::quote(entry.name));
+            continue;
+        }
+        entries.push_back(std::move(entry));
+    }
+    return entries;
+}
+
+}  // namespace rftp::client

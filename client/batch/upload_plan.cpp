@@ -1,0 +1,66 @@
+#include "client/batch/upload_plan.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "common/log.h"
+
+namespace fs = std::filesystem;
+
+namespace rftp::client {
+namespace {
+
+// "data/", "./data", "/abs/data" -> "data"; "." -> the current directory's name.
+std::string source_name(const std::string &source) {
+    fs::path p = fs::absolute(fs::path(source)).lexically_normal();
+    if (!p.has_filename()) p = p.parent_path();
+    return p.filename().string();
+}
+
+void add_tree(UploadPlan &plan, const std::string &source, const std::string &remote_root) {
+    plan.remote_directories.push_back(remote_root);
+    std::error_code ec;
+    fs::recursive_directory_iterator it(source, ec), end;
+    if (ec) {
+        plan.failures.push_back({FileJob{source, remote_root}, Failure{ExitCode::local_file, "read directory " + source + ": " + ec.message()}});
+        return;
+    }
+    for (; it != end; it.increment(ec)) {
+        if (ec) break;
+        const fs::path &path = it->path();
+        std::string remote = remote_root + "/" + fs::relative(path, source).generic_string();
+        std::error_code type_ec;
+        if (it->is_directory(type_ec)) plan.remote_directories.push_back(remote);
+        else if (it->is_regular_file(type_ec)) plan.files.push_back(FileJob{path.string(), remote});
+        else log::warning("rftp: skipping " + path.string() + ": not a regular file or directory");
+    }
+    if (ec)
+        plan.failures.push_back({FileJob{source, remote_root}, Failure{ExitCode::local_file, "read directory under " + source + ": " + ec.message()}});
+}
+
+}  // namespace
+
+UploadPlan plan_upload(const std::vector<std::string> &sources, bool recursive, const std::string &remote_dir) {
+    UploadPlan plan;
+    for (const auto &source : sources) {
+        std::string name = source_name(source);
+        FileJob job{source, remote_dir + name};
+        std::error_code ec;
+        auto status = fs::status(source, ec);
+        if (ec || !fs::exists(status)) {
+            plan.failures.push_back({job, Failure{ExitCode::local_file, "open " + source + ": " +
+                                                  (ec ? ec.message() : std::string("No such file or directory"))}});
+        } else if (fs::is_regular_file(status)) {
+            plan.files.push_back(job);
+        } else if (fs::is_directory(status) && recursive && !name.empty()) {
+            add_tree(plan, source, remote_dir + name);
+        } else if (fs::is_directory(status)) {
+            plan.failures.push_back({job, Failure{ExitCode::local_file, source + " is a directory (use -r to send the tree)"}});
+        } else {
+            plan.failures.push_back({job, Failure{ExitCode::local_file, source + " is not a regular file"}});
+        }
+    }
+    return plan;
+}
+
+}  // namespace rftp::client

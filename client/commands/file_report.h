@@ -1,0 +1,30 @@
+// What the per-file transfer functions (get_one_file, put_one_file) report
+// back, and how they show progress. One file or thousands, the same function
+// moves each file; only these hooks differ between the two.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "client/progress/batch_progress.h"
+#include "client/progress/progress_reporter.h"
+
+namespace rftp::client {
+
+struct FileReport {
+    uint64_t bytes = 0;     // payload moved for this file in this run (a resumed prefix excluded)
+    unsigned streams = 0;   // data connections used; 0 when nothing was sent
+    bool skipped = false;   // -c found the file already complete
+    std::vector<std::string> notes;  // worth knowing, not errors (e.g. fallback to one stream)
+
+    // Logged at -v and kept for the JSON summary.
+    void note(const std::string &text);
+};
+
+struct FileProgressHooks {
+    ProgressView per_file;           // one file: its own progress line and JSON progress events
+    BatchProgress *batch = nullptr;  // many files: the bytes feed the one aggregate line
+};
+
+}  // namespace rftp::client

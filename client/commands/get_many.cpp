@@ -1,0 +1,70 @@
+// rftp get [-r] URL... LOCALDIR: every remote file goes into the existing
+// local directory under its basename; -r lists remote directories (MLSD or
+// LIST) and recreates their trees there. All URLs must name one server.
+#include <sys/stat.h>
+
+#include "client/batch/batch_run.h"
+#include "client/batch/download_plan.h"
+#include "client/commands/get_one_file.h"
+#include "client/commands/many_files.h"
+
+namespace rftp::client {
+namespace {
+
+std::string quoted(const std::string &s) { return "'" + s + "'"; }
+
+std::string resume_command(const Options &o) {
+    std::string cmd = "rftp get -c";
+    if (o.recursive) cmd += " -r";
+    for (const auto &u : o.urls) cmd += " " + quoted(u);
+    return cmd + " " + quoted(o.local);
+}
+
+// Every URL's path, after checking they all name the server ctx.url names
+// (the sessions are shared by all files).
+Outcome<std::vector<std::string>> remote_paths(const CommandContext &ctx) {
+    std::vector<std::string> paths;
+    for (const auto &text : ctx.options.urls) {
+        auto url = parse_url(text);
+        if (!url) return fail_as(ExitCode::usage, url.error().message);
+        if (url->scheme != ctx.url.scheme || url->host != ctx.url.host || url->port != ctx.url.port ||
+            url->user != ctx.url.user)
+            return fail_as(ExitCode::usage, "all URLs of one get must name the same server and user: " + text);
+        paths.push_back(url->path);
+    }
+    return paths;
+}
+
+}  // namespace
+
+OutcomeStatus run_get_many(CommandContext &ctx) {
+    const Options &o = ctx.options;
+    if (o.local == "-") return fail_as(ExitCode::usage, "several files cannot go to stdout; give a local directory");
+    struct stat st {};
+    if (::stat(o.local.c_str(), &st) < 0 || !S_ISDIR(st.st_mode))
+        return fail_as(ExitCode::usage, o.local + " must be an existing directory to receive several files");
+    auto paths = remote_paths(ctx);
+    if (!paths) return std::unexpected(paths.error());
+
+    auto session = open_transfer_session(ctx);
+    if (!session) return std::unexpected(session.error());
+    auto plan = plan_download(*session, *paths, o.recursive, o.local);
+    if (!plan) return std::unexpected(plan.error());
+    BatchRun batch(ctx);
+    for (auto &[job, failure] : plan->failures) batch.record_failure(job, failure);
+    if (batch.stopped()) {
+        close_session(*session);
+        return batch.conclude();
+    }
+
+    ctx.summary.resume_hint = resume_command(o);
+    batch.run(std::move(plan->files), std::move(*session),
+              [&o](Session &s, const FileJob &job, const FileProgressHooks &hooks, FileReport &report) -> OutcomeStatus {
+                  auto dest = choose_destination(job.local, job.remote);
+                  if (!dest) return std::unexpected(dest.error());
+                  return get_one_file(s, o, job.remote, *dest, hooks, report);
+              });
+    return batch.conclude();
+}
+
+}  // namespace rftp::client

@@ -1,0 +1,187 @@
+#include "client/commands/get_one_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+#include "client/commands/transfer_steps.h"
+#include "client/data_connection.h"
+#include "client/interrupt.h"
+#include "middleware/range_set.h"
+#include "middleware/tcp/parallel_transfer.h"
+#include "middleware/tcp/stream_transfer.h"
+
+namespace rftp::client {
+
+Outcome<Destination> choose_destination(const std::string &local, const std::string &remote_path) {
+    Destination d;
+    if (local == "-") {
+        d.direct = true;
+        return d;
+    }
+    std::string path = local;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        std::string base = basename_of(remote_path);
+        if (base.empty()) return fail_as(ExitCode::usage, "URL names a directory; give a file name to download");
+        path += (path.ends_with('/') ? "" : "/") + base;
+    }
+    d.final_path = path;
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) return fail_as(ExitCode::local_file, path + " is a directory");
+        d.direct = true;  // device or FIFO: the reader wants the bytes, not a rename
+        d.write_path = path;
+        return d;
+    }
+    d.write_path = path + ".rftp-part";
+    return d;
+}
+
+namespace {
+
+// -c and LOCAL already holds exactly the server's size: nothing to fetch.
+bool already_complete(const Options &o, const Destination &dest, const std::optional<uint64_t> &size) {
+    if (!o.resume || dest.direct || !size) return false;
+    struct stat st {};
+    return ::stat(dest.final_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           static_cast<uint64_t>(st.st_size) == *size;
+}
+
+}  // namespace
+
+OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
+                           const FileProgressHooks &hooks, FileReport &report) {
+    auto probe = probe_size(session, remote);
+    if (!probe) return std::unexpected(probe.error());
+    // SIZE offered but refused: the file is missing or not a plain file.
+    if (!probe->size && session.features.size) return refused("get " + remote, probe->reply);
+    const std::optional<uint64_t> &size = probe->size;
+
+    if (already_complete(o, dest, size)) {
+        report.skipped = true;
+        report.note(dest.final_path + " already has all " + std::to_string(*size) + " bytes");
+        if (o.verify) return verify_digest(session, remote, dest.final_path);
+        return {};
+    }
+
+    UniqueFd file;
+    uint64_t offset = 0;
+    if (dest.write_path.empty()) {
+        file.reset(::dup(STDOUT_FILENO));
+    } else {
+        int flags = O_WRONLY | O_CLOEXEC | (dest.direct ? 0 : O_CREAT);
+        file.reset(::open(dest.write_path.c_str(), flags, 0644));
+        if (!file) return fail_as(ExitCode::local_file, "open " + dest.write_path + ": " + std::strerror(errno));
+    }
+    if (!dest.direct) {
+        struct stat st {};
+        ::fstat(file.get(), &st);
+        offset = o.resume ? static_cast<uint64_t>(st.st_size) : 0;
+        if (size && offset > *size) {
+            report.note(dest.write_path + " is larger than the remote file; starting over");
+            offset = 0;
+        }
+        if (::ftruncate(file.get(), static_cast<off_t>(offset)) < 0)
+            return fail_as(ExitCode::local_file, "truncate " + dest.write_path + ": " + std::strerror(errno));
+        if (offset > 0) report.note(dest.write_path + ": resuming at byte " + std::to_string(offset));
+    }
+
+    bool complete_already = size && offset == *size && offset > 0;
+    if (!complete_already) {
+        unsigned streams = 1;
+        uint64_t block = o.block_size;
+        bool big_enough = size && *size - offset > o.block_size;
+        if (o.parallel > 1) {
+            if (!session.features.parallel) report.note("server does not offer PARALLEL; using one stream");
+            else if (!big_enough) report.note("file fits in one block; using one stream");
+            else if (dest.direct) report.note("parallel streams need a regular file; using one stream");
+            else {
+                auto grant = negotiate_parallel(session, o.parallel, o.block_size);
+                if (!grant) return std::unexpected(grant.error());
+                streams = grant->streams;
+                block = grant->block_size;
+            }
+        }
+        // The session may be reused for the next file: a one-stream transfer
+        // after a parallel one must switch framing off again.
+        if (streams == 1 && session.parallel_in_force) {
+            if (auto off = disable_parallel(session); !off) return off;
+        }
+        if (offset > 0) {
+            auto rest = session.control.command("REST " + std::to_string(offset));
+            if (!rest) return std::unexpected(rest.error());
+            if (rest->code != 350) return refused("server cannot resume (REST)", *rest);
+        }
+        auto socks = open_data_connections(session, streams);
+        if (!socks) return std::unexpected(socks.error());
+        auto started = session.control.command("RETR " + remote);
+        if (!started) return std::unexpected(started.error());
+        if (!started->positive_preliminary()) return refused("get " + remote, *started);
+
+        std::vector<int> fds;
+        for (auto &s : *socks) fds.push_back(s.get());
+        middleware::TransferProgress progress;
+        middleware::RangeSet received(offset);
+        Status moved;
+        uint64_t end = offset;
+        {
+            InterruptGuard guard(progress, fds);
+            ProgressReporter reporter(hooks.per_file, progress, offset, size);
+            BatchProgress::Watch watch(hooks.batch, progress);
+            if (streams == 1) {
+                auto r = middleware::receive_stream(fds[0], file.get(), offset, progress);
+                if (r) end = *r;
+                else moved = std::unexpected(r.error());
+            } else {
+                middleware::ParallelReceivePlan plan{file.get(), offset, static_cast<uint32_t>(block), *size};
+                auto r = middleware::receive_parallel(fds, plan, received, progress);
+                end = received.contiguous_end();
+                if (r && r->size != *size)
+                    moved = fail_msg("streams announced size " + std::to_string(r->size) + ", SIZE said " +
+                                     std::to_string(*size));
+                else if (!r) moved = std::unexpected(r.error());
+                else if (!received.covers_exactly(r->size)) moved = fail_msg("streams left holes in the file");
+            }
+        }
+        socks->clear();
+        report.streams = streams;
+        report.bytes = progress.bytes.load();
+        if (streams > 1 && !moved) {
+            // Only the contiguous prefix is trustworthy for a resume.
+            (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
+        }
+        if (interrupted()) {
+            abort_transfer(session);
+            return fail_as(ExitCode::interrupted, "interrupted");
+        }
+        if (!moved) {
+            abort_transfer(session);
+            return fail_as(exit_for_data_error(moved.error()), "get " + remote + ": " + moved.error().message);
+        }
+        auto done = session.control.read_reply();
+        if (!done) return std::unexpected(done.error());
+        if (!done->positive_completion()) return refused("get " + remote, *done);
+        if (size && end != *size)
+            return fail_as(ExitCode::verification, "get " + remote + ": received " + std::to_string(end) +
+                                                       " bytes but the server's SIZE is " + std::to_string(*size));
+    }
+    if (dest.direct) return {};
+    if (::fsync(file.get()) < 0)
+        return fail_as(ExitCode::local_file, "fsync " + dest.write_path + ": " + std::strerror(errno));
+    file.reset();
+    if (o.verify) {
+        if (auto ok = verify_digest(session, remote, dest.write_path); !ok) {
+            if (ok.error().exit == ExitCode::verification) ::unlink(dest.write_path.c_str());  // corrupt: never resume it
+            return ok;
+        }
+    }
+    if (::rename(dest.write_path.c_str(), dest.final_path.c_str()) < 0)
+        return fail_as(ExitCode::local_file,
+                       "rename " + dest.write_path + " to " + dest.final_path + ": " + std::strerror(errno));
+    return {};
+}
+
+}  // namespace rftp::client

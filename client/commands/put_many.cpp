@@ -1,0 +1,67 @@
+// rftp put [-r] LOCAL... URL/dir/: every file goes into the remote directory
+// (URL path ending in '/', made if missing, or an existing directory); -r
+// recreates local directory trees there with MKD.
+#include "client/batch/batch_run.h"
+#include "client/batch/remote_tree.h"
+#include "client/batch/upload_plan.h"
+#include "client/commands/many_files.h"
+#include "client/commands/put_one_file.h"
+
+namespace rftp::client {
+namespace {
+
+std::string quoted(const std::string &s) { return "'" + s + "'"; }
+
+std::string resume_command(const Options &o) {
+    std::string cmd = "rftp put -c";
+    if (o.recursive) cmd += " -r";
+    for (const auto &l : o.locals) cmd += " " + quoted(l);
+    return cmd + " " + quoted(o.url);
+}
+
+// Makes sure the directory files go into exists (planning already named it).
+OutcomeStatus check_destination_directory(Session &session, const std::string &url_path) {
+    if (url_path.ends_with('/')) {
+        if (url_path != "/") {
+            if (auto ok = ensure_remote_directory(session, url_path.substr(0, url_path.size() - 1)); !ok) return ok;
+        }
+        return {};
+    }
+    auto is_dir = remote_is_directory(session, url_path);
+    if (!is_dir) return std::unexpected(is_dir.error());
+    if (!*is_dir)
+        return fail_as(ExitCode::usage, url_path + " is not a directory on the server; with several files or -r "
+                                                   "the URL must end in / or name an existing directory");
+    return {};
+}
+
+}  // namespace
+
+OutcomeStatus run_put_many(CommandContext &ctx) {
+    const Options &o = ctx.options;
+    BatchRun batch(ctx);
+    // Planned from the local disk before connecting, so a missing source
+    // fails before anything changes on the server.
+    std::string base = ctx.url.path.ends_with('/') ? ctx.url.path : ctx.url.path + "/";
+    UploadPlan plan = plan_upload(o.locals, o.recursive, base);
+    for (auto &[job, failure] : plan.failures) batch.record_failure(job, failure);
+    if (batch.stopped()) return batch.conclude();
+
+    auto session = open_transfer_session(ctx);
+    if (!session) return std::unexpected(session.error());
+    if (auto ok = check_destination_directory(*session, ctx.url.path); !ok) return ok;
+    for (const auto &d : plan.remote_directories) {
+        if (auto ok = ensure_remote_directory(*session, d); !ok) return ok;
+    }
+
+    ctx.summary.resume_hint = resume_command(o);
+    batch.run(std::move(plan.files), std::move(*session),
+              [&o](Session &s, const FileJob &job, const FileProgressHooks &hooks, FileReport &report) -> OutcomeStatus {
+                  auto source = open_upload_source(job.local);
+                  if (!source) return std::unexpected(source.error());
+                  return put_one_file(s, o, *source, job.remote, hooks, report);
+              });
+    return batch.conclude();
+}
+
+}  // namespace rftp::client

@@ -1,0 +1,141 @@
+#include "client/commands/put_one_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "client/commands/transfer_steps.h"
+#include "client/data_connection.h"
+#include "client/interrupt.h"
+#include "middleware/tcp/parallel_transfer.h"
+#include "middleware/tcp/stream_transfer.h"
+
+namespace rftp::client {
+namespace {
+
+// Where to continue an earlier upload; nullopt when the server already has it all.
+Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &session, const std::string &remote,
+                                               uint64_t local_size) {
+    if (session.features.is_rftpd()) {
+        auto partial = probe_size(session, remote_partial_name(remote));
+        if (!partial) return std::unexpected(partial.error());
+        if (partial->size && *partial->size <= local_size) return std::optional<uint64_t>{*partial->size};
+    }
+    auto probe = probe_size(session, remote);
+    if (!probe) return std::unexpected(probe.error());
+    const std::optional<uint64_t> &existing = probe->size;
+    if (existing && *existing == local_size) return std::optional<uint64_t>{};
+    if (existing && *existing < local_size) return std::optional<uint64_t>{*existing};
+    if (existing) report.note(remote + ": remote file is larger than the local one; uploading it whole");
+    return std::optional<uint64_t>{0};
+}
+
+}  // namespace
+
+Outcome<UploadSource> open_upload_source(const std::string &path) {
+    UploadSource source{path, UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), 0};
+    if (!source.fd) return fail_as(ExitCode::local_file, "open " + path + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(source.fd.get(), &st) < 0 || !S_ISREG(st.st_mode))
+        return fail_as(ExitCode::local_file, path + " is not a regular file");
+    source.size = static_cast<uint64_t>(st.st_size);
+    return source;
+}
+
+OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
+                           const FileProgressHooks &hooks, FileReport &report) {
+    const uint64_t size = source.size;
+    uint64_t offset = 0;
+    if (o.resume) {
+        auto found = resume_offset(report, session, remote, size);
+        if (!found) return std::unexpected(found.error());
+        if (!*found) {
+            report.skipped = true;
+            report.note(remote + " already has all " + std::to_string(size) + " bytes");
+            if (o.verify) return verify_digest(session, remote, source.path);
+            return {};
+        }
+        offset = **found;
+        if (offset > 0) report.note(remote + ": resuming at byte " + std::to_string(offset));
+    }
+
+    unsigned streams = 1;
+    uint64_t block = o.block_size;
+    // Against rftpd every upload is framed, even on one stream: the frames
+    // announce the file's size, so a client that dies mid-upload can never
+    // leave a truncated file under the final name (a plain stream's end looks
+    // the same as a crash's).
+    bool framed = session.features.parallel;
+    if (o.parallel > 1 && !framed) report.note("server does not offer PARALLEL; using one stream");
+    if (framed) {
+        unsigned wanted = o.parallel;
+        if (wanted > 1 && size - offset <= o.block_size) {
+            report.note("file fits in one block; using one stream");
+            wanted = 1;
+        }
+        auto grant = negotiate_parallel(session, wanted, o.block_size);
+        if (!grant) return std::unexpected(grant.error());
+        streams = grant->streams;
+        block = grant->block_size;
+    }
+    std::string verb = "STOR";
+    if (offset > 0) {
+        auto rest = session.control.command("REST " + std::to_string(offset));
+        if (!rest) return std::unexpected(rest.error());
+        if (rest->code != 350) {
+            if (session.features.is_rftpd() || framed) return refused("server cannot resume (REST)", *rest);
+            verb = "APPE";  // the remote file holds exactly the first offset bytes
+        }
+    }
+    auto socks = open_data_connections(session, streams);
+    if (!socks) return std::unexpected(socks.error());
+    auto started = session.control.command(verb + " " + remote);
+    if (!started) return std::unexpected(started.error());
+    if (!started->positive_preliminary()) return refused("put " + remote, *started);
+
+    std::vector<int> fds;
+    for (auto &s : *socks) fds.push_back(s.get());
+    middleware::TransferProgress progress;
+    Status moved;
+    {
+        InterruptGuard guard(progress, fds);
+        ProgressReporter reporter(hooks.per_file, progress, offset, size);
+        BatchProgress::Watch watch(hooks.batch, progress);
+        if (!framed) {
+            moved = middleware::send_stream(fds[0], source.fd.get(), offset, size, progress);
+        } else {
+            middleware::ParallelSendPlan plan{source.fd.get(), offset, size, static_cast<uint32_t>(block)};
+            moved = middleware::send_parallel(fds, plan, progress);
+        }
+    }
+    // Closing the data connection is what tells a plain-stream server the file ended.
+    socks->clear();
+    report.streams = streams;
+    report.bytes = progress.bytes.load();
+    if (interrupted()) {
+        abort_transfer(session);
+        return fail_as(ExitCode::interrupted, "interrupted");
+    }
+    if (!moved) {
+        abort_transfer(session);
+        return fail_as(exit_for_data_error(moved.error()), "put " + remote + ": " + moved.error().message);
+    }
+    auto done = session.control.read_reply();
+    if (!done) return std::unexpected(done.error());
+    if (!done->positive_completion()) return refused("put " + remote, *done);
+
+    if (session.features.size) {
+        auto stored = probe_size(session, remote);
+        if (!stored) return std::unexpected(stored.error());
+        if (stored->size && *stored->size != size)
+            return fail_as(ExitCode::verification, "put " + remote + ": server holds " + std::to_string(*stored->size) +
+                                                       " bytes, local file has " + std::to_string(size));
+    }
+    if (o.verify) return verify_digest(session, remote, source.path);
+    return {};
+}
+
+}  // namespace rftp::client
