@@ -1,0 +1,1 @@
+"""Pieces of the TCP benchmark harness (bench/tcp_bench.py)."""
