@@ -1,0 +1,291 @@
+"""rftp moving many files per invocation: LOCAL... URL/dir/, URL... DIR, -r,
+-j sessions, --continue-on-error, -c skipping complete files, JSON events.
+
+Against the real rftpd fixture (user alice, read-write) and, where vsftpd can
+be started, against a server without rftp's extensions. Every file is
+compared by SHA-256 on disk.
+"""
+
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import BUILD, PASSWORDS  # noqa: E402
+from vsftpd_server import VSFTPD, VsftpdServer  # noqa: E402
+
+RFTP = str(BUILD / "rftp")
+
+
+def rftp(env, *args, timeout=300):
+    return subprocess.run([RFTP, *map(str, args)], env=env, capture_output=True, timeout=timeout,
+                          start_new_session=True)
+
+
+def sha256(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def tree_digests(root: Path) -> dict:
+    """Relative path -> SHA-256 of every regular file under root."""
+    return {p.relative_to(root).as_posix(): sha256(p) for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def events(result) -> list:
+    return [json.loads(line) for line in result.stdout.decode().splitlines()]
+
+
+def make_tree(root: Path, small: int = 200, large_sizes=(3 * 2**20 + 5, 5 * 2**20, 2**20 + 1)) -> Path:
+    """~200 small files (0 B..8 KiB) spread over nested directories, plus a few MiB-sized ones."""
+    rng = random.Random(1234)
+    dirs = [root, root / "a", root / "a" / "b", root / "a" / "b" / "c", root / "d", root / "d" / "e f"]
+    for d in dirs:
+        d.mkdir(parents=True, exist_ok=True)
+    for i in range(small):
+        (dirs[i % len(dirs)] / f"small-{i:03d}.dat").write_bytes(rng.randbytes(rng.randrange(0, 8193)))
+    for i, size in enumerate(large_sizes):
+        (dirs[(i * 2 + 1) % len(dirs)] / f"large-{i}.bin").write_bytes(os.urandom(size))
+    return root
+
+
+@pytest.fixture
+def alice_env(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "RFTP_PASSWORD": PASSWORDS["alice"]}
+
+
+def alice_url(d, path="/"):
+    return f"rftp://alice@127.0.0.1:{d.port}{path}"
+
+
+def no_partials(root: Path):
+    return [p for p in root.rglob("*") if p.name.endswith(".rftp-part")]
+
+
+def test_tree_put_and_get_with_four_sessions(rftpd, alice_env, tmp_path):
+    src = make_tree(tmp_path / "src")
+    want = tree_digests(src)
+    assert len(want) == 203
+
+    up = rftp(alice_env, "-j", "4", "-P", "2", "--block-size", "1M", "--json", "put", "-r", src, alice_url(rftpd, "/up/"))
+    assert up.returncode == 0, up.stderr
+    remote = rftpd.roots["alice"] / "up" / "src"
+    assert tree_digests(remote) == want
+    assert no_partials(rftpd.roots["alice"]) == []
+    ev = events(up)
+    files = [e for e in ev if e["event"] == "file"]
+    assert len(files) == 203 and all(e["result"] == "ok" and e["exit_code"] == 0 for e in files)
+    assert {e["path"] for e in files} == {f"/up/src/{rel}" for rel in want}
+    summary = ev[-1]
+    assert summary["event"] == "summary" and summary["result"] == "ok"
+    assert summary["files"] == {"total": 203, "ok": 203, "failed": 0, "skipped": 0}
+    assert summary["bytes"] == sum(p.stat().st_size for p in src.rglob("*") if p.is_file())
+
+    # -P 4 makes the large files parallel and the small ones plain, on the
+    # same reused sessions: framing must be switched on and off per file.
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    down = rftp(alice_env, "-j", "4", "-P", "4", "--block-size", "1M", "get", "-r", alice_url(rftpd, "/up/src"), dst)
+    assert down.returncode == 0, down.stderr
+    assert tree_digests(dst / "src") == want
+    assert no_partials(dst) == []
+    assert b"203 ok, 0 failed, 0 skipped of 203 files" in down.stderr
+
+
+def test_several_files_into_a_directory_and_back(rftpd, alice_env, tmp_path):
+    names = ["one.bin", "two.bin", "three.bin"]
+    for i, n in enumerate(names):
+        (tmp_path / n).write_bytes(os.urandom(1000 * (i + 1)))
+    (rftpd.roots["alice"] / "inbox").mkdir()
+    # An existing remote directory without the trailing slash is a directory too.
+    r = rftp(alice_env, "put", *[tmp_path / n for n in names], alice_url(rftpd, "/inbox"))
+    assert r.returncode == 0, r.stderr
+    for n in names:
+        assert sha256(rftpd.roots["alice"] / "inbox" / n) == sha256(tmp_path / n)
+
+    out = tmp_path / "out"
+    out.mkdir()
+    r = rftp(alice_env, "-j", "2", "get", *[alice_url(rftpd, f"/inbox/{n}") for n in names], out)
+    assert r.returncode == 0, r.stderr
+    for n in names:
+        assert sha256(out / n) == sha256(tmp_path / n)
+
+
+def test_put_to_a_remote_file_that_is_not_a_directory_is_refused(rftpd, alice_env, tmp_path):
+    (rftpd.roots["alice"] / "plain").write_bytes(b"x")
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"a")
+    b.write_bytes(b"b")
+    r = rftp(alice_env, "put", a, b, alice_url(rftpd, "/plain"))
+    assert r.returncode == 2
+    assert b"not a directory" in r.stderr
+    assert (rftpd.roots["alice"] / "plain").read_bytes() == b"x"
+
+
+def test_missing_source_stops_or_is_skipped_with_continue_on_error(rftpd, alice_env, tmp_path):
+    good = [tmp_path / "g1", tmp_path / "g2"]
+    for g in good:
+        g.write_bytes(os.urandom(5000))
+    missing = tmp_path / "no-such-file"
+    dest = rftpd.roots["alice"] / "m"
+
+    # Default: the first failed file ends the run; a missing source is found
+    # before anything is sent, so the server is untouched.
+    r = rftp(alice_env, "put", good[0], missing, good[1], alice_url(rftpd, "/m/"))
+    assert r.returncode == 6, r.stderr
+    assert str(missing).encode() in r.stderr
+    assert not dest.exists()
+
+    r = rftp(alice_env, "--continue-on-error", "--json", "put", good[0], missing, good[1], alice_url(rftpd, "/m/"))
+    assert r.returncode == 6, r.stderr
+    for g in good:
+        assert sha256(dest / g.name) == sha256(g)
+    ev = events(r)
+    failed = [e for e in ev if e["event"] == "file" and e["result"] == "error"]
+    assert len(failed) == 1 and failed[0]["exit_code"] == 6 and str(missing) in failed[0]["message"]
+    summary = ev[-1]
+    assert summary["result"] == "error" and summary["exit_code"] == 6
+    assert summary["files"] == {"total": 3, "ok": 2, "failed": 1, "skipped": 0}
+
+
+def test_missing_remote_file_with_and_without_continue_on_error(rftpd, alice_env, tmp_path):
+    for n in ("r1", "r2"):
+        (rftpd.roots["alice"] / n).write_bytes(os.urandom(3000))
+    urls = [alice_url(rftpd, "/r1"), alice_url(rftpd, "/gone"), alice_url(rftpd, "/r2")]
+    out = tmp_path / "out"
+    out.mkdir()
+    # One session: the files are taken in order, so the run stops at /gone.
+    r = rftp(alice_env, "-j", "1", "get", *urls, out)
+    assert r.returncode == 5, r.stderr
+    assert b"550" in r.stderr and b"/gone" in r.stderr
+    assert not (out / "gone").exists() and not (out / "gone.rftp-part").exists()
+    assert not (out / "r2").exists()
+
+    r = rftp(alice_env, "--continue-on-error", "get", *urls, out)
+    assert r.returncode == 5, r.stderr
+    assert b"2 ok, 1 failed" in r.stderr
+    for n in ("r1", "r2"):
+        assert sha256(out / n) == sha256(rftpd.roots["alice"] / n)
+
+
+def test_continue_skips_complete_files_and_moves_nothing(rftpd, alice_env, tmp_path):
+    src = make_tree(tmp_path / "src", small=30, large_sizes=(2 * 2**20,))
+    url = alice_url(rftpd, "/c/")
+    assert rftp(alice_env, "put", "-r", src, url).returncode == 0
+
+    r = rftp(alice_env, "--json", "-c", "put", "-r", src, url)
+    assert r.returncode == 0, r.stderr
+    ev = events(r)
+    files = [e for e in ev if e["event"] == "file"]
+    assert len(files) == 31 and all(e["result"] == "skipped" and e["bytes"] == 0 for e in files)
+    assert ev[-1]["bytes"] == 0 and ev[-1]["files"]["skipped"] == 31
+
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    assert rftp(alice_env, "get", "-r", alice_url(rftpd, "/c/src"), dst).returncode == 0
+    # One file changed size locally: only that one is fetched again.
+    victim = dst / "src" / "a" / "small-001.dat"
+    victim.write_bytes(b"")
+    r = rftp(alice_env, "--json", "-c", "get", "-r", alice_url(rftpd, "/c/src"), dst)
+    assert r.returncode == 0, r.stderr
+    files = [e for e in events(r) if e["event"] == "file"]
+    assert sorted(e["result"] for e in files) == ["ok"] + ["skipped"] * 30
+    assert tree_digests(dst / "src") == tree_digests(src)
+
+
+def test_usage_errors_for_many_files(rftpd, alice_env, tmp_path):
+    a = tmp_path / "a"
+    a.write_bytes(b"a")
+    # A directory source without -r.
+    r = rftp(alice_env, "put", a, tmp_path, alice_url(rftpd, "/"))
+    assert r.returncode == 6 and b"-r" in r.stderr
+    # Several files cannot go to stdout or into a file.
+    assert rftp(alice_env, "get", alice_url(rftpd, "/x"), alice_url(rftpd, "/y"), "-").returncode == 2
+    assert rftp(alice_env, "get", alice_url(rftpd, "/x"), alice_url(rftpd, "/y"), a).returncode == 2
+    # All URLs must name one server.
+    r = rftp(alice_env, "get", alice_url(rftpd, "/x"), "rftp://bob@127.0.0.1:1/y", tmp_path)
+    assert r.returncode == 2 and b"same server" in r.stderr
+    assert rftp(alice_env, "put", a).returncode == 2
+
+
+# --- against vsftpd: no MLSD (LIST is read), no PARALLEL, anonymous pub/ ---
+
+needs_vsftpd = pytest.mark.skipif(not os.path.exists(VSFTPD) or os.geteuid() != 0,
+                                  reason="vsftpd not installed, or not root (vsftpd needs root to start)")
+
+
+@pytest.fixture
+def anon_env(tmp_path):
+    home = tmp_path / "anon-home"
+    home.mkdir()
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+
+
+@needs_vsftpd
+def test_tree_round_trip_against_vsftpd(tmp_path, anon_env):
+    server = VsftpdServer(tmp_path / "ftproot").start()
+    try:
+        src = make_tree(tmp_path / "src", small=60, large_sizes=(3 * 2**20 + 1,))
+        want = tree_digests(src)
+        r = rftp(anon_env, "-j", "3", "-P", "4", "put", "-r", src, server.url("/pub/"))
+        assert r.returncode == 0, r.stderr
+        assert tree_digests(server.pub / "src") == want
+
+        dst = tmp_path / "dst"
+        dst.mkdir()
+        r = rftp(anon_env, "-j", "3", "--json", "get", "-r", server.url("/pub/src"), dst)
+        assert r.returncode == 0, r.stderr
+        assert tree_digests(dst / "src") == want
+        assert events(r)[-1]["files"]["ok"] == len(want)
+    finally:
+        server.stop()
+
+
+@needs_vsftpd
+def test_interrupt_stops_every_session_and_resume_completes(tmp_path, anon_env):
+    root = tmp_path / "ftproot"
+    fast = VsftpdServer(root).start()
+    slow = VsftpdServer(root, max_rate=500_000).start()
+    try:
+        names = [f"big{i}.bin" for i in range(4)]
+        for n in names:
+            (fast.pub / n).write_bytes(os.urandom(3 * 2**20))
+        dst = tmp_path / "dst"
+        dst.mkdir()
+        urls = [slow.url(f"/pub/{n}") for n in names]
+        proc = subprocess.Popen([RFTP, "-j", "2", "get", *urls, str(dst)], env=anon_env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        # Wait (without a time assertion) until both sessions wrote bytes, then interrupt.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            parts = [p for p in dst.iterdir() if p.name.endswith(".rftp-part") and p.stat().st_size > 0]
+            if len(parts) >= 2:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        assert b"-c" in err
+        # Nothing incomplete under a final name; the partial files are kept.
+        for n in names:
+            final = dst / n
+            assert not final.exists() or sha256(final) == sha256(fast.pub / n)
+        assert any(p.name.endswith(".rftp-part") for p in dst.iterdir())
+
+        r = rftp(anon_env, "-c", "get", *[fast.url(f"/pub/{n}") for n in names], dst)
+        assert r.returncode == 0, r.stderr
+        for n in names:
+            assert sha256(dst / n) == sha256(fast.pub / n)
+        assert no_partials(dst) == []
+    finally:
+        slow.stop()
+        fast.stop()
