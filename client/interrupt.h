@@ -1,8 +1,8 @@
 // SIGINT/SIGTERM handling. The handler only does async-signal-safe work: it
 // records the signal, sets the abort flag of the running transfer and shuts
 // down its data sockets, which wakes every thread blocked in them. The main
-// flow then sees the failed transfer, sends ABOR and exits 130. Any number
-// of transfers may be guarded at once (one per session thread with -j).
+// flow then sees the failed transfer, sends ABOR and exits 130. Up to 128
+// transfers may be guarded at once (one per session thread with -j).
 #pragma once
 
 #include <cstddef>

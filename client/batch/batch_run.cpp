@@ -152,7 +152,7 @@ OutcomeStatus BatchRun::conclude() {
     }
     // main reports the chosen failure; every other one is said here, once.
     for (const auto &r : results_)
-        if (r.failure && &r != chosen) log::error("rftp: " + r.failure->message);
+        if (r.failure && &r != chosen) log::error(r.failure->message);
     std::string message = chosen->failure->message;
     if (counts.failed > 1) message = std::to_string(counts.failed) + " files failed; " + message;
     return fail_as(chosen->failure->exit, message);

@@ -30,9 +30,13 @@ void add_tree(UploadPlan &plan, const std::string &source, const std::string &re
         const fs::path &path = it->path();
         std::string remote = remote_root + "/" + fs::relative(path, source).generic_string();
         std::error_code type_ec;
-        if (it->is_directory(type_ec)) plan.remote_directories.push_back(remote);
+        // A symlinked directory inside a tree could loop back on itself, so
+        // the iterator does not enter it; say so rather than send it empty.
+        if (it->is_symlink(type_ec) && it->is_directory(type_ec))
+            log::warning("skipping " + path.string() + ": symlink to a directory");
+        else if (it->is_directory(type_ec)) plan.remote_directories.push_back(remote);
         else if (it->is_regular_file(type_ec)) plan.files.push_back(FileJob{path.string(), remote});
-        else log::warning("rftp: skipping " + path.string() + ": not a regular file or directory");
+        else log::warning("skipping " + path.string() + ": not a regular file or directory");
     }
     if (ec)
         plan.failures.push_back({FileJob{source, remote_root}, Failure{ExitCode::local_file, "read directory under " + source + ": " + ec.message()}});
