@@ -6,6 +6,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "client/netrc.h"
 #include "client/password_prompt.h"
@@ -81,7 +84,17 @@ Outcome<std::string> password_for(const Credentials &creds) {
     if (auto p = env("RFTP_PASSWORD")) return *p;
     // Anonymous FTP asks for an e-mail address by convention, not a secret.
     if (is_anonymous(creds.user)) return std::string("rftp@");
-    if (auto typed = prompt_password("Password for " + creds.user + "@" + creds.host + ": ")) return *typed;
+    // Many-file transfers log in once per session, from several threads:
+    // the terminal is asked once, under a lock, and the answer reused.
+    static std::mutex prompt_mutex;
+    static std::map<std::string, std::string> typed_passwords;
+    std::lock_guard lock(prompt_mutex);
+    std::string key = creds.user + "@" + creds.host;
+    if (auto known = typed_passwords.find(key); known != typed_passwords.end()) return known->second;
+    if (auto typed = prompt_password("Password for " + key + ": ")) {
+        typed_passwords[key] = *typed;
+        return *typed;
+    }
     return fail_as(ExitCode::auth, "server wants a password for '" + creds.user +
                                        "' and there is no terminal to ask on; put it in ~/.netrc "
                                        "(machine " + creds.host + " login " + creds.user +

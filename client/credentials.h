@@ -25,6 +25,7 @@ struct Credentials {
 Outcome<Credentials> resolve_credentials(const Url &url);
 
 // The password for PASS: netrc, env, anonymous convention, prompt, or failure.
+// A typed password is remembered for the process, so -j sessions prompt once.
 Outcome<std::string> password_for(const Credentials &creds);
 
 }  // namespace rftp::client

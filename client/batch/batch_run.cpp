@@ -74,6 +74,8 @@ void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, cons
     }
     progress.start();
 
+    // Counted before any thread starts, so none wrongly sees itself alone.
+    live_sessions_.store(first ? 1 : 0);
     // One session per thread, never more threads than files.
     std::size_t sessions = std::max<std::size_t>(1, std::min<std::size_t>(ctx_.options.concurrency, jobs_.size()));
     std::vector<std::thread> threads;
@@ -89,37 +91,48 @@ void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, cons
 }
 
 void BatchRun::session_thread(std::optional<Session> session, const FileAction &action) {
+    auto drop_session = [&](bool say_goodbye) {
+        if (say_goodbye) close_session(*session);
+        session.reset();
+        --live_sessions_;
+    };
     for (;;) {
         if (stop_.load() || interrupted()) break;
+        if (!session) {
+            // Log in before taking a file, so a session the server turns
+            // away (too many from one address, say) costs no file while
+            // other sessions are still moving them.
+            auto opened = open_transfer_session(ctx_);
+            if (!opened) {
+                if (opened.error().exit == ExitCode::interrupted) return;
+                if (live_sessions_.load() > 0) {
+                    log::warning("one session fewer: " + opened.error().message);
+                    return;
+                }
+                // No session left anywhere: the next file fails with this.
+                std::size_t index = next_job_.fetch_add(1);
+                if (index < jobs_.size()) record(FileResult{jobs_[index], {}, opened.error(), 0});
+                return;
+            }
+            session = std::move(*opened);
+            ++live_sessions_;
+        }
         std::size_t index = next_job_.fetch_add(1);
         if (index >= jobs_.size()) break;
         const FileJob &job = jobs_[index];
         auto started = std::chrono::steady_clock::now();
-        auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
-
-        if (!session) {
-            auto opened = open_transfer_session(ctx_);
-            if (!opened) {
-                // This thread cannot go on; the others (if any) still can.
-                record(FileResult{job, {}, opened.error(), seconds()});
-                return;
-            }
-            session = std::move(*opened);
-        }
         FileResult result{job, {}, std::nullopt, 0};
         FileProgressHooks hooks{ProgressView{}, progress_};
         auto moved = action(*session, job, hooks, result.report);
-        result.seconds = seconds();
+        result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         if (!moved) {
             result.failure = moved.error();
-            if (session_is_spent(moved.error().exit)) {
-                if (moved.error().exit != ExitCode::connection) close_session(*session);
-                session.reset();
-            }
+            // A lost control connection gets no QUIT; the others a polite one.
+            if (session_is_spent(moved.error().exit)) drop_session(moved.error().exit != ExitCode::connection);
         }
         record(std::move(result));
     }
-    if (session) close_session(*session);
+    if (session) drop_session(true);
 }
 
 OutcomeStatus BatchRun::conclude() {

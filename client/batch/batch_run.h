@@ -34,6 +34,8 @@ public:
     void record_failure(FileJob job, Failure failure);
     // Whether planning failures already end the run (no --continue-on-error).
     bool stopped() const { return stop_.load(); }
+    // Files that were planned but will not be attempted (the run stopped first).
+    void count_unattempted(std::size_t files) { planned_ += files; }
 
     // Moves the files; first is the session planning used, handed to one thread.
     void run(std::vector<FileJob> jobs, std::optional<Session> first, const FileAction &action);
@@ -53,6 +55,7 @@ private:
     std::size_t planned_ = 0;          // files handed to run(), plus recorded failures
     std::vector<FileJob> jobs_;
     std::atomic<std::size_t> next_job_{0};
+    std::atomic<int> live_sessions_{0};  // threads holding a logged-in session
     BatchProgress *progress_ = nullptr;
 };
 

@@ -53,6 +53,7 @@ OutcomeStatus run_get_many(CommandContext &ctx) {
     BatchRun batch(ctx);
     for (auto &[job, failure] : plan->failures) batch.record_failure(job, failure);
     if (batch.stopped()) {
+        batch.count_unattempted(plan->files.size());
         close_session(*session);
         return batch.conclude();
     }

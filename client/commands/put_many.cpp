@@ -45,7 +45,10 @@ OutcomeStatus run_put_many(CommandContext &ctx) {
     std::string base = ctx.url.path.ends_with('/') ? ctx.url.path : ctx.url.path + "/";
     UploadPlan plan = plan_upload(o.locals, o.recursive, base);
     for (auto &[job, failure] : plan.failures) batch.record_failure(job, failure);
-    if (batch.stopped()) return batch.conclude();
+    if (batch.stopped()) {
+        batch.count_unattempted(plan.files.size());
+        return batch.conclude();
+    }
 
     auto session = open_transfer_session(ctx);
     if (!session) return std::unexpected(session.error());

@@ -143,6 +143,7 @@ def test_missing_source_stops_or_is_skipped_with_continue_on_error(rftpd, alice_
     r = rftp(alice_env, "put", good[0], missing, good[1], alice_url(rftpd, "/m/"))
     assert r.returncode == 6, r.stderr
     assert str(missing).encode() in r.stderr
+    assert b"0 ok, 1 failed, 0 skipped, 2 not attempted of 3 files" in r.stderr
     assert not dest.exists()
 
     r = rftp(alice_env, "--continue-on-error", "--json", "put", good[0], missing, good[1], alice_url(rftpd, "/m/"))
@@ -289,3 +290,12 @@ def test_interrupt_stops_every_session_and_resume_completes(tmp_path, anon_env):
     finally:
         slow.stop()
         fast.stop()
+
+
+def test_sessions_the_server_turns_away_are_done_without(rftpd_factory, alice_env, tmp_path):
+    d = rftpd_factory("limits: {max_sessions_per_ip: 2}\n")
+    src = make_tree(tmp_path / "src", small=20, large_sizes=())
+    r = rftp(alice_env, "-j", "6", "put", "-r", src, alice_url(d, "/lim/"))
+    assert r.returncode == 0, r.stderr
+    assert b"one session fewer" in r.stderr
+    assert tree_digests(d.roots["alice"] / "lim" / "src") == tree_digests(src)
