@@ -120,6 +120,7 @@ def main() -> int:
         progress(f"creating {args.size_gib:g} GiB random file and {args.small_files} x {args.small_kib} KiB in {base}")
         data.make_random_file(root / "big.bin", size)
         data.make_small_files(root / "small", args.small_files, args.small_kib * 1024)
+        (root / "empty").mkdir()
         big_sha = data.sha256_of(root / "big.bin")
 
         rftpd = Rftpd(cgroups.group("rftpd"), work, build, root)
@@ -132,11 +133,13 @@ def main() -> int:
         env = Env(build=build, root=root, work=work, size=size, small_count=args.small_files,
                   small_size=args.small_kib * 1024, big_sha=big_sha, rftpd=rftpd, vsftpd=vsftpd,
                   iperf=iperf, iperf_secs=args.iperf_secs, jobs=args.jobs,
-                  multi_put=rftp_supports(build, "put", "-j"),
-                  multi_get=rftp_supports(build, "get", "-r") and rftp_supports(build, "get", "-j"))
+                  multi_put=rftp_supports(build, "--concurrency"),
+                  multi_get=rftp_supports(build, "--concurrency") and rftp_supports(build, "--recursive"))
         tests = all_tests(env)
         if args.only:
             tests = [t for t in tests if t.kind.startswith("limit") or re.search(args.only, t.id)]
+        progress("small files: " + ("rftp put FILE... -j" if env.multi_put else "one rftp put per file") +
+                 ", " + ("rftp get -r -j" if env.multi_get else "one rftp get per file"))
         rows = [report.Row(t, []) for t in tests]
         for rep in range(args.reps):
             for row in rows:
@@ -187,6 +190,8 @@ def render(args, m, env, rows, started, build, cpu_kind, rftpd_own, rftpd_cg) ->
         report.big_table(rows, args.reps),
         "",
         report.small_table(rows, args.reps),
+        "",
+        report.session_table(rows, args.reps),
         "",
     ]
     if how_small:

@@ -63,7 +63,7 @@ def big_table(rows: list[Row], reps: int) -> str:
            "others' CPU s (median) | runs ok |",
            "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        if r.test.kind.startswith("small"):
+        if r.test.kind.startswith("small") or r.test.kind == "session":
             continue
         ratio = "limit"
         if r.test.kind in ("get", "put") and lim[r.test.kind] and r.gbps():
@@ -88,6 +88,19 @@ def small_table(rows: list[Row], reps: int) -> str:
         out.append(f"| {r.test.id} | {r.test.tool} | {spread(fps, 0)} | {fmt(mbps, 0)} | "
                    f"{fmt(r.median('wall'))} | {fmt(r.median('client_cpu'))} | {fmt(r.median('server_cpu'))} | "
                    f"{fmt(r.median('others_cpu'))} | {len(r.good)}/{reps} |")
+    return "\n".join(out)
+
+
+def session_table(rows: list[Row], reps: int) -> str:
+    out = ["| test | what ran | ms per session (wall) | client CPU ms | server CPU ms | runs ok |",
+           "|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.test.kind != "session":
+            continue
+        per = lambda attr: [1000 * getattr(s, attr) / s.files for s in r.good]
+        med = lambda attr: statistics.median(per(attr)) if r.good else None
+        out.append(f"| {r.test.id} | {r.test.tool} | {spread(per('wall'), 0)} | {fmt(med('client_cpu'), 0)} | "
+                   f"{fmt(med('server_cpu'), 0)} | {len(r.good)}/{reps} |")
     return "\n".join(out)
 
 

@@ -249,6 +249,30 @@ def curl_small_get_test(env: Env) -> Test:
     return Test("vsftpd+curl small get", "small-get", f"one curl URL glob --parallel-max {env.jobs}", run)
 
 
+# ----------------------------------------------------------------- one session
+SESSIONS = 5
+
+
+def rftp_session_test(env: Env) -> Test:
+    """What one connection + login + listing of an empty directory costs: the
+    fixed price every rftp invocation (and every -j session) pays."""
+    def run(rep: int) -> Sample:
+        argv = env.rftp() + ["ls", env.rftpd.url("empty/")]
+        sample, _ = measure(env.rftpd.cpu_seconds, [argv] * SESSIONS, env=env.client_env())
+        sample.files = SESSIONS
+        return sample
+    return Test("rftp session", "session", f"rftp ls of an empty dir, {SESSIONS} times in a row", run)
+
+
+def curl_session_test(env: Env) -> Test:
+    def run(rep: int) -> Sample:
+        argv = ["curl", "-sS", "--fail", "-o", "/dev/null", env.vsftpd.url("empty/")]
+        sample, _ = measure(env.vsftpd.cpu_seconds, [argv] * SESSIONS)
+        sample.files = SESSIONS
+        return sample
+    return Test("vsftpd+curl session", "session", f"curl LIST of an empty dir, {SESSIONS} times in a row", run)
+
+
 def all_tests(env: Env) -> list[Test]:
     return [
         iperf3_test(env, False), iperf3_test(env, True), dd_tmpfs_write_test(env),
@@ -256,10 +280,11 @@ def all_tests(env: Env) -> list[Test]:
         rftp_put_test(env, 1), rftp_put_test(env, 4), curl_put_test(env),
         rftp_small_put_test(env), curl_small_put_test(env),
         rftp_small_get_test(env), curl_small_get_test(env),
+        rftp_session_test(env), curl_session_test(env),
     ]
 
 
-def rftp_supports(build: Path, subcommand: str, marker: str) -> bool:
-    """Whether `rftp <subcommand> --help` mentions marker (a multi-file option)."""
-    out = subprocess.run([str(build / "rftp"), subcommand, "--help"], capture_output=True, text=True)
-    return marker in out.stdout
+def rftp_supports(build: Path, option: str) -> bool:
+    """Whether `rftp --help` lists option (the multi-file options are global)."""
+    out = subprocess.run([str(build / "rftp"), "--help"], capture_output=True, text=True)
+    return option in out.stdout
