@@ -23,7 +23,7 @@ trap cleanup EXIT
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 
-say "Making a sample dataset in $work/dataset: one ${SIZE_MIB} MiB file and 20 small files"
+say "Making a sample dataset in $work/dataset: one ${SIZE_MIB} MiB file and 200 small files"
 mkdir -p "$work/dataset/small" "$work/server" "$work/download"
 head -c $((SIZE_MIB * 1024 * 1024)) /dev/urandom > "$work/dataset/big.bin"
 for i in $(seq -w 1 20); do head -c $((RANDOM * 4 + 1)) /dev/urandom > "$work/dataset/small/file$i.dat"; done
@@ -61,14 +61,13 @@ for streams in 1 4; do
   results+=("download ${SIZE_MIB} MiB, $streams stream(s): $r")
 done
 
-say "Small files: mkdir, upload, download"
-"$RFTP" -q mkdir "$url/small"
+say "Small files: 200 files up and down, 4 sessions (-j 4)"
+for i in $(seq -w 1 180); do head -c $((RANDOM + 1)) /dev/urandom > "$work/dataset/small/more$i.dat"; done
 start=$(date +%s.%N)
-for f in "$work"/dataset/small/*; do "$RFTP" -q put "$f" "$url/small/"; done
-mkdir -p "$work/download/small"
-for f in "$work"/dataset/small/*; do "$RFTP" -q get "$url/small/$(basename "$f")" "$work/download/small/"; done
+"$RFTP" -q put -r -j 4 "$work/dataset/small" "$url/"
+"$RFTP" -q get -r -j 4 "$url/small" "$work/download/"
 end=$(date +%s.%N)
-results+=("small files: 20 up + 20 down, one session each: $(python3 -c "print('%.0f files/s' % (40/($end-$start)))")")
+results+=("small files: 200 up + 200 down, -j 4: $(python3 -c "print('%.0f files/s' % (400/($end-$start)))")")
 
 say "Verifying byte for byte"
 for streams in 1 4; do
