@@ -23,6 +23,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -31,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchlib import data, report  # noqa: E402
-from benchlib.cpu import CgroupBase  # noqa: E402
+from benchlib.cpu import CgroupBase, wait_for_quiet  # noqa: E402
 from benchlib.servers import Iperf3Server, Rftpd, Vsftpd  # noqa: E402
 from benchlib.tests import Env, all_tests, rftp_supports  # noqa: E402
 
@@ -50,6 +51,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--iperf-secs", type=int, default=5, help="iperf3 -t (default 5)")
     p.add_argument("--jobs", type=int, default=4, help="concurrent files for the small-file tests (default 4)")
     p.add_argument("--only", help="regex: run only the tests whose id matches (limits are kept)")
+    p.add_argument("--quiet-wait", type=float, default=10,
+                   help="before each row wait up to this many seconds for the machine to go quiet (default 10)")
     p.add_argument("--quick", action="store_true", help="development: 1 GiB, 1 rep, 200 small files")
     p.add_argument("--doc", choices=("yes", "no"), help="write docs/benchmarks.md (default: yes unless --quick)")
     a = p.parse_args()
@@ -143,14 +146,16 @@ def main() -> int:
         rows = [report.Row(t, []) for t in tests]
         for rep in range(args.reps):
             for row in rows:
-                progress(f"rep {rep + 1}/{args.reps}: {row.test.id}")
+                waited = wait_for_quiet(args.quiet_wait) if args.quiet_wait > 0 else 0
+                progress(f"rep {rep + 1}/{args.reps}: {row.test.id} (waited {waited:.0f} s for quiet)")
                 sample = row.test.run(rep)
                 row.samples.append(sample)
                 if sample.error:
                     progress(f"  FAILED: {sample.error}")
                 else:
-                    rate = sample.extra.get("rate", sample.bytes / sample.wall) / 1e9
-                    progress(f"  {rate:.2f} GB/s, {sample.wall:.2f} s, client {sample.client_cpu:.2f} s, "
+                    rate = f"{sample.files / sample.wall:.0f} per s" if sample.files else \
+                        f"{sample.extra.get('rate', sample.bytes / sample.wall) / 1e9:.2f} GB/s"
+                    progress(f"  {rate}, {sample.wall:.2f} s, client {sample.client_cpu:.2f} s, "
                              f"server {sample.server_cpu:.2f} s, others {sample.others_cpu:.2f} s")
         # The daemon's own counters, as a cross-check of its cgroup (same run, all tests).
         rftpd_own = rftpd.own_cpu_seconds()
@@ -185,7 +190,8 @@ def render(args, m, env, rows, started, build, cpu_kind, rftpd_own, rftpd_cg) ->
         "",
         f"Big file {args.size_gib:g} GiB of random data in /dev/shm, {args.reps} rep(s), median (min–max). "
         f"GB = 10^9 bytes. Small files: {small}. rftp build: `{build.name}` ({build_type(build)}). "
-        f"{versions()}. Server CPU measured with {cpu_kind}.",
+        f"{versions()}. Server CPU measured with {cpu_kind}. Before each row the harness waited "
+        f"up to {args.quiet_wait:g} s for a quiet second.",
         "",
         report.big_table(rows, args.reps),
         "",
@@ -215,7 +221,15 @@ def write_doc(text: str) -> None:
     DOC.write_text(f"{head}{BEGIN}\n{text.rstrip()}\n{END}{tail}")
 
 
+def interrupt_on_sigterm() -> None:
+    """SIGTERM (e.g. from a CI timeout) unwinds like Ctrl-C, so servers stop and tmpfs is cleaned."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, handler)
+
+
 if __name__ == "__main__":
+    interrupt_on_sigterm()
     try:
         sys.exit(main())
     except KeyboardInterrupt:

@@ -144,3 +144,17 @@ def machine_busy_seconds() -> float:
 
 def rusage_seconds(ru) -> float:
     return ru.ru_utime + ru.ru_stime
+
+
+def wait_for_quiet(max_seconds: float, busy_cores: float = 0.3) -> float:
+    """Waits (at most max_seconds) for a second in which the machine is less
+    busy than busy_cores, so a measurement does not start in someone else's
+    burst. Returns the seconds waited."""
+    import time
+    start = time.monotonic()
+    while time.monotonic() - start < max_seconds:
+        b0, t0 = machine_busy_seconds(), time.monotonic()
+        time.sleep(1)
+        if (machine_busy_seconds() - b0) / (time.monotonic() - t0) < busy_cores:
+            break
+    return time.monotonic() - start

@@ -133,5 +133,10 @@ def goals(rows: list[Row]) -> str:
                 a, b = r.per_gb(side), peer.per_gb(side)
                 ok = None if a is None or b is None else a < b
                 parts.append(f"{side.split('_')[0]} {fmt(a, 3)} vs {fmt(b, 3)} {verdict(ok)}")
+            a, b = r.per_gb("client_cpu"), peer.per_gb("client_cpu")
+            sa, sb = r.per_gb("server_cpu"), peer.per_gb("server_cpu")
+            both = None if None in (a, b, sa, sb) else (a + sa) < (b + sb)
+            parts.append(f"both together {fmt(None if both is None else a + sa, 3)} vs "
+                         f"{fmt(None if both is None else b + sb, 3)} {verdict(both)}")
             lines.append(f"- CPU s/GB of `rftp {kind} -P {streams}` below vsftpd+curl's: " + "; ".join(parts))
     return "\n".join(lines)
