@@ -271,7 +271,7 @@ def test_symlinks_out_of_the_root_are_refused(rftpd, tmp_path):
         assert c.cmd("PWD")[1] == '257 "/" is the current directory.', command
         assert sorted(os.listdir(outside)) == before, command
         assert (outside / "secret.txt").read_bytes() == b"outside secret", command
-    assert wrong == []
+    assert wrong == [], wrong
     c.cmd("QUIT")
 
 
@@ -304,7 +304,7 @@ def test_uploads_through_symlinks_out_of_the_root_write_nothing(rftpd, tmp_path)
                 wrong.append((verb, target, text))
             assert {p: p.read_bytes() for p in outside.iterdir()} == before, (verb, target)
             assert not Path("/etc/rftp-escape-test").exists(), (verb, target)
-    assert wrong == []
+    assert wrong == [], wrong
     c.cmd("QUIT")
 
 
@@ -359,10 +359,9 @@ def test_listings_of_escaping_symlinks_are_refused(rftpd, tmp_path):
         assert c.code("LIST") == 150
         listing = read_all(data).decode()
     assert c.reply()[0] == 226
-    assert "passwd" not in listing and "secret.txt" not in listing.replace("secret-link.txt", "")
+    assert "->" not in listing and "passwd" not in listing and "outside" not in listing
     for name in ("esc", "out", "rel", "secret-link.txt"):
-        assert any(l.startswith("l") and l.endswith(" " + name) or l.endswith(" " + name + " -> ") or
-                   (" " + name) in l for l in listing.splitlines()), (name, listing)
+        assert any(l.startswith("l") and l.endswith(" " + name) for l in listing.splitlines()), (name, listing)
 
 
 def test_symlinks_that_stay_inside_work(rftpd, tmp_path):
@@ -461,7 +460,7 @@ def test_bad_arguments(rftpd):
         if code != expected:
             wrong.append((line, expected, text))
         assert c.code("NOOP") == 200, line
-    assert wrong == []
+    assert wrong == [], wrong
     c.cmd("QUIT")
 
 
@@ -483,7 +482,7 @@ def test_active_mode_arguments_when_enabled(rftpd_factory):
         if code != expected:
             wrong.append((line, expected, text))
         assert c.code("NOOP") == 200, line
-    assert wrong == []
+    assert wrong == [], wrong
     c.cmd("QUIT")
 
 
@@ -526,6 +525,18 @@ def test_active_mode_refused_by_default_and_no_bounce_when_enabled(rftpd_factory
     mine.close()
     assert c.reply()[0] == 226
     c.cmd("QUIT")
+
+
+@pytest.mark.xfail(strict=True, reason="EPSV ALL is acknowledged but not remembered: PASV, PORT and EPRT still "
+                                       "work afterwards, although RFC 2428 section 3 says the server MUST refuse them")
+def test_epsv_all_locks_the_session_to_epsv(rftpd_factory):
+    d = rftpd_factory("active_mode: true\n")
+    c = Control(d)
+    c.login()
+    assert c.code("EPSV ALL") == 200
+    assert c.code("PASV") != 227
+    assert c.code("EPRT |1|127.0.0.1|50000|") != 200
+    assert c.code("EPSV") == 229
 
 
 def test_commands_before_login_are_refused(rftpd):
@@ -678,7 +689,7 @@ def test_login_timeout_counts_from_connect_not_from_the_last_command(rftpd_facto
         if code == 421:
             return
         time.sleep(0.2)
-    raise AssertionError("a client that never logs in stayed connected 4 s past a 1 s login timeout")
+    raise AssertionError("a client that never logs in stayed connected 3 s past a 1 s login timeout")
 
 
 def test_idle_timeout(rftpd_factory):
@@ -996,3 +1007,179 @@ def test_client_killed_mid_upload_leaves_the_partial_file(rftpd, kill_control_fi
     assert not (root / ".up.bin.rftp-part").exists()
     f.quit()
     assert_daemon_healthy(rftpd)
+
+
+# ------------------------------------------------------------ special files and leaks
+
+
+def test_fifos_and_devices_in_the_tree_cannot_hang_or_feed_a_transfer(rftpd):
+    root = rftpd.roots["alice"]
+    os.mkfifo(root / "fifo")
+    os.mkfifo(root / ".up.bin.rftp-part")  # a FIFO where an upload's partial file would go
+    try:
+        os.mknod(root / "zero", 0o666 | 0o020000, os.makedev(1, 5))  # like /dev/zero
+    except OSError:
+        pass  # no CAP_MKNOD here; the FIFO still covers the open-without-hanging rule
+    c = Control(rftpd)
+    c.login()
+    for name in [n for n in ("fifo", "zero") if os.path.lexists(root / n)]:
+        for command in (f"RETR {name}", f"HASH {name}", f"SIZE {name}"):
+            if command.startswith("RETR"):
+                port = c.epsv_port()
+                data = connect_data(port)
+                code, text = c.cmd(command)
+                data.close()
+            else:
+                code, text = c.cmd(command)
+            assert code == 550, (command, text)
+        assert upload(c, "STOR", name, b"x")[0] in (550, 553), name
+    assert upload(c, "STOR", "up.bin", b"x")[0] in (550, 553)
+    assert not (root / "up.bin").exists()
+    assert c.code("NOOP") == 200
+    c.cmd("QUIT")
+    assert_daemon_healthy(rftpd)
+
+
+def fd_count(d) -> int:
+    return len(os.listdir(f"/proc/{d.proc.pid}/fd"))
+
+
+def test_passive_port_flood_does_not_leak_descriptors(rftpd):
+    c = Control(rftpd)
+    c.login()
+    c.epsv_port()
+    baseline = fd_count(rftpd)
+    c.send(b"EPSV\r\nPASV\r\n" * 500)
+    for _ in range(1000):
+        assert c.reply()[0] in (227, 229)
+    # Each new passive port replaces the previous one, which is closed.
+    assert fd_count(rftpd) <= baseline + 2
+    assert retr_ok(c, rftpd)
+    c.cmd("QUIT")
+
+
+def test_sessions_that_come_and_go_leave_no_descriptors_behind(rftpd):
+    probe = Control(rftpd)  # so the count includes one live session's handles
+    baseline = fd_count(rftpd)
+    for seed in range(10):
+        spray_garbage(rftpd, 5000 + seed, login=True)
+    for _ in range(10):
+        c = Control(rftpd)
+        c.login()
+        c.epsv_port()
+        c.reset()
+    wait_for(lambda: fd_count(rftpd) <= baseline, f"descriptors back to {baseline}")
+    assert probe.code("NOOP") == 200
+    probe.cmd("QUIT")
+
+
+def test_idle_timeout_does_not_cut_a_slow_transfer(rftpd_factory):
+    d = rftpd_factory("timeouts: {idle: 1}\n")
+    c = Control(d)
+    c.login()
+    c.code("TYPE I")
+    port = c.epsv_port()
+    data = connect_data(port)
+    assert c.code("STOR slow.bin") == 150
+    # Longer than the idle timeout in total, never silent for long on the data connection.
+    for _ in range(7):
+        data.sendall(b"s" * 1000)
+        time.sleep(0.25)
+    data.close()
+    code, text = c.reply()
+    assert code == 226, text
+    assert (d.roots["alice"] / "slow.bin").read_bytes() == b"s" * 7000
+    c.cmd("QUIT")
+
+
+# ------------------------------------------------------------ hostile parallel-stream frames
+
+
+def frame(offset: int, payload: bytes) -> bytes:
+    return struct.pack(">BQQ", 0x00, len(payload), offset) + payload
+
+
+def eod(size: int, count: int = 0) -> bytes:
+    return struct.pack(">BQQ", 0x08, count, size)
+
+
+BLOCK = 64 * 1024
+
+
+def framed_upload(c: Control, name: str, streams: list[bytes]):
+    """STOR with OPTS PARALLEL len(streams): one connection per byte string."""
+    c.code("TYPE I")
+    assert c.cmd(f"OPTS PARALLEL {len(streams)} {BLOCK}")[1] == f"200 PARALLEL {len(streams)} {BLOCK}"
+    port = c.epsv_port()
+    socks = [connect_data(port) for _ in streams]
+    code, text = c.cmd(f"STOR {name}")
+    assert code == 150, text
+    for s, payload in zip(socks, streams):
+        try:
+            s.sendall(payload)
+            s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # the server may give up on a stream early
+    code, text = c.reply()
+    for s in socks:
+        s.close()
+    c.code("OPTS PARALLEL 0")
+    return code, text
+
+
+A = bytes(range(256)) * 400  # 102400 bytes, position-dependent
+
+
+BAD_FRAMINGS = {
+    "empty data frame": ([frame(0, A[:100]) + frame(100, b"") + eod(100)], 100),
+    "offset far beyond": ([frame(0, A[:100]) + frame(1 << 62, A[:10]) + eod(100)], 100),
+    "EOD with a count": ([frame(0, A[:100]) + eod(100, count=5)], 100),
+    "gap": ([frame(0, A[:100]) + frame(200, A[200:300]) + eod(300)], 100),
+    "overlap": ([frame(0, A[:100]) + frame(50, A[50:150]) + eod(150)], 100),
+    "same block twice": ([frame(0, A[:100]) + frame(0, A[:100]) + eod(100)], 100),
+    "data beyond the announced end": ([frame(0, A[:100]) + eod(50)], 100),
+    "EODs disagree": ([frame(0, A[:100]) + eod(100), frame(100, A[100:200]) + eod(200)], 200),
+    "stream without EOD": ([frame(0, A[:100]) + eod(200), frame(100, A[100:200])], 200),
+    "truncated header": ([frame(0, A[:100]) + b"\x00\x00\x00"], 100),
+    "truncated payload": ([frame(0, A[:100]) + struct.pack(">BQQ", 0, 500, 100) + A[100:150]], 100),
+    "unknown descriptor": ([frame(0, A[:100]) + struct.pack(">BQQ", 0x40, 10, 100) + A[100:110] + eod(110)], 100),
+}
+
+
+def test_hostile_frames_never_complete_an_upload(rftpd):
+    root = rftpd.roots["alice"]
+    c = Control(rftpd)
+    c.login()
+    wrong = []
+    for i, (what, (streams, max_prefix)) in enumerate(BAD_FRAMINGS.items()):
+        name = f"f{i}.bin"
+        code, text = framed_upload(c, name, streams)
+        partial = root / f".{name}.rftp-part"
+        if code not in (426, 451) or (root / name).exists():
+            wrong.append((what, text))
+            continue
+        # What stays is a prefix of the file that can be resumed.
+        kept = partial.read_bytes() if partial.exists() else b""
+        if kept != A[:len(kept)] or len(kept) > max_prefix:
+            wrong.append((what, f"partial file holds {len(kept)} bytes, not a prefix of at most {max_prefix}"))
+        assert c.code("NOOP") == 200, what
+    assert wrong == [], wrong
+    # Blocks out of order and spread over streams are fine (the positive control).
+    good = [frame(BLOCK, A[BLOCK:]) + eod(len(A)), frame(0, A[:BLOCK]) + eod(len(A))]
+    assert framed_upload(c, "good.bin", good)[0] == 226
+    assert (root / "good.bin").read_bytes() == A
+    c.cmd("QUIT")
+    assert_daemon_healthy(rftpd)
+
+
+@pytest.mark.xfail(strict=True, reason="STOR checks frame sizes against the server's max_block_size instead of the "
+                                       "block negotiated with OPTS PARALLEL, which docs/protocol.md says bounds "
+                                       "every data frame")
+def test_frame_larger_than_the_negotiated_block_is_refused(rftpd):
+    root = rftpd.roots["alice"]
+    c = Control(rftpd)
+    c.login()
+    big = os.urandom(BLOCK + 1)
+    code, text = framed_upload(c, "big.bin", [frame(0, big) + eod(len(big))])
+    assert not (root / "big.bin").exists()
+    assert code in (426, 451), text
