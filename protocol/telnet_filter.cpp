@@ -19,8 +19,13 @@ void TelnetFilter::filter(std::string_view in, std::string &out) {
                     state_ = State::data;
                 } else if (c >= kWill && c < kIac) {
                     state_ = State::option;
-                } else {
+                } else if (c >= 240) {
                     state_ = State::data;  // IP, DM, AYT, ...: dropped
+                } else {
+                    // Not a Telnet command: a lone IAC (its partner was sent as
+                    // urgent data and taken out of band). Keep the byte.
+                    out += static_cast<char>(c);
+                    state_ = State::data;
                 }
                 break;
             case State::option:

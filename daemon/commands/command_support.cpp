@@ -18,24 +18,29 @@ std::optional<std::string> resolve_or_reply(Session &s, const std::string &argum
     return *vpath;
 }
 
-void reply_fs_error(Session &s, const Error &e) {
+FtpReply fs_error_reply(const Error &e) {
     switch (-e.code) {
-        case ENOENT: s.reply(550, "No such file or directory."); return;
+        case ENOENT: return {550, "No such file or directory."};
         case EACCES:
         case EPERM:
-        case EROFS: s.reply(550, "Permission denied."); return;
-        case EEXIST: s.reply(550, "File exists."); return;
-        case ENOTEMPTY: s.reply(550, "Directory not empty."); return;
-        case ENOTDIR: s.reply(550, "Not a directory."); return;
-        case EISDIR: s.reply(550, "Is a directory."); return;
+        case EROFS: return {550, "Permission denied."};
+        case EEXIST: return {550, "File exists."};
+        case ENOTEMPTY: return {550, "Directory not empty."};
+        case ENOTDIR: return {550, "Not a directory."};
+        case EISDIR: return {550, "Is a directory."};
         case EXDEV:
-        case ELOOP: s.reply(550, "Path not allowed: it leaves your root directory or loops."); return;
-        case ENAMETOOLONG: s.reply(553, "File name too long."); return;
+        case ELOOP: return {550, "Path not allowed: it leaves your root directory or loops."};
+        case ENAMETOOLONG: return {553, "File name too long."};
         case ENOSPC:
-        case EDQUOT: s.reply(452, "Insufficient storage space."); return;
-        case EBUSY: s.reply(550, "Resource busy."); return;
-        default: s.reply(550, "Requested action not taken: " + e.message + ".");
+        case EDQUOT: return {452, "Insufficient storage space."};
+        case EBUSY: return {550, "Resource busy."};
+        default: return {550, "Requested action not taken: " + e.message + "."};
     }
+}
+
+void reply_fs_error(Session &s, const Error &e) {
+    FtpReply r = fs_error_reply(e);
+    s.reply(r.code, r.text);
 }
 
 std::string quote_257(const std::string &path) {

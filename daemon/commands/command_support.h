@@ -15,8 +15,14 @@ class Session;
 // replying 501/553 for a path that cannot be valid.
 std::optional<std::string> resolve_or_reply(Session &s, const std::string &argument);
 
-// Replies 550/452/553 with a message fit for the client, from an Error whose
-// code is a negative errno.
+struct FtpReply {
+    int code;
+    std::string text;
+};
+
+// The reply (550/452/553...) fit for the client, from an Error whose code is
+// a negative errno; reply_fs_error sends it.
+FtpReply fs_error_reply(const Error &e);
 void reply_fs_error(Session &s, const Error &e);
 
 // A path inside a 257 reply: enclosed in double quotes, inner quotes doubled (RFC 959).

@@ -31,7 +31,14 @@ bool is_ipv4_control(const sockaddr_storage &local) {
     return IN6_IS_ADDR_V4MAPPED(&a6);
 }
 
+bool refused_by_epsv_all(Session &s) {
+    if (!s.state.epsv_all) return false;
+    s.reply(503, "EPSV ALL in effect: use EPSV.");
+    return true;
+}
+
 void set_active(Session &s, Result<ftp::Endpoint> ep) {
+    if (refused_by_epsv_all(s)) return;
     if (!s.options().active_mode) return s.reply(502, "Active mode is disabled on this server; use PASV or EPSV.");
     if (!ep) return s.reply(ep.error().code == 522 ? 522 : 501, ep.error().message);
     // No FTP bounce: data connections go only to the client's own address.
@@ -45,6 +52,7 @@ void set_active(Session &s, Result<ftp::Endpoint> ep) {
 }  // namespace
 
 void cmd_pasv(Session &s, const std::string &) {
+    if (refused_by_epsv_all(s)) return;
     if (!is_ipv4_control(s.local())) return s.reply(425, "PASV needs IPv4; use EPSV.");
     if (!open_passive(s)) return;
     ftp::Endpoint ep;
@@ -59,7 +67,10 @@ void cmd_epsv(Session &s, const std::string &arg) {
         if ((arg == "1" && !v4) || (arg == "2" && v4) || (arg != "1" && arg != "2"))
             return s.reply(522, "Network protocol not supported, use (" + std::string(v4 ? "1" : "2") + ")");
     }
-    if (arg == "ALL" || arg == "all") return s.reply(200, "EPSV ALL ok.");
+    if (arg == "ALL" || arg == "all") {
+        s.state.epsv_all = true;
+        return s.reply(200, "EPSV ALL ok.");
+    }
     if (!open_passive(s)) return;
     s.reply(229, ftp::format_epsv_text(s.state.data_channel->port()));
 }

@@ -62,7 +62,8 @@ void cmd_dele(Session &s, const std::string &arg) {
 void cmd_rnfr(Session &s, const std::string &arg) {
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
-    if (auto st = s.state.root->stat(*vpath); !st) return reply_fs_error(s, st.error());
+    // The entry itself: renaming a symlink moves the link, wherever it points.
+    if (auto st = s.state.root->stat_entry(*vpath); !st) return reply_fs_error(s, st.error());
     if (!s.state.root->writable()) return s.reply(550, "Permission denied.");
     s.state.rename_from = *vpath;
     s.reply(350, "Ready for RNTO.");

@@ -66,7 +66,7 @@ void store(Session &s, const std::string &arg, bool append) {
 
     auto root = s.state.root;
     bool ascii = s.state.ascii;
-    uint32_t max_block = s.options().max_block_size;
+    uint32_t max_block = s.state.block_size;  // what OPTS PARALLEL agreed bounds every frame
     std::string path = *vpath;
     s.run_transfer(job, transfer_fields(append ? "append" : "store", path, streams), [=]() -> TransferOutcome {
         auto target = prepare_upload(*root, path, rest, append);
@@ -75,11 +75,11 @@ void store(Session &s, const std::string &arg, bool append) {
             if (e.code == kBadRestartOffset) return {554, "Invalid REST parameter: " + e.message + ".", 0, "failed"};
             if (e.code == kUploadInProgress) return {450, "File busy: " + e.message + ".", 0, "failed"};
             if (e.code == -ENOENT) return {553, "Could not create file: no such directory.", 0, "failed"};
-            if (e.code == -EACCES || e.code == -EPERM) return {550, "Permission denied.", 0, "failed"};
-            return {553, "Could not create file: " + e.message + ".", 0, "failed"};
+            FtpReply r = fs_error_reply(e);
+            return {r.code, r.text, 0, "failed"};
         }
         auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), "Ok to send data.");
-        if (!socks) return failed_outcome(socks.error(), job->aborted(), 0);
+        if (!socks) return open_failed_outcome(socks.error(), job->aborted());
 
         Status received;
         RangeSet ranges(target->start);
@@ -139,14 +139,20 @@ void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
             if (!entries) return {550, "Could not list: " + entries.error().message + ".", 0, "failed"};
             if (kind == ListingKind::mlsd) text = format_mlsx_line(*st, ".", root->writable(), true) + "\r\n";
             for (const auto &e : *entries) {
+                // A symlink that stays beneath the root is listed as what it
+                // points to, so mirroring clients follow it; one that leaves
+                // the root or dangles is listed as the link it is.
+                struct stat st = e.st;
+                if (S_ISLNK(st.st_mode))
+                    if (auto target = root->stat(path == "/" ? "/" + e.name : path + "/" + e.name)) st = *target;
                 if (kind == ListingKind::nlst) text += e.name;
-                else if (kind == ListingKind::mlsd) text += format_mlsx_line(e.st, e.name, root->writable());
-                else text += format_list_line(e.st, e.name, now);
+                else if (kind == ListingKind::mlsd) text += format_mlsx_line(st, e.name, root->writable());
+                else text += format_list_line(st, e.name, now);
                 text += "\r\n";
             }
         }
         auto socks = job->open_connections(1, "Here comes the directory listing.");
-        if (!socks) return failed_outcome(socks.error(), job->aborted(), 0);
+        if (!socks) return open_failed_outcome(socks.error(), job->aborted());
         if (auto w = middleware::write_all((*socks)[0], text.data(), text.size()); !w)
             return failed_outcome(w.error(), job->aborted(), 0);
         end_of_data(*socks);
@@ -179,7 +185,7 @@ void cmd_retr(Session &s, const std::string &arg) {
                               *vpath + " (" + std::to_string(size) + " bytes).";
     s.run_transfer(job, transfer_fields("retrieve", *vpath, streams), [=]() -> TransferOutcome {
         auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), preliminary);
-        if (!socks) return failed_outcome(socks.error(), job->aborted(), 0);
+        if (!socks) return open_failed_outcome(socks.error(), job->aborted());
         Status sent;
         if (streams > 0) {
             sent = middleware::send_parallel(*socks, {file->get(), rest, size, block}, job->progress);

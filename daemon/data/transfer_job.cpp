@@ -29,6 +29,11 @@ void TransferJob::abort() {
     for (auto &s : sockets_) ::shutdown(s.get(), SHUT_RDWR);
 }
 
+TransferOutcome open_failed_outcome(const Error &e, bool aborted) {
+    if (aborted) return failed_outcome(e, true, 0);
+    return {425, "Can't open data connection: " + e.message + ".", 0, "failed"};
+}
+
 TransferOutcome failed_outcome(const Error &e, bool aborted, uint64_t bytes) {
     TransferOutcome out;
     out.bytes = bytes;
@@ -41,9 +46,8 @@ TransferOutcome failed_outcome(const Error &e, bool aborted, uint64_t bytes) {
     out.result = "failed";
     switch (-e.code) {
         case ETIMEDOUT:
-            out.code = 425;
-            out.text = "Can't open data connection: " + e.message + ".";
-            if (bytes > 0) out.code = 426;
+            out.code = 426;
+            out.text = "Data connection stalled; transfer aborted: " + e.message + ".";
             break;
         case ENOSPC:
         case EDQUOT:

@@ -53,7 +53,9 @@ private:
     std::vector<UniqueFd> sockets_;
 };
 
-// The reply for a failed transfer, from the error that ended it.
+// The reply for a transfer whose data connections never opened (425).
+TransferOutcome open_failed_outcome(const Error &e, bool aborted);
+// The reply for a transfer that failed once under way, from the error that ended it.
 TransferOutcome failed_outcome(const Error &e, bool aborted, uint64_t bytes);
 
 }  // namespace rftp::daemon

@@ -32,8 +32,16 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
     t.final = vpath;
     t.partial = partial_upload_path(vpath);
 
+    // Only "no such file" means absent. Anything else (a link leading out of
+    // the root, a loop, no permission) refuses the upload rather than
+    // replacing what is there.
     auto partial_st = root.stat(t.partial);
+    if (!partial_st && partial_st.error().code != -ENOENT) return fail(partial_st.error());
     auto final_st = root.stat(t.final);
+    // A new upload replaces whatever is at the final name by rename, link or
+    // not, and never opens it; only appending or resuming from it reads it.
+    bool reads_final = append || (rest > 0 && !partial_st);
+    if (reads_final && !final_st && final_st.error().code != -ENOENT) return fail(final_st.error());
     if (final_st && !S_ISREG(final_st->st_mode)) return fail(Error{-EISDIR, "target is not a plain file"});
     if (partial_st && !S_ISREG(partial_st->st_mode)) return fail(Error{-EISDIR, "partial upload is not a plain file"});
 

@@ -1,5 +1,7 @@
 #include "daemon/session/session.h"
 
+#include <sys/socket.h>
+
 #include <chrono>
 
 #include "common/log.h"
@@ -59,6 +61,14 @@ Status Session::start(uv_stream_t *listener) {
     // Replies are small and latency-bound: without NODELAY every reply waits
     // for the client's delayed ACK (netkit ftpd loses ~40 ms per file so).
     uv_tcp_nodelay(&tcp_, 1);
+    // Clients send ABOR after a Telnet "Synch" whose DM byte travels as TCP
+    // urgent data; inline, the Telnet filter sees and drops it, instead of
+    // the kernel taking it out of the stream and leaving a lone IAC.
+    uv_os_fd_t fd;
+    if (uv_fileno(reinterpret_cast<uv_handle_t *>(&tcp_), &fd) == 0) {
+        int one = 1;
+        ::setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &one, sizeof one);
+    }
     int len = sizeof peer_;
     uv_tcp_getpeername(&tcp_, reinterpret_cast<sockaddr *>(&peer_), &len);
     len = sizeof local_;
@@ -68,6 +78,7 @@ Status Session::start(uv_stream_t *listener) {
 
 void Session::greet() {
     log::info(log_prefix() + " event=connect");
+    login_deadline_ms_ = uv_now(tcp_.loop) + static_cast<uint64_t>(options().login_timeout_s) * 1000;
     uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), &Session::on_alloc, &Session::on_read);
     reply(220, options().banner);
     arm_timer();
@@ -212,8 +223,12 @@ void Session::execute(const std::string &line) {
 
 void Session::arm_timer() {
     if (closed_) return;
-    unsigned seconds = logged_in() ? options().idle_timeout_s : options().login_timeout_s;
-    uv_timer_start(&timer_, &Session::on_timer, static_cast<uint64_t>(seconds) * 1000, 0);
+    // The login deadline counts from connecting, not from the last command:
+    // a client sending NOOP forever must still log in or go.
+    uint64_t now = uv_now(tcp_.loop);
+    uint64_t ms = logged_in() ? static_cast<uint64_t>(options().idle_timeout_s) * 1000
+                              : (login_deadline_ms_ > now ? login_deadline_ms_ - now : 0);
+    uv_timer_start(&timer_, &Session::on_timer, ms, 0);
 }
 
 void Session::on_timer(uv_timer_t *t) {

@@ -46,6 +46,7 @@ struct SessionState {
     unsigned parallel = 0;
     uint32_t block_size = 8u << 20;
     std::unique_ptr<DataChannel> data_channel;  // from PASV/EPSV/PORT/EPRT
+    bool epsv_all = false;         // EPSV ALL: every other way to set up data connections is refused (RFC 2428 §3)
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -114,6 +115,7 @@ private:
     bool busy_ = false;          // blocking work or a transfer in progress
     bool abort_requested_ = false;
     sockaddr_storage peer_{}, local_{};
+    uint64_t login_deadline_ms_ = 0;  // loop time by which USER/PASS must have succeeded
     char read_buffer_[16384];
     ftp::TelnetFilter telnet_;
     ftp::LineReader lines_;

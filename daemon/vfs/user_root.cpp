@@ -67,6 +67,16 @@ Result<struct stat> UserRoot::stat(const std::string &vpath) const {
     return st;
 }
 
+Result<struct stat> UserRoot::stat_entry(const std::string &vpath) const {
+    if (vpath == "/") return stat(vpath);
+    std::string leaf;
+    auto parent = open_parent(vpath, leaf);
+    if (!parent) return fail(parent.error());
+    struct stat st {};
+    if (::fstatat(parent->get(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return fail_errno("stat " + vpath);
+    return st;
+}
+
 Result<std::vector<DirEntry>> UserRoot::list(const std::string &vpath) const {
     auto fd = open_directory(vpath);
     if (!fd) return fail(fd.error());

@@ -47,6 +47,9 @@ public:
     Result<UniqueFd> open_file(const std::string &vpath, int flags, mode_t mode = 0644) const;
     Result<UniqueFd> open_directory(const std::string &vpath) const;
     Result<struct stat> stat(const std::string &vpath) const;
+    // Like lstat(2): the entry itself, a symlink not followed (RNFR, and
+    // telling "absent" from "present but pointing outside").
+    Result<struct stat> stat_entry(const std::string &vpath) const;
 
     // Entries of a directory, without "." and "..", sorted by name; entries
     // that vanish while listing are skipped.

@@ -323,9 +323,6 @@ def test_store_onto_a_link_to_an_outside_file_replaces_the_link(rftpd, tmp_path)
     c.cmd("QUIT")
 
 
-@pytest.mark.xfail(strict=True, reason="prepare_upload treats any stat error of the final name (EXDEV, ELOOP, "
-                                       "EACCES) as 'no such file', so APPE onto a link leaving the root replaces "
-                                       "the link with a file holding only the appended bytes instead of 550")
 def test_append_onto_a_link_to_an_outside_file_is_refused(rftpd, tmp_path):
     root = rftpd.roots["alice"]
     outside = tmp_path / "outside"
@@ -386,9 +383,6 @@ def test_deleting_an_escaping_link_removes_only_the_link(rftpd, tmp_path):
     c.cmd("QUIT")
 
 
-@pytest.mark.xfail(strict=True, reason="RNFR checks the source with a stat that follows symlinks beneath the "
-                                       "root, so a link pointing outside (or a dangling one) cannot be renamed, "
-                                       "although DELE removes it and SECURITY.md says mutations act on the link")
 def test_renaming_an_escaping_link_moves_only_the_link(rftpd, tmp_path):
     root = rftpd.roots["alice"]
     outside = tmp_path / "outside"
@@ -527,8 +521,6 @@ def test_active_mode_refused_by_default_and_no_bounce_when_enabled(rftpd_factory
     c.cmd("QUIT")
 
 
-@pytest.mark.xfail(strict=True, reason="EPSV ALL is acknowledged but not remembered: PASV, PORT and EPRT still "
-                                       "work afterwards, although RFC 2428 section 3 says the server MUST refuse them")
 def test_epsv_all_locks_the_session_to_epsv(rftpd_factory):
     d = rftpd_factory("active_mode: true\n")
     c = Control(d)
@@ -582,9 +574,6 @@ def test_telnet_iac_sequences_before_abor(rftpd):
     assert_daemon_healthy(rftpd)
 
 
-@pytest.mark.xfail(strict=True, reason="the telnet filter drops the byte after a lone IAC and does not expect a "
-                                       "DM without IAC, so an ABOR sent with TCP urgent data (lftp, netkit ftp) "
-                                       "arrives as 'BOR' or '\\xf2ABOR' and gets 500 Unknown command")
 def test_urgent_abor_as_sent_by_netkit_ftp_and_lftp(rftpd):
     """Classic clients send IAC IP, then IAC DM with the TCP urgent flag
     (RFC 959 "Synch"); a receiver without SO_OOBINLINE loses the urgent byte
@@ -675,8 +664,6 @@ def test_login_timeout(rftpd_factory):
     assert_daemon_healthy(d)
 
 
-@pytest.mark.xfail(strict=True, reason="the login timer is re-armed after every command, so a client that "
-                                       "keeps sending NOOP never has to log in")
 def test_login_timeout_counts_from_connect_not_from_the_last_command(rftpd_factory):
     d = rftpd_factory("timeouts: {login: 1}\n")
     c = Control(d)
@@ -1172,9 +1159,6 @@ def test_hostile_frames_never_complete_an_upload(rftpd):
     assert_daemon_healthy(rftpd)
 
 
-@pytest.mark.xfail(strict=True, reason="STOR checks frame sizes against the server's max_block_size instead of the "
-                                       "block negotiated with OPTS PARALLEL, which docs/protocol.md says bounds "
-                                       "every data frame")
 def test_frame_larger_than_the_negotiated_block_is_refused(rftpd):
     root = rftpd.roots["alice"]
     c = Control(rftpd)

@@ -4,6 +4,7 @@
 #include "protocol/ftp_command.h"
 #include "protocol/ftp_reply.h"
 #include "protocol/host_port.h"
+#include "protocol/telnet_filter.h"
 
 using namespace rftp::ftp;
 
@@ -108,4 +109,15 @@ TEST(BlockFrame, RoundTripAndBounds) {
     EXPECT_FALSE(decode_frame(bad.data(), 8192, 1ull << 62));
     auto wrap = encode_frame({kFrameData, 100, ~0ull - 10});
     EXPECT_FALSE(decode_frame(wrap.data(), 8192, ~0ull));
+}
+
+TEST(TelnetFilter, DropsSynchAndOptionsKeepsDoubledIacAndLoneIacData) {
+    TelnetFilter f;
+    std::string out;
+    f.filter("\xff\xf4\xff\xf2" "AB", out);   // IAC IP IAC DM, as before ABOR
+    f.filter("OR\r\n\xff\xfb\x01X", out);     // IAC WILL ECHO, split nowhere special
+    f.filter("\xff", out);                    // IAC at a read boundary...
+    f.filter("\xff" "Y", out);                // ...doubled: a literal 0xff
+    f.filter("\xff" "ABOR", out);             // lone IAC (its DM went out of band)
+    EXPECT_EQ(out, std::string("ABOR\r\nX\xffY") + "ABOR");
 }
