@@ -16,6 +16,12 @@ struct Session {
     // OPTS PARALLEL n>=1 is in force: every later RETR/STOR of this session is
     // framed, so a session reused for the next file must know to switch it off.
     bool parallel_in_force = false;
+    // What the last OPTS PARALLEL asked and was granted, so the next file
+    // with the same request skips a round trip.
+    unsigned parallel_asked_streams = 0;
+    uint64_t parallel_asked_block = 0;
+    unsigned parallel_granted_streams = 0;
+    uint64_t parallel_granted_block = 0;
 };
 
 Outcome<Session> open_session(const Url &url, int timeout_seconds);

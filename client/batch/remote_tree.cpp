@@ -52,13 +52,7 @@ bool parse_unix_list_line(const std::string &line, RemoteEntry &entry) {
 
 Outcome<std::vector<RemoteEntry>> list_remote_directory(Session &session, const std::string &path) {
     bool machine = session.features.mlst;
-    if (session.parallel_in_force) {
-        // Listings are always plain, but switching framing off keeps the
-        // session's state simple for the transfers that follow.
-        auto reply = session.control.command("OPTS PARALLEL 0");
-        if (!reply) return std::unexpected(reply.error());
-        session.parallel_in_force = false;
-    }
+    // Listings always use one plain connection, whatever OPTS PARALLEL says.
     auto socks = open_data_connections(session, 1);
     if (!socks) return std::unexpected(socks.error());
     std::string command = (machine ? "MLSD " : "LIST ") + path;

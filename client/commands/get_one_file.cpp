@@ -11,6 +11,7 @@
 #include "client/data_connection.h"
 #include "client/interrupt.h"
 #include "middleware/range_set.h"
+#include "middleware/resume_journal.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/stream_transfer.h"
 
@@ -76,10 +77,15 @@ OutcomeStatus get_one_file(Session &session, const Options &o, const std::string
         file.reset(::open(dest.write_path.c_str(), flags, 0644));
         if (!file) return fail_as(ExitCode::local_file, "open " + dest.write_path + ": " + std::strerror(errno));
     }
+    const std::string journal_path = dest.final_path + ".rftp-resume";
     if (!dest.direct) {
         struct stat st {};
         ::fstat(file.get(), &st);
         offset = o.resume ? static_cast<uint64_t>(st.st_size) : 0;
+        // A parallel download that died leaves blocks beyond holes: only the
+        // prefix its journal vouches for is good.
+        if (auto journaled = middleware::read_resume_journal(journal_path); journaled && *journaled < offset)
+            offset = *journaled;
         if (size && offset > *size) {
             report.note(dest.write_path + " is larger than the remote file; starting over");
             offset = 0;
@@ -87,6 +93,8 @@ OutcomeStatus get_one_file(Session &session, const Options &o, const std::string
         if (::ftruncate(file.get(), static_cast<off_t>(offset)) < 0)
             return fail_as(ExitCode::local_file, "truncate " + dest.write_path + ": " + std::strerror(errno));
         if (offset > 0) report.note(dest.write_path + ": resuming at byte " + std::to_string(offset));
+        // Truncated to a good prefix, the file's size says it all again.
+        ::unlink(journal_path.c_str());
     }
 
     bool complete_already = size && offset == *size && offset > 0;
@@ -136,7 +144,10 @@ OutcomeStatus get_one_file(Session &session, const Options &o, const std::string
                 if (r) end = *r;
                 else moved = std::unexpected(r.error());
             } else {
+                auto journal = middleware::ResumeJournal::create(journal_path, offset);
+                if (!journal) return fail_as(ExitCode::local_file, journal.error().message);
                 middleware::ParallelReceivePlan plan{file.get(), offset, static_cast<uint32_t>(block), *size};
+                plan.on_prefix_grown = [&journal](uint64_t prefix) { journal->record(prefix); };
                 auto r = middleware::receive_parallel(fds, plan, received, progress);
                 end = received.contiguous_end();
                 if (r && r->size != *size)
@@ -149,9 +160,11 @@ OutcomeStatus get_one_file(Session &session, const Options &o, const std::string
         socks->clear();
         report.streams = streams;
         report.bytes = progress.bytes.load();
-        if (streams > 1 && !moved) {
-            // Only the contiguous prefix is trustworthy for a resume.
-            (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
+        if (streams > 1) {
+            // Only the contiguous prefix is trustworthy for a resume; cut the
+            // file to it, and the journal is no longer needed.
+            if (!moved) (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
+            ::unlink(journal_path.c_str());
         }
         if (interrupted()) {
             abort_transfer(session);

@@ -127,7 +127,9 @@ OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSourc
     if (!done) return std::unexpected(done.error());
     if (!done->positive_completion()) return refused("put " + remote, *done);
 
-    if (session.features.size) {
+    // A framed upload's 226 already means rftpd received exactly [offset, size)
+    // (docs/protocol.md); a plain stream's end proves nothing, so ask.
+    if (session.features.size && !framed) {
         auto stored = probe_size(session, remote);
         if (!stored) return std::unexpected(stored.error());
         if (stored->size && *stored->size != size)

@@ -40,6 +40,8 @@ Outcome<SizeProbe> probe_size(Session &session, const std::string &path) {
 }
 
 Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, uint64_t block_size) {
+    if (session.parallel_in_force && session.parallel_asked_streams == streams && session.parallel_asked_block == block_size)
+        return ParallelGrant{session.parallel_granted_streams, session.parallel_granted_block};
     auto reply = session.control.command("OPTS PARALLEL " + std::to_string(streams) + " " + std::to_string(block_size));
     if (!reply) return std::unexpected(reply.error());
     if (reply->code != 200) return refused("OPTS PARALLEL", *reply);
@@ -50,10 +52,15 @@ Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, ui
     if (!words || grant.streams == 0 || grant.block_size == 0)
         return fail_as(ExitCode::remote_file, "OPTS PARALLEL: unreadable reply '" + reply->text() + "'");
     session.parallel_in_force = true;
+    session.parallel_asked_streams = streams;
+    session.parallel_asked_block = block_size;
+    session.parallel_granted_streams = grant.streams;
+    session.parallel_granted_block = grant.block_size;
     return grant;
 }
 
 OutcomeStatus disable_parallel(Session &session) {
+    if (!session.parallel_in_force) return {};
     auto reply = session.control.command("OPTS PARALLEL 0");
     if (!reply) return std::unexpected(reply.error());
     if (reply->code != 200) return refused("OPTS PARALLEL 0", *reply);

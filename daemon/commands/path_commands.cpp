@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/command_table.h"
+#include "daemon/data/upload_target.h"
 #include "daemon/listing/list_format.h"
 #include "daemon/session/session.h"
 #include "middleware/integrity/file_digest.h"
@@ -83,6 +84,11 @@ void cmd_rnto(Session &s, const std::string &arg) {
 void cmd_size(Session &s, const std::string &arg) {
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
+    // The size of a partial upload is where a client resumes: after a crash
+    // mid-way through a parallel upload, cut it back to what its journal
+    // vouches for first (docs/protocol.md, "Uploads").
+    if (vpath->ends_with(".rftp-part") && s.state.root->writable())
+        if (auto r = repair_partial_upload(*s.state.root, *vpath); !r) return reply_fs_error(s, r.error());
     auto st = s.state.root->stat(*vpath);
     if (!st) return reply_fs_error(s, st.error());
     if (!S_ISREG(st->st_mode)) return s.reply(550, "Could not get file size: not a plain file.");

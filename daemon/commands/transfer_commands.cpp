@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <optional>
 
 #include "common/log.h"
 #include "daemon/commands/command_support.h"
@@ -17,6 +18,7 @@
 #include "daemon/listing/list_format.h"
 #include "daemon/session/session.h"
 #include "middleware/range_set.h"
+#include "middleware/resume_journal.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_transfer.h"
@@ -84,13 +86,26 @@ void store(Session &s, const std::string &arg, bool append) {
         Status received;
         RangeSet ranges(target->start);
         if (streams > 0) {
-            auto r = middleware::receive_parallel(*socks, {target->fd.get(), target->start, max_block, 1ull << 62}, ranges,
-                                                  job->progress);
+            middleware::ParallelReceivePlan plan{target->fd.get(), target->start, max_block, 1ull << 62};
+            // Several streams land blocks out of order: journal the complete
+            // prefix so even a crash of the daemon leaves a correct resume point.
+            std::optional<middleware::ResumeJournal> journal;
+            std::string journal_path = resume_journal_path(target->partial);
+            if (streams > 1) {
+                auto jfd = root->open_file(journal_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
+                if (!jfd) return {451, "Could not create resume journal: " + jfd.error().message + ".", 0, "failed"};
+                auto j = middleware::ResumeJournal::create(std::move(*jfd), target->start);
+                if (!j) return {451, "Could not write resume journal: " + j.error().message + ".", 0, "failed"};
+                journal.emplace(std::move(*j));
+                plan.on_prefix_grown = [&journal](uint64_t prefix) { journal->record(prefix); };
+            }
+            auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
             if (!r) {
                 received = fail(r.error());
                 // Keep only the prefix that arrived whole, so REST resumes correctly.
                 (void)::ftruncate(target->fd.get(), static_cast<off_t>(ranges.contiguous_end()));
             }
+            if (journal) (void)root->remove_file(journal_path);
         } else {
             auto r = ascii ? receive_ascii((*socks)[0], target->fd.get(), target->start, job->progress)
                            : middleware::receive_stream((*socks)[0], target->fd.get(), target->start, job->progress);

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "middleware/resume_journal.h"
+
 namespace rftp::daemon {
 namespace {
 
@@ -23,7 +25,34 @@ Status copy_prefix(int from, int to, uint64_t count) {
     return {};
 }
 
+// With the partial file locked: apply and drop its journal, if any.
+Status apply_journal(const UserRoot &root, int partial_fd, const std::string &partial_vpath) {
+    std::string journal = resume_journal_path(partial_vpath);
+    auto jfd = root.open_file(journal, O_RDONLY | O_CLOEXEC);
+    if (!jfd) return jfd.error().code == -ENOENT ? Status{} : fail(jfd.error());
+    uint64_t good = middleware::read_resume_journal(jfd->get());
+    struct stat st {};
+    if (::fstat(partial_fd, &st) != 0) return fail_errno("stat partial upload");
+    if (static_cast<uint64_t>(st.st_size) > good && ::ftruncate(partial_fd, static_cast<off_t>(good)) != 0)
+        return fail_errno("truncate partial upload to its journal");
+    return root.remove_file(journal);
+}
+
 }  // namespace
+
+std::string resume_journal_path(const std::string &partial_vpath) {
+    static const std::string suffix = ".rftp-part";
+    std::string base = partial_vpath.ends_with(suffix) ? partial_vpath.substr(0, partial_vpath.size() - suffix.size())
+                                                       : partial_vpath;
+    return base + ".rftp-resume";
+}
+
+Status repair_partial_upload(const UserRoot &root, const std::string &partial_vpath) {
+    auto fd = root.open_file(partial_vpath, O_WRONLY | O_CLOEXEC);
+    if (!fd) return fd.error().code == -ENOENT ? Status{} : fail(fd.error());
+    if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0) return {};  // being uploaded: its journal is live
+    return apply_journal(root, fd->get(), partial_vpath);
+}
 
 Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpath, uint64_t rest, bool append) {
     if (!root.writable()) return fail(Error{-EACCES, "read-only account"});
@@ -54,6 +83,12 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
     // Two sessions writing one partial file would interleave garbage.
     if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0)
         return fail(Error{kUploadInProgress, "another session is uploading this file"});
+    if (continue_partial) {
+        if (auto s = apply_journal(root, fd->get(), t.partial); !s) return fail(s.error());
+        if (::fstat(fd->get(), &*partial_st) != 0) return fail_errno("stat partial upload");
+    } else if (auto s = root.remove_file(resume_journal_path(t.partial)); !s && s.error().code != -ENOENT) {
+        return fail(s.error());  // a stale journal must not outlive the file it described
+    }
 
     if (start > 0) {
         if (continue_partial) {

@@ -28,6 +28,15 @@ struct UploadTarget {
 // partial file or the existing file from its end.
 Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpath, uint64_t rest, bool append);
 
+// "/d/.name.rftp-part" -> "/d/.name.rftp-resume": the journal of a parallel
+// upload, saying how much of the partial file's beginning is complete.
+std::string resume_journal_path(const std::string &partial_vpath);
+
+// Cuts a partial upload back to the prefix its journal vouches for and drops
+// the journal, unless an upload holds it right now. Needed after a crash: then
+// the partial file may hold blocks beyond holes, and its size would lie.
+Status repair_partial_upload(const UserRoot &root, const std::string &partial_vpath);
+
 // Renames the partial file onto its final name.
 Status commit_upload(const UserRoot &root, const UploadTarget &target);
 

@@ -121,6 +121,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
             if (auto c = copy_socket_to_file(sock, plan.file_fd, true, h->offset, h->count, *pipe, progress); !c)
                 return c;
             if (!received.add(h->offset, h->count)) return fail_msg("overlapping blocks");
+            if (plan.on_prefix_grown) plan.on_prefix_grown(received.contiguous_end());
         }
     });
     if (!s) return fail(s.error());

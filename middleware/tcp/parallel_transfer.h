@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "common/result.h"
@@ -29,6 +30,9 @@ struct ParallelReceivePlan {
     uint64_t start = 0;           // REST offset; frames below it are refused
     uint32_t max_block_size = 64u << 20;
     uint64_t max_size = 1ull << 62;
+    // Called, from any stream thread, after the complete prefix grew (for a
+    // ResumeJournal). Must be quick and thread-safe.
+    std::function<void(uint64_t contiguous_end)> on_prefix_grown;
 };
 
 struct ParallelReceiveResult {

@@ -187,3 +187,45 @@ def test_ls_mkdir_mv_rm(rftpd, env, tmp_path):
     assert rftp(env, "rm", url(rftpd, "dir/g")).returncode == 0
     assert rftp(env, "rm", "-d", url(rftpd, "dir")).returncode == 0
     assert not (rftpd.roots["alice"] / "dir").exists()
+
+
+def test_resume_trusts_the_journal_over_the_partial_size(rftpd, env, tmp_path):
+    """A parallel download killed mid-way leaves blocks beyond holes; its
+    journal says how much of the beginning is good, and -c starts there."""
+    src = random_file(rftpd.roots["alice"] / "j.bin", 5 * MiB)
+    data = src.read_bytes()
+    dst = tmp_path / "j.bin"
+    part = Path(str(dst) + ".rftp-part")
+    journal = Path(str(dst) + ".rftp-resume")
+    good = 2 * MiB
+    part.write_bytes(data[:good] + b"\0" * MiB + data[3 * MiB:4 * MiB])  # a hole, then a later block
+    journal.write_text(f"{good}\n")
+    r = rftp(env, "--json", "get", "-c", "-P", "4", "--block-size", "1M", url(rftpd, "j.bin"), str(dst))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == len(data) - good
+    assert dst.read_bytes() == data
+    assert not journal.exists() and not part.exists()
+
+
+def test_upload_resume_after_a_daemon_crash_trusts_the_journal(rftpd, env, tmp_path):
+    """If rftpd itself died mid-way through a parallel upload, the partial
+    file may hold blocks beyond holes; SIZE of it (what rftp put -c asks)
+    first cuts it back to the prefix the journal vouches for."""
+    src = random_file(tmp_path / "c.bin", 5 * MiB)
+    data = src.read_bytes()
+    root = rftpd.roots["alice"]
+    good = 2 * MiB
+    (root / ".c.bin.rftp-part").write_bytes(data[:good] + b"\0" * MiB + data[3 * MiB:4 * MiB])
+    (root / ".c.bin.rftp-resume").write_text(f"{good}\n")
+    r = rftp(env, "--json", "put", "-c", "-P", "4", "--block-size", "1M", str(src), url(rftpd, "c.bin"))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == len(data) - good
+    assert (root / "c.bin").read_bytes() == data
+    assert not (root / ".c.bin.rftp-part").exists() and not (root / ".c.bin.rftp-resume").exists()
+
+
+def test_parallel_upload_leaves_no_journal_behind(rftpd, env, tmp_path):
+    src = random_file(tmp_path / "n.bin", 6 * MiB)
+    r = rftp(env, "put", "-P", "4", "--block-size", "1M", str(src), url(rftpd, "n.bin"))
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in rftpd.roots["alice"].iterdir()) == ["n.bin"]
