@@ -1,0 +1,91 @@
+#!/bin/bash
+# PID 1 of the UML guest (run-in-guest.sh boots the kernel with init=<this>).
+# It prepares a small test machine, runs the one command it was given, writes
+# the command's exit status back to the host and powers off.
+#
+# The kernel hands unknown key=value boot arguments to init as environment:
+#   RFTP_LAB_SHARE  host directory (mounted through hostfs) holding the
+#                   command (cmd.sh), its environment (env.sh) and settings
+#                   (lab.sh); init writes rc and boot-seconds back into it.
+#
+# Devices: a guest-internal veth pair carries both soft RDMA devices, because
+# siw cannot use lo (lo's MAC is zero, so its GID is zero and rdma_cm never
+# resolves it) and rxe only reaches devices in its own network namespace.
+#   veth0 192.0.2.1 -> rxe0 (soft-RoCE v2)
+#   veth1 192.0.2.2 -> siw0 (soft-iWARP)
+# TEST-NET-1 addresses; the kernel has no host network driver, so no packet
+# can leave the guest.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export RFTP_LAB_DEVICES="rxe0=192.0.2.1 siw0=192.0.2.2"
+
+say() { echo "[guest-init] $*" >/dev/console; }
+finish() {
+    echo "$1" > "$S/rc"
+    sync
+    poweroff -f 2>/dev/null
+    echo o > /proc/sysrq-trigger    # if poweroff is missing or fails
+    sleep 10
+}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+# The host root is read-only: give the guest its own scratch space.
+for d in /dev/shm /tmp /var/tmp /run; do mount -t tmpfs -o mode=1777 tmpfs "$d"; done
+mkdir -p /run/lab
+if ! mount -t hostfs -o "$RFTP_LAB_SHARE" hostfs /run/lab; then
+    say "cannot mount the share $RFTP_LAB_SHARE"
+    poweroff -f
+fi
+S=/run/lab
+. "$S/lab.sh"     # LAB_CWD LAB_TIMEOUT LAB_CPU_MHZ LAB_MTU; LAB_RW_DIRS array
+
+# Host directories the tests may write (the project dir), at the same paths.
+for d in "${LAB_RW_DIRS[@]}"; do
+    mount -t hostfs -o "$d" hostfs "$d" || say "writable mount of $d failed"
+done
+
+# Registering memory pins pages; the default memlock limit is far too small.
+ulimit -l unlimited
+# UML's /proc/cpuinfo has no "cpu MHz" line, and perftest then reports 0 MB/s:
+# bind a copy with the host's value over it.
+if [[ -n $LAB_CPU_MHZ ]] && ! grep -q '^cpu MHz' /proc/cpuinfo; then
+    sed "/^model name/a cpu MHz\t\t: $LAB_CPU_MHZ" /proc/cpuinfo > /run/cpuinfo &&
+        mount --bind /run/cpuinfo /proc/cpuinfo
+fi
+
+ip link set lo up
+# MTU 9000 on both ends gives rxe a 4096-byte RDMA MTU (about twice the
+# throughput of the 1024 it gets at 1500).
+if ! { ip link add veth0 type veth peer name veth1 &&
+       ip addr add 192.0.2.1/24 dev veth0 && ip addr add 192.0.2.2/24 dev veth1 &&
+       ip link set veth0 mtu "$LAB_MTU" && ip link set veth1 mtu "$LAB_MTU" &&
+       ip link set veth0 up && ip link set veth1 up &&
+       rdma link add rxe0 type rxe netdev veth0 &&
+       rdma link add siw0 type siw netdev veth1; }; then
+    say "RDMA device setup failed"
+    finish 126
+fi
+# The ports turn ACTIVE shortly after their netdev is up; give them a moment
+# so tests do not race the link (the smoke test still checks the state).
+for _ in $(seq 50); do
+    grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null &&
+        grep -q ACTIVE /sys/class/infiniband/siw0/ports/1/state 2>/dev/null && break
+    sleep 0.1
+done
+cut -d' ' -f1 /proc/uptime > "$S/boot-seconds"
+
+# The command's stdout/stderr go to tty1/tty2, which the host wires to its own
+# stdout/stderr; raw mode so the tty layer passes bytes unchanged.
+stty -F /dev/tty1 raw -echo 2>/dev/null
+stty -F /dev/tty2 raw -echo 2>/dev/null
+(
+    set +e
+    . "$S/env.sh" 2>/dev/null
+    cd "$LAB_CWD" 2>/dev/null || cd /
+    # Guest-side timeout; the host has its own watchdog in case this hangs.
+    exec timeout -k 5 "$LAB_TIMEOUT" bash "$S/cmd.sh"
+) </dev/null >/dev/tty1 2>/dev/tty2
+finish $?

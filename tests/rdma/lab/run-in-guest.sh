@@ -1,0 +1,118 @@
+#!/bin/bash
+# Run one command inside a User-Mode Linux guest that has real kernel RDMA
+# (rxe0 on 192.0.2.1, siw0 on 192.0.2.2; see guest-init.sh) and return its
+# output and exit status. UML is an ordinary process: no KVM, no root needed
+# to boot it. The guest sees the host's root read-only through hostfs (same
+# paths, same binaries), private tmpfs on /tmp /run /dev/shm, and the project
+# directory writable.
+#
+# Usage: run-in-guest.sh [options] [--] command [args...]
+#   -k, --kernel PATH  UML kernel (default: $RFTP_UML_KERNEL, else build-kernel.sh)
+#   -t, --timeout SEC  guest-side limit for the command (default 600); the
+#                      host kills UML at SEC+60 should the guest itself hang
+#   -m, --mem SIZE     guest memory (default 2G; sparse, backed by /dev/shm)
+#   --rw DIR           also mount host DIR writable (repeatable)
+#   -v, --verbose      print the boot time and the guest kernel console
+# Exit status: the command's own; 124 = guest-side timeout; 125 = the guest
+# died without returning a status; 126 = RDMA device setup failed;
+# 137 = killed by the host-side watchdog; 130 = interrupted.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PROJECT=$(cd "$HERE/../../.." && pwd)
+KERNEL=${RFTP_UML_KERNEL:-} TIMEOUT=600 MEM=2G VERBOSE=0
+RW=("$PROJECT")
+while (($#)); do
+    case $1 in
+        -k|--kernel) KERNEL=$2; shift 2 ;;
+        -t|--timeout) TIMEOUT=$2; shift 2 ;;
+        -m|--mem) MEM=$2; shift 2 ;;
+        --rw) RW+=("$(realpath "$2")"); shift 2 ;;
+        -v|--verbose) VERBOSE=1; shift ;;
+        --) shift; break ;;
+        -*) echo "run-in-guest: unknown option $1" >&2; exit 2 ;;
+        *) break ;;
+    esac
+done
+(($#)) || { echo "usage: run-in-guest.sh [options] [--] command [args...]" >&2; exit 2; }
+[[ -n $KERNEL ]] || KERNEL=$("$HERE/build-kernel.sh") || exit 125
+[[ -x $KERNEL ]] || { echo "run-in-guest: no UML kernel at $KERNEL" >&2; exit 125; }
+
+# One private directory for everything: the share the guest mounts, the
+# console FIFOs and log, and UML's own runtime dir (uml_dir).
+WORK=$(mktemp -d /tmp/rftp-lab.XXXXXX)
+SHARE=$WORK/share
+mkdir "$SHARE"
+trap 'rm -rf "$WORK"' EXIT
+
+printf '%q ' "$@" > "$SHARE/cmd.sh"; echo >> "$SHARE/cmd.sh"
+# The caller's exported environment (PATH, RFTP_BUILD...), minus what
+# describes the host shell itself.
+export -p | grep -Ev '^declare -[a-zA-Z]*x[a-zA-Z]* (PWD|OLDPWD|SHLVL|_|BASHOPTS|SHELLOPTS|BASH_[A-Z_]*)(=|$)' \
+    > "$SHARE/env.sh"
+{
+    printf 'LAB_CWD=%q\n' "$PWD"
+    printf 'LAB_TIMEOUT=%q\n' "$TIMEOUT"
+    printf 'LAB_MTU=9000\n'
+    printf 'LAB_CPU_MHZ=%q\n' "$(awk -F': *' '/^cpu MHz/{print $2; exit}' /proc/cpuinfo)"
+    printf 'LAB_RW_DIRS=('; printf '%q ' "${RW[@]}"; printf ')\n'
+} > "$SHARE/lab.sh"
+
+# Guest tty1/tty2 -> our stdout/stderr through FIFOs: UML makes its channel
+# fds non-blocking, which must not leak onto the caller's stdout/stderr.
+mkfifo "$WORK/out" "$WORK/err"
+LOG=$WORK/console.log
+cat <"$WORK/out" & cat_out=$!
+cat <"$WORK/err" >&2 & cat_err=$!
+
+start=$(date +%s.%N)
+# Guest RAM is a sparse file UML creates in $TMPDIR: keep it on tmpfs.
+TMPDIR=/dev/shm "$KERNEL" mem="$MEM" root=/dev/root rootfstype=hostfs rootflags=/ ro \
+    init="$HERE/guest-init.sh" uml_dir="$WORK" \
+    con=null ssl=null con0=null,fd:3 con1=null,fd:4 con2=null,fd:5 \
+    RFTP_LAB_SHARE="$SHARE" \
+    </dev/null 3>>"$LOG" 4>"$WORK/out" 5>"$WORK/err" >>"$LOG" 2>&1 &
+uml=$!
+# UML runs its helper processes in the process group it leads: killing the
+# group leaves no stray processes behind.
+stop_uml() {
+    kill -TERM "$uml" 2>/dev/null
+    for _ in $(seq 30); do kill -0 "$uml" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- -"$uml" 2>/dev/null
+}
+trap 'echo "run-in-guest: interrupted, stopping the guest" >&2; stop_uml; rm -rf "$WORK"; exit 130' INT TERM HUP
+# Host-side watchdog, for a guest that hangs beyond its own timeout.
+(
+    trap 'kill $sleeper 2>/dev/null; exit 0' TERM
+    sleep $((TIMEOUT + 60)) & sleeper=$!
+    wait $sleeper
+    echo "run-in-guest: guest still running after $((TIMEOUT + 60)) s, killing it" >&2
+    touch "$WORK/killed"
+    stop_uml
+) & watchdog=$!
+
+wait "$uml"; uml_rc=$?
+kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
+# Helpers of a UML that did not shut down cleanly would hold the FIFOs open.
+kill -KILL -- -"$uml" 2>/dev/null
+wait "$cat_out" "$cat_err"
+elapsed=$(echo "$(date +%s.%N) - $start" | bc)
+
+((VERBOSE)) && { echo "---- guest console ----"; cat "$LOG"; echo "----"; } >&2
+if [[ -f $SHARE/rc ]]; then
+    rc=$(<"$SHARE/rc")
+    ((VERBOSE)) && echo "run-in-guest: booted in $(cat "$SHARE/boot-seconds" 2>/dev/null) s (guest uptime at command start), ${elapsed} s in all, rc=$rc" >&2
+    if [[ $rc = 126 ]]; then
+        echo "run-in-guest: RDMA device setup failed in the guest; console tail:" >&2
+        grep -v '^$' "$LOG" | tail -20 >&2
+    fi
+    exit "$rc"
+fi
+if [[ -f $WORK/killed ]]; then
+    echo "run-in-guest: killed by the host-side watchdog; console tail:" >&2
+    tail -30 "$LOG" >&2
+    exit 137
+fi
+echo "run-in-guest: the guest ended without an exit status (UML rc=$uml_rc); console tail:" >&2
+tail -30 "$LOG" >&2
+exit 125
