@@ -79,7 +79,7 @@ fi
 
 mkdir -p "$CACHE"
 exec 9>"$CACHE/.lock-$KEY"
-flock 9
+flock -n 9 || { log "another run is building this kernel; waiting for it"; flock 9; }
 [[ -x $BIN ]] && { echo "$BIN"; exit 0; }   # another run finished meanwhile
 
 # 3. Unpack the source once per source version (shared by all keys).
