@@ -7,7 +7,8 @@
 # The result is cached outside the source tree, keyed by a hash of everything
 # that shapes it (the option lists below, HZ, the exact source package
 # version), so only the first run on a machine pays the several-minute build:
-#   $RFTP_UML_CACHE/linux-uml-<key>      (default cache: /var/cache/rftp-uml)
+#   $RFTP_UML_CACHE/linux-uml-<key>   (default cache: /var/cache/rftp-uml,
+#                                      or ~/.cache/rftp-uml without root)
 # Prints the kernel's path on stdout; everything else goes to stderr.
 #
 # Safe to interrupt and rerun: the source is unpacked under a temporary name
@@ -22,6 +23,10 @@ set -euo pipefail
 KVER=${KVER:-6.1}
 JOBS=${JOBS:-$(nproc)}
 CACHE=${RFTP_UML_CACHE:-/var/cache/rftp-uml}
+# Without root, /var/cache is not ours: use the user's cache instead.
+if [[ -z ${RFTP_UML_CACHE:-} && ! -w /var/cache && ! -w $CACHE ]]; then
+    CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/rftp-uml
+fi
 # UML has one virtual CPU: two busy-polling peers only switch on a scheduler
 # tick, so a faster tick keeps the RDMA tests quick.
 UML_HZ=1000
@@ -87,6 +92,7 @@ SRC=$CACHE/src-$KVER-$SRC_VERSION
 if [[ ! -f $SRC/.unpacked ]]; then
     log "unpacking linux-source-$KVER $SRC_VERSION"
     tmp=$(mktemp -d "$CACHE/.unpack.XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT     # an interrupted unpack leaves nothing behind
     tar -C "$tmp" -xJf "/usr/src/linux-source-$KVER.tar.xz"
     # arch/um/Kconfig declares "config HZ / int / default 100" without a
     # prompt, so .config cannot change it: give it one (default unchanged).
@@ -98,6 +104,7 @@ if [[ ! -f $SRC/.unpacked ]]; then
     rm -rf "$SRC"
     mv "$tmp/linux-source-$KVER" "$SRC"
     rmdir "$tmp"
+    trap - EXIT
 fi
 
 # 4. Configure out of tree: um defconfig plus the options above.

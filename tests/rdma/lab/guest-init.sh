@@ -56,13 +56,17 @@ if [[ -n $LAB_CPU_MHZ ]] && ! grep -q '^cpu MHz' /proc/cpuinfo; then
         mount --bind /run/cpuinfo /proc/cpuinfo
 fi
 
-ip link set lo up
 # MTU 9000 on both ends gives rxe a 4096-byte RDMA MTU (about twice the
-# throughput of the 1024 it gets at 1500).
-if ! { ip link add veth0 type veth peer name veth1 &&
-       ip addr add 192.0.2.1/24 dev veth0 && ip addr add 192.0.2.2/24 dev veth1 &&
-       ip link set veth0 mtu "$LAB_MTU" && ip link set veth1 mtu "$LAB_MTU" &&
-       ip link set veth0 up && ip link set veth1 up &&
+# throughput of the 1024 it gets at 1500). One `ip -batch`, because every
+# process start costs tens of milliseconds in the guest.
+if ! { ip -batch - <<EOF
+link set lo up
+link add veth0 mtu $LAB_MTU type veth peer name veth1 mtu $LAB_MTU
+addr add 192.0.2.1/24 dev veth0
+addr add 192.0.2.2/24 dev veth1
+link set veth0 up
+link set veth1 up
+EOF
        rdma link add rxe0 type rxe netdev veth0 &&
        rdma link add siw0 type siw netdev veth1; }; then
     say "RDMA device setup failed"
