@@ -40,21 +40,29 @@ skip() {
 [[ -d /dev/shm && -w /dev/shm ]] || skip "no writable /dev/shm to back the guest's memory"
 command -v dpkg >/dev/null || skip "not a Debian system (the lab uses Debian's packages and kernel source)"
 
-# 2. Userspace packages, installed on first use.
+# 2. Packages, installed on first use: the userspace RDMA stack, and the
+# toolchain and kernel source for the UML kernel.
+KERNEL_PACKAGES=(build-essential flex bison bc linux-source-6.1)
+apt_install() {   # a fresh machine may have no package lists yet: update once
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" >/dev/null ||
+        { apt-get update >/dev/null &&
+          DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@" >/dev/null; }
+}
 missing=()
-for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+for p in "${PACKAGES[@]}" "${KERNEL_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
     [[ $(id -u) = 0 ]] || skip "packages missing and not root to install them: ${missing[*]}"
+    command -v apt-get >/dev/null || skip "no apt-get to install ${missing[*]}"
+    if ! apt-cache show linux-source-6.1 >/dev/null 2>&1; then
+        apt-get update >/dev/null 2>&1
+        apt-cache show linux-source-6.1 >/dev/null 2>&1 ||
+            skip "no linux-source-6.1 package to be had (not Debian 12?): cannot build the UML kernel"
+    fi
     log "installing ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null ||
-        { echo "FAILED: apt-get install ${missing[*]}"; exit 1; }
+    apt_install "${missing[@]}" || { echo "FAILED: apt-get install ${missing[*]}"; exit 1; }
 fi
 
 # 3. The kernel (first run on a machine: several minutes; cached afterwards).
-if ! dpkg -s linux-source-6.1 >/dev/null 2>&1; then
-    [[ $(id -u) = 0 ]] || skip "linux-source-6.1 is not installed and not root to install it"
-    apt-cache show linux-source-6.1 >/dev/null 2>&1 || skip "no linux-source-6.1 package available to build the UML kernel"
-fi
 start=$SECONDS
 KERNEL=$("$HERE/lab/build-kernel.sh") || { echo "FAILED: building the UML kernel (see above)"; exit 1; }
 log "kernel $KERNEL (ready in $((SECONDS - start)) s)"
