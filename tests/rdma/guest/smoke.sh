@@ -101,7 +101,8 @@ for entry in $RFTP_LAB_DEVICES; do
     verdict=$([[ $rc = 0 ]] && echo supported || { [[ $rc = 3 ]] && echo refused || echo "error rc=$rc"; })
     want=$([[ $expect = 0 ]] && echo supported || echo refused)
     if [[ $rc = "$expect" ]]; then
-        result PASS "$dev" write-with-imm "$verdict, as expected for transport $transport"
+        reason=$(sed -n 's/^refused: //p' <<<"$out")
+        result PASS "$dev" write-with-imm "$verdict${reason:+ ($reason)}, as expected for transport $transport"
     else
         result FAIL "$dev" write-with-imm "$verdict, expected $want for transport $transport"
         sed 's/^/    | /' <<<"$out"

@@ -10,8 +10,8 @@
  * immediate, and the receiver checks the completion (opcode, immediate,
  * length) and the data.
  *
- * Exit: 0 = supported and verified; 3 = the device refused the work request
- * (not supported); 1 = anything else went wrong (a real failure).
+ * Exit: 0 = supported and verified; 3 = the device refused to post the work
+ * request (not supported); 1 = anything else went wrong (a real failure).
  * Build: gcc -O2 -Wall -o write_imm_probe write_imm_probe.c -lrdmacm -libverbs
  */
 #include <arpa/inet.h>
@@ -130,9 +130,9 @@ static int writer(const char *addr, const char *port)
     }
     struct ibv_wc wc;
     if (rdma_get_send_comp(id, &wc) <= 0) return fail("writer", "rdma_get_send_comp");
-    if (wc.status != IBV_WC_SUCCESS) {
-        printf("refused: completion status %s\n", ibv_wc_status_str(wc.status));
-        return REFUSED;
+    if (wc.status != IBV_WC_SUCCESS) {   /* accepted, then failed: a real error */
+        fprintf(stderr, "write_imm_probe writer: completion status %s\n", ibv_wc_status_str(wc.status));
+        return 1;
     }
     rdma_disconnect(id);
     return 0;

@@ -16,7 +16,6 @@
 # TEST-NET-1 addresses; the kernel has no host network driver, so no packet
 # can leave the guest.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export RFTP_LAB_DEVICES="rxe0=192.0.2.1 siw0=192.0.2.2"
 
 say() { echo "[guest-init] $*" >/dev/console; }
 finish() {
@@ -88,6 +87,8 @@ stty -F /dev/tty2 raw -echo 2>/dev/null
 (
     set +e
     . "$S/env.sh" 2>/dev/null
+    # What the tests read to find the devices (after env.sh: the lab decides).
+    export RFTP_LAB_DEVICES="rxe0=192.0.2.1 siw0=192.0.2.2"
     cd "$LAB_CWD" 2>/dev/null || cd /
     # Guest-side timeout; the host has its own watchdog in case this hangs.
     exec timeout -k 5 "$LAB_TIMEOUT" bash "$S/cmd.sh"
