@@ -77,7 +77,7 @@ fi
 
 # 5. One guest for the whole suite.
 start=$SECONDS
-"$HERE/lab/run-in-guest.sh" -k "$KERNEL" -t 900 -- "$HERE/guest/suite.sh" "$BIN"
+"$HERE/lab/run-in-guest.sh" -k "$KERNEL" -t 900 --times -- "$HERE/guest/suite.sh" "$BIN"
 rc=$?
 log "guest run took $((SECONDS - start)) s, exit status $rc"
 case $rc in

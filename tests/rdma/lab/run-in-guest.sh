@@ -12,7 +12,8 @@
 #                      host kills UML at SEC+60 should the guest itself hang
 #   -m, --mem SIZE     guest memory (default 2G; sparse, backed by /dev/shm)
 #   --rw DIR           also mount host DIR writable (repeatable)
-#   -v, --verbose      print the boot time and the guest kernel console
+#   --times            print the boot time and the whole run's wall time
+#   -v, --verbose      --times, plus the guest kernel console
 # Exit status: the command's own; 124 = guest-side timeout; 125 = the guest
 # died without returning a status; 126 = RDMA device setup failed;
 # 137 = killed by the host-side watchdog; 130 = interrupted.
@@ -20,7 +21,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PROJECT=$(cd "$HERE/../../.." && pwd)
-KERNEL=${RFTP_UML_KERNEL:-} TIMEOUT=600 MEM=2G VERBOSE=0
+KERNEL=${RFTP_UML_KERNEL:-} TIMEOUT=600 MEM=2G VERBOSE=0 TIMES=0
 RW=("$PROJECT")
 while (($#)); do
     case $1 in
@@ -28,7 +29,8 @@ while (($#)); do
         -t|--timeout) TIMEOUT=$2; shift 2 ;;
         -m|--mem) MEM=$2; shift 2 ;;
         --rw) RW+=("$(realpath "$2")"); shift 2 ;;
-        -v|--verbose) VERBOSE=1; shift ;;
+        --times) TIMES=1; shift ;;
+        -v|--verbose) VERBOSE=1 TIMES=1; shift ;;
         --) shift; break ;;
         -*) echo "run-in-guest: unknown option $1" >&2; exit 2 ;;
         *) break ;;
@@ -101,7 +103,7 @@ elapsed=$(echo "$(date +%s.%N) - $start" | bc)
 ((VERBOSE)) && { echo "---- guest console ----"; cat "$LOG"; echo "----"; } >&2
 if [[ -f $SHARE/rc ]]; then
     rc=$(<"$SHARE/rc")
-    ((VERBOSE)) && echo "run-in-guest: booted in $(cat "$SHARE/boot-seconds" 2>/dev/null) s (guest uptime at command start), ${elapsed} s in all, rc=$rc" >&2
+    ((TIMES)) && echo "run-in-guest: booted in $(cat "$SHARE/boot-seconds" 2>/dev/null) s (guest uptime at command start), ${elapsed} s in all, rc=$rc" >&2
     if [[ $rc = 126 ]]; then
         echo "run-in-guest: RDMA device setup failed in the guest; console tail:" >&2
         grep -v '^$' "$LOG" | tail -20 >&2
