@@ -23,8 +23,14 @@ SIZE=$((1024 * 1024))
 LOGS=$(mktemp -d /tmp/smoke.XXXXXX)
 passed=0 failed=0 dev_failed=0
 
+# Each check's wall time goes on its line: the guest is slow and shared, and
+# a check that suddenly takes long is worth seeing (it is never judged).
+check_start=$EPOCHREALTIME
 result() {   # result PASS|FAIL DEVICE CHECK DETAIL
-    echo "$1 $2 $3: $4"
+    local took
+    took=$(awk -v a="$check_start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    echo "$1 $2 $3: $4 [${took} s]"
+    check_start=$EPOCHREALTIME
     if [[ $1 = PASS ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); dev_failed=1; fi
 }
 
@@ -83,6 +89,7 @@ write_bw() {   # write_bw DEVICE ADDR PORT
 for entry in $RFTP_LAB_DEVICES; do
     dev=${entry%%=*} addr=${entry#*=} dev_failed=0
     echo "== $dev ($addr)"
+    check_start=$EPOCHREALTIME
 
     info=$(ibv_devinfo -d "$dev" 2>&1)
     if grep -q 'state:[[:space:]]*PORT_ACTIVE' <<<"$info"; then
