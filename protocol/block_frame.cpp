@@ -1,36 +1,25 @@
 #include "protocol/block_frame.h"
 
+#include "protocol/big_endian.h"
+
 namespace rftp::ftp {
-namespace {
 
-void put_be64(uint8_t *p, uint64_t v) {
-    for (int i = 7; i >= 0; --i) {
-        p[i] = static_cast<uint8_t>(v & 0xff);
-        v >>= 8;
-    }
-}
-
-uint64_t get_be64(const uint8_t *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v = (v << 8) | p[i];
-    return v;
-}
-
-}  // namespace
+using wire::get_be;
+using wire::put_be;
 
 std::array<uint8_t, kFrameHeaderSize> encode_frame(const FrameHeader &h) {
     std::array<uint8_t, kFrameHeaderSize> out{};
     out[0] = h.descriptor;
-    put_be64(out.data() + 1, h.count);
-    put_be64(out.data() + 9, h.offset);
+    put_be<uint64_t>(out.data() + 1, h.count);
+    put_be<uint64_t>(out.data() + 9, h.offset);
     return out;
 }
 
 Result<FrameHeader> decode_frame(const uint8_t *bytes, uint64_t max_count, uint64_t limit) {
     FrameHeader h;
     h.descriptor = bytes[0];
-    h.count = get_be64(bytes + 1);
-    h.offset = get_be64(bytes + 9);
+    h.count = get_be<uint64_t>(bytes + 1);
+    h.offset = get_be<uint64_t>(bytes + 9);
     if (h.descriptor == kFrameEod) {
         if (h.count != 0) return fail_msg("EOD frame with a payload");
         if (h.offset > limit) return fail_msg("EOD frame beyond the allowed file size");

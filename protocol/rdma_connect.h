@@ -1,0 +1,36 @@
+// What an rftp client puts in the private data of each rdma_cm connection
+// request (docs/protocol.md, "RDMA channel"): which queue pair of the channel
+// this is, how many there are, and the one-time token the server handed out
+// in its RADR reply. The server rejects a request whose token is wrong.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "common/result.h"
+
+namespace rftp::wire {
+
+inline constexpr std::size_t kTokenSize = 16;
+inline constexpr std::size_t kConnectDataSize = 24;  // fits the 56 bytes an IB/RoCE request carries
+inline constexpr uint16_t kConnectMagic = 0x5243;     // "RC"
+
+using ChannelToken = std::array<uint8_t, kTokenSize>;
+
+struct ConnectData {
+    uint8_t index = 0;  // 0: the control queue pair; 1..count-1: data queue pairs
+    uint8_t count = 0;  // queue pairs in the channel (streams + 1)
+    ChannelToken token{};
+};
+
+std::array<uint8_t, kConnectDataSize> encode_connect(const ConnectData &d);
+// bytes may be longer than kConnectDataSize (InfiniBand pads private data);
+// checks magic, version and index < count.
+Result<ConnectData> decode_connect(std::span<const uint8_t> bytes);
+
+std::string token_hex(const ChannelToken &t);
+Result<ChannelToken> parse_token_hex(std::string_view hex);
+
+}  // namespace rftp::wire
