@@ -10,6 +10,8 @@ PACKAGES=(
   # libraries
   libuv1-dev libyaml-cpp-dev libssl-dev libsystemd-dev liburing-dev
   libibverbs-dev librdmacm-dev libcli11-dev nlohmann-json3-dev libisal-dev
+  # RDMA at run time: the verbs providers (mlx5, rxe, siw, ...) and rdma_cm
+  ibverbs-providers rdma-core
   # tests
   libgtest-dev python3-pytest curl lftp vsftpd iproute2
   # benchmarks

@@ -1,0 +1,212 @@
+// One RDMA channel between two rftp peers: a control queue pair and N data
+// queue pairs, set up once per FTP session (RADR) and reused by every file
+// until the session ends. Either side can be the source (its blocks go out
+// by RDMA WRITE into memory the sink granted) or the sink.
+//
+// Threads, for the channel's whole life (docs/middleware.md):
+//   dispatcher  waits on the completion channel and rdma_cm events, polls
+//               completions in batches, hands each to a worker;
+//   workers     run the completion handlers (never block: they move block
+//               states, queue work and post receives);
+//   reader      fills source blocks from the file (positioned reads);
+//   sender      posts RDMA WRITEs across the data queue pairs, iodepth deep;
+//   writer      writes filled sink blocks to the file at their offsets and
+//               grants the freed blocks straight back, in batches;
+//   monitor     logs progress and throughput once a second.
+//
+// An aborted or failed file leaves the channel unusable (usable() false):
+// blocks may still be in flight, so the peers set up a new one rather than
+// risk a late WRITE landing in a block granted for the next file.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "middleware/range_set.h"
+#include "middleware/rdma/block_states.h"
+#include "middleware/rdma/channel_resources.h"
+#include "middleware/rdma/control_credits.h"
+#include "middleware/transfer_progress.h"
+#include "protocol/rdma_message.h"
+
+namespace rftp::middleware::rdma {
+
+// How completion notices reach the sink on this channel: found by trying
+// WRITE WITH IMMEDIATE on the first block, never by the driver's name.
+enum class NoticeMode { unknown, write_with_imm, write_then_send };
+const char *to_string(NoticeMode m);
+
+struct SendSpec {
+    int fd = -1;          // read with pread at each granted offset (/dev/zero works)
+    uint64_t start = 0;   // REST offset
+    uint64_t size = 0;    // the file's size: blocks cover [start, size)
+};
+
+struct ReceiveSpec {
+    int fd = -1;                        // written with pwrite at each offset (/dev/null works)
+    uint64_t start = 0;                 // the source must begin exactly here
+    uint64_t max_size = 1ull << 62;     // a larger file is refused
+    std::optional<uint64_t> expect_size;  // when this side knows it (a download after SIZE)
+    // After the complete prefix grew (for a resume journal); quick, any thread.
+    std::function<void(uint64_t contiguous_end)> on_prefix_grown;
+    // Write blocks strictly in file order (they still arrive in any order):
+    // for media that need it. With a non-seekable fd (a pipe) it is required,
+    // and blocks are written with write(2).
+    bool sequential = false;
+};
+
+struct FileResult {
+    uint64_t start = 0;
+    uint64_t size = 0;
+    uint64_t bytes = 0;  // moved in this transfer
+    double seconds = 0;
+    NoticeMode notice = NoticeMode::unknown;
+};
+
+struct ChannelStats {
+    std::string device;
+    unsigned queue_pairs = 0;
+    std::size_t pinned_bytes = 0;
+    bool huge_pages = false;
+};
+
+class Channel {
+public:
+    // Starts the threads on fully connected resources. label prefixes log lines.
+    static Result<std::unique_ptr<Channel>> start(ChannelResources resources, std::string label,
+                                                  std::function<void(const Error &)> on_failure = {});
+    ~Channel();
+    Channel(const Channel &) = delete;
+    Channel &operator=(const Channel &) = delete;
+
+    // This side is the source: announces the file, then sends every block
+    // the sink grants. Returns when the sink confirmed the whole range.
+    Result<FileResult> send_file(const SendSpec &spec, TransferProgress &progress);
+    // This side is the sink: waits for the source's announcement, grants
+    // blocks and writes them. received tells which ranges arrived, also on failure.
+    Result<FileResult> receive_file(const ReceiveSpec &spec, TransferProgress &progress, RangeSet &received);
+
+    // Stops the current file on both sides (ABOR, a closing session). Any thread.
+    void abort(const std::string &why);
+
+    bool usable() const;
+    ChannelStats stats() const;
+    const ChannelParams &params() const { return res_.params; }
+
+private:
+    struct PendingGrant {
+        wire::Grant grant;
+    };
+    struct SourceFile {
+        uint32_t id = 0;
+        SendSpec spec;
+        TransferProgress *progress = nullptr;
+        BlockStates<SourceBlock> blocks;
+        std::vector<wire::Grant> block_grant;      // what each loading/ready/posted block carries
+        std::vector<unsigned> block_qp;            // where a posted block went
+        std::deque<wire::Grant> waiting;           // granted, no local block yet
+        std::deque<uint32_t> to_load;              // blocks the reader fills
+        std::deque<uint32_t> to_send;              // blocks the sender posts
+        uint64_t bytes_acked = 0;                  // WRITEs completed
+        bool confirmed = false;                    // the sink's file_done arrived
+        bool done = false;
+        std::optional<Error> error;
+    };
+    struct SinkFile {
+        uint32_t id = 0;
+        ReceiveSpec spec;
+        TransferProgress *progress = nullptr;
+        RangeSet *received = nullptr;
+        bool begun = false;                        // the source's file_begin arrived
+        uint64_t start = 0, size = 0, next_offset = 0, bytes_written = 0;
+        uint64_t write_cursor = 0;                 // sequential: the next offset to write
+        bool seekable = true;
+        BlockStates<SinkBlock> slots;
+        std::vector<uint64_t> slot_offset;
+        std::vector<uint32_t> slot_length;
+        std::deque<uint32_t> to_write;
+        std::vector<wire::Grant> grants_to_send;   // freed blocks granted again, sent in batches
+        NoticeMode notice = NoticeMode::unknown;   // how the source's notices arrived
+        bool done = false;
+        std::optional<Error> error;
+    };
+
+    Channel(ChannelResources resources, std::string label, std::function<void(const Error &)> on_failure);
+
+    void dispatcher_loop();
+    void worker_loop(unsigned index);
+    void reader_loop();
+    void sender_loop();
+    void writer_loop();
+    void monitor_loop();
+
+    void handle_completion(const ibv_wc &wc);
+    void handle_control_message(const uint8_t *bytes, std::size_t len);
+    void handle_notice(unsigned qp, uint32_t slot, uint32_t length, std::optional<uint32_t> file_id, NoticeMode mode);
+    void handle_send_done(unsigned qp, uint32_t block);
+    void handle_cm_event();
+
+    // All *_locked run with mutex_ held.
+    void send_control_locked(wire::RdmaMessage msg);
+    void flush_control_locked();
+    void fail_locked(const Error &e, bool tell_peer);
+    void assign_blocks_locked();
+    void start_sink_locked(const wire::RdmaMessage &begin);
+    void grant_locked();
+    void flush_grants_locked();
+    void finish_sink_locked(std::optional<Error> error);
+    Status post_block(uint32_t block, const wire::Grant &g, unsigned qp);
+    Result<FileResult> wait_file(std::unique_lock<std::mutex> &lock, bool source, uint64_t start, uint64_t size,
+                                 TransferProgress &progress);
+
+    ChannelResources res_;
+    std::string label_;
+    std::function<void(const Error &)> on_failure_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;     // file state, errors: whoever waits on a file
+    std::condition_variable reader_cv_;
+    std::condition_variable sender_cv_;
+    std::condition_variable writer_cv_;
+    std::condition_variable monitor_cv_;
+    bool stopping_ = false;
+    std::atomic<bool> stop_workers_{false};  // read by workers under their queue's lock only
+    bool reader_busy_ = false, sender_busy_ = false, writer_busy_ = false;  // working outside the lock
+    std::optional<Error> failed_;         // the channel is unusable from here on
+    bool failure_reported_ = false;
+
+    ControlCredits credits_{kControlDepth};
+    std::deque<wire::RdmaMessage> control_queue_;
+    std::vector<uint32_t> free_send_slots_;
+
+    NoticeMode notice_mode_ = NoticeMode::unknown;
+    std::vector<unsigned> in_flight_;     // per data queue pair
+    unsigned next_qp_ = 0;
+    uint32_t next_file_id_ = 0;
+
+    std::optional<SourceFile> source_;
+    std::optional<SinkFile> sink_;
+    std::optional<wire::RdmaMessage> early_begin_;  // a file_begin that came before receive_file
+
+    struct WorkerQueue {
+        std::mutex mutex;
+        std::condition_variable cv;
+        std::deque<ibv_wc> items;
+    };
+    std::vector<std::unique_ptr<WorkerQueue>> worker_queues_;
+    UniqueFd wake_fd_;  // eventfd: tells the dispatcher to stop
+    std::vector<std::thread> threads_;
+};
+
+}  // namespace rftp::middleware::rdma

@@ -1,0 +1,32 @@
+// The shape of one RDMA channel, as both ends agreed through RADR
+// (docs/protocol.md): how many data queue pairs, the block size, how many
+// RDMA WRITEs each queue pair keeps in flight, and this side's pool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "protocol/rdma_message.h"
+
+namespace rftp::middleware::rdma {
+
+// Receives each side keeps posted on the control queue pair (the initial
+// control credits of the peer); fixed by the protocol.
+inline constexpr unsigned kControlDepth = 32;
+// A receive buffer on a data queue pair holds one block_done notice.
+inline constexpr std::size_t kNoticeSlot = 64;
+inline constexpr std::size_t kControlSlot = wire::kRdmaMaxMessage;
+
+struct ChannelParams {
+    unsigned streams = 4;            // data queue pairs
+    uint32_t block_size = 1u << 20;  // bytes per block and per RDMA WRITE
+    unsigned iodepth = 8;            // RDMA WRITEs in flight per data queue pair
+    unsigned blocks = 64;            // blocks in this side's registered pool
+    unsigned workers = 2;            // completion worker threads
+    unsigned stall_timeout_s = 60;   // no progress for this long fails the file
+
+    std::size_t pool_bytes() const { return static_cast<std::size_t>(blocks) * block_size; }
+    unsigned queue_pairs() const { return streams + 1; }
+};
+
+}  // namespace rftp::middleware::rdma

@@ -1,0 +1,203 @@
+// The sink side of a channel: wait for the source's announcement, grant every
+// free block ahead of need (the whole pool: it should cover bandwidth x
+// round trip), take each notice, have the writer put the block at its offset
+// and grant it straight back, batched with whatever else freed meanwhile.
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "middleware/rdma/channel.h"
+
+namespace rftp::middleware::rdma {
+namespace {
+
+Status write_fully(int fd, const uint8_t *buf, uint32_t len, uint64_t offset, bool seekable) {
+    uint32_t done = 0;
+    while (done < len) {
+        ssize_t n = seekable ? ::pwrite(fd, buf + done, len - done, static_cast<off_t>(offset + done))
+                             : ::write(fd, buf + done, len - done);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail_errno("write at offset " + std::to_string(offset + done));
+        }
+        if (n == 0) return fail_msg("write at offset " + std::to_string(offset + done) + " wrote nothing", -EIO);
+        done += static_cast<uint32_t>(n);
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<FileResult> Channel::receive_file(const ReceiveSpec &spec, TransferProgress &progress, RangeSet &received) {
+    std::unique_lock lock(mutex_);
+    if (failed_) return fail(failed_->with_context("RDMA channel unusable"));
+    if (source_ || sink_) return fail_msg("a transfer is already running on this RDMA channel");
+    sink_.emplace();
+    SinkFile &f = *sink_;
+    f.spec = spec;
+    f.progress = &progress;
+    f.received = &received;
+    f.slots = BlockStates<SinkBlock>(res_.params.blocks);
+    f.slot_offset.resize(res_.params.blocks);
+    f.slot_length.resize(res_.params.blocks);
+    f.seekable = ::lseek(spec.fd, 0, SEEK_CUR) >= 0;
+    if (!f.seekable && !spec.sequential) {
+        sink_.reset();
+        return fail_msg("blocks arrive in any order: a destination that cannot seek needs sequential writes", -ESPIPE);
+    }
+    if (early_begin_) {
+        wire::RdmaMessage begin = *early_begin_;
+        early_begin_.reset();
+        start_sink_locked(begin);
+    }
+    return wait_file(lock, false, spec.start, 0, progress);
+}
+
+void Channel::start_sink_locked(const wire::RdmaMessage &begin) {
+    SinkFile &f = *sink_;
+    f.id = begin.file_id;
+    f.begun = true;
+    f.start = begin.start;
+    f.size = begin.size;
+    f.next_offset = begin.start;
+    f.write_cursor = begin.start;
+    if (begin.start != f.spec.start)
+        return fail_locked(Error::msg("the sending side starts at byte " + std::to_string(begin.start) +
+                                      ", this side expected " + std::to_string(f.spec.start)),
+                           true);
+    if (begin.size > f.spec.max_size)
+        return fail_locked(Error{-EFBIG, "a file of " + std::to_string(begin.size) + " bytes is over the limit"}, true);
+    if (f.spec.expect_size && *f.spec.expect_size != begin.size)
+        return fail_locked(Error::msg("the sending side announced " + std::to_string(begin.size) + " bytes, expected " +
+                                      std::to_string(*f.spec.expect_size)),
+                           true);
+    if (f.start == f.size) return finish_sink_locked(std::nullopt);
+    grant_locked();
+    flush_grants_locked();
+}
+
+void Channel::grant_locked() {
+    SinkFile &f = *sink_;
+    while (f.next_offset < f.size) {
+        auto slot = f.slots.take_free(SinkBlock::granted);
+        if (!slot) break;
+        uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(res_.params.block_size, f.size - f.next_offset));
+        f.slot_offset[*slot] = f.next_offset;
+        f.slot_length[*slot] = len;
+        f.grants_to_send.push_back(
+            wire::Grant{*slot, len, f.next_offset, reinterpret_cast<uintptr_t>(res_.block(*slot)), res_.pool_mr->rkey});
+        f.next_offset += len;
+        if (f.grants_to_send.size() == wire::kMaxGrantsPerMessage) flush_grants_locked();
+    }
+}
+
+void Channel::flush_grants_locked() {
+    SinkFile &f = *sink_;
+    std::size_t i = 0;
+    while (i < f.grants_to_send.size()) {
+        wire::RdmaMessage m;
+        m.type = wire::RdmaMessageType::grant;
+        m.file_id = f.id;
+        while (i < f.grants_to_send.size() && m.grant_count < wire::kMaxGrantsPerMessage)
+            m.grants[m.grant_count++] = f.grants_to_send[i++];
+        send_control_locked(m);
+    }
+    f.grants_to_send.clear();
+}
+
+void Channel::finish_sink_locked(std::optional<Error> error) {
+    if (error) return fail_locked(*error, true);
+    SinkFile &f = *sink_;
+    wire::RdmaMessage m;
+    m.type = wire::RdmaMessageType::file_done;
+    m.file_id = f.id;
+    m.bytes = f.bytes_written;
+    send_control_locked(m);
+    f.done = true;
+    changed_.notify_all();
+}
+
+void Channel::handle_notice(unsigned qp, uint32_t slot, uint32_t length, std::optional<uint32_t> file_id,
+                            NoticeMode mode) {
+    std::lock_guard lock(mutex_);
+    if (failed_ || stopping_) return;
+    auto violation = [&](const std::string &what) {
+        fail_locked(Error::msg("peer broke the RDMA protocol on queue pair " + std::to_string(qp) + ": " + what), true);
+    };
+    if (!sink_ || !sink_->begun) return violation("a block notice while no file is being received");
+    SinkFile &f = *sink_;
+    if (file_id && *file_id != f.id) return violation("a block notice for file " + std::to_string(*file_id));
+    if (auto ok = f.slots.move(slot, SinkBlock::granted, SinkBlock::filled); !ok) return violation(ok.error().message);
+    if (length != f.slot_length[slot])
+        return violation("block " + std::to_string(slot) + " filled with " + std::to_string(length) + " bytes, " +
+                         std::to_string(f.slot_length[slot]) + " were granted");
+    f.notice = mode;
+    f.to_write.push_back(slot);
+    writer_cv_.notify_one();
+}
+
+void Channel::writer_loop() {
+    std::unique_lock lock(mutex_);
+    // Which queued block to write next: the first, or in sequential mode the
+    // one at the cursor (it will come: every lower offset is granted already).
+    auto next = [&]() -> std::optional<std::size_t> {
+        if (!sink_ || sink_->done || sink_->to_write.empty()) return std::nullopt;
+        if (!sink_->spec.sequential) return 0;
+        for (std::size_t i = 0; i < sink_->to_write.size(); ++i)
+            if (sink_->slot_offset[sink_->to_write[i]] == sink_->write_cursor) return i;
+        return std::nullopt;
+    };
+    for (;;) {
+        writer_cv_.wait(lock, [&] { return stopping_ || next(); });
+        if (stopping_) return;
+        SinkFile &f = *sink_;
+        std::size_t pick = *next();
+        uint32_t slot = f.to_write[pick];
+        f.to_write.erase(f.to_write.begin() + static_cast<std::ptrdiff_t>(pick));
+        if (auto ok = f.slots.move(slot, SinkBlock::filled, SinkBlock::writing); !ok) {
+            fail_locked(ok.error(), true);
+            continue;
+        }
+        uint64_t offset = f.slot_offset[slot];
+        uint32_t len = f.slot_length[slot];
+        uint32_t id = f.id;
+        int fd = f.spec.fd;
+        bool seekable = f.seekable;
+        writer_busy_ = true;
+        lock.unlock();
+        Status written = write_fully(fd, res_.block(slot), len, offset, seekable);
+        lock.lock();
+        writer_busy_ = false;
+        changed_.notify_all();
+        if (!sink_ || sink_->id != id || sink_->done) continue;
+        SinkFile &g = *sink_;
+        if (!written) {
+            fail_locked(written.error(), true);
+            continue;
+        }
+        if (auto ok = g.slots.move(slot, SinkBlock::writing, SinkBlock::free); !ok) {
+            fail_locked(ok.error(), true);
+            continue;
+        }
+        g.write_cursor = std::max(g.write_cursor, offset + len);
+        uint64_t prefix_before = g.received->contiguous_end();
+        if (!g.received->add(offset, len)) {
+            fail_locked(Error::msg("block at offset " + std::to_string(offset) + " arrived twice"), true);
+            continue;
+        }
+        g.bytes_written += len;
+        g.progress->bytes.fetch_add(len);
+        if (g.spec.on_prefix_grown) {
+            uint64_t prefix = g.received->contiguous_end();
+            if (prefix != prefix_before) g.spec.on_prefix_grown(prefix);
+        }
+        if (g.bytes_written == g.size - g.start) {
+            finish_sink_locked(std::nullopt);
+            continue;
+        }
+        grant_locked();
+        if (g.to_write.empty() || !next()) flush_grants_locked();
+    }
+}
+
+}  // namespace rftp::middleware::rdma

@@ -1,0 +1,277 @@
+// The source side of a channel: announce the file, take the sink's grants,
+// have the reader fill a local block for each, and the sender write it into
+// the granted remote block, with a completion notice the sink can act on.
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/log.h"
+#include "middleware/rdma/channel.h"
+#include "middleware/rdma/work_ids.h"
+
+namespace rftp::middleware::rdma {
+namespace {
+
+Status read_fully(int fd, uint8_t *buf, uint32_t len, uint64_t offset) {
+    uint32_t done = 0;
+    while (done < len) {
+        ssize_t n = ::pread(fd, buf + done, len - done, static_cast<off_t>(offset + done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail_errno("read at offset " + std::to_string(offset + done));
+        }
+        if (n == 0)
+            return fail_msg("the file ended at byte " + std::to_string(offset + done) +
+                                " before its announced size (did it shrink while being sent?)",
+                            -EIO);
+        done += static_cast<uint32_t>(n);
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &progress) {
+    std::unique_lock lock(mutex_);
+    if (failed_) return fail(failed_->with_context("RDMA channel unusable"));
+    if (source_ || sink_) return fail_msg("a transfer is already running on this RDMA channel");
+    source_.emplace();
+    SourceFile &f = *source_;
+    f.id = ++next_file_id_;
+    f.spec = spec;
+    f.progress = &progress;
+    f.blocks = BlockStates<SourceBlock>(res_.params.blocks);
+    f.block_grant.resize(res_.params.blocks);
+    f.block_qp.resize(res_.params.blocks);
+    wire::RdmaMessage begin;
+    begin.type = wire::RdmaMessageType::file_begin;
+    begin.file_id = f.id;
+    begin.start = spec.start;
+    begin.size = spec.size;
+    send_control_locked(begin);
+    return wait_file(lock, true, spec.start, spec.size, progress);
+}
+
+void Channel::assign_blocks_locked() {
+    SourceFile &f = *source_;
+    bool any = false;
+    while (!f.waiting.empty()) {
+        auto b = f.blocks.take_free(SourceBlock::loading);
+        if (!b) break;
+        f.block_grant[*b] = f.waiting.front();
+        f.waiting.pop_front();
+        f.to_load.push_back(*b);
+        any = true;
+    }
+    if (any) reader_cv_.notify_one();
+}
+
+void Channel::reader_loop() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        reader_cv_.wait(lock, [&] { return stopping_ || (source_ && !source_->done && !source_->to_load.empty()); });
+        if (stopping_) return;
+        SourceFile &f = *source_;
+        uint32_t block = f.to_load.front();
+        f.to_load.pop_front();
+        wire::Grant g = f.block_grant[block];
+        uint32_t id = f.id;
+        int fd = f.spec.fd;
+        reader_busy_ = true;
+        lock.unlock();
+        Status read = read_fully(fd, res_.block(block), g.length, g.offset);
+        lock.lock();
+        reader_busy_ = false;
+        changed_.notify_all();
+        if (!source_ || source_->id != id || source_->done) continue;
+        if (!read) {
+            fail_locked(read.error(), true);
+            continue;
+        }
+        if (auto ok = source_->blocks.move(block, SourceBlock::loading, SourceBlock::ready); !ok) {
+            fail_locked(ok.error(), true);
+            continue;
+        }
+        source_->to_send.push_back(block);
+        sender_cv_.notify_one();
+    }
+}
+
+void Channel::sender_loop() {
+    const unsigned streams = res_.params.streams;
+    std::unique_lock lock(mutex_);
+    auto pick_qp = [&]() -> unsigned {
+        for (unsigned i = 0; i < streams; ++i) {
+            unsigned q = 1 + (next_qp_ + i) % streams;
+            if (in_flight_[q] < res_.params.iodepth) {
+                next_qp_ = (next_qp_ + i + 1) % streams;
+                return q;
+            }
+        }
+        return 0;
+    };
+    for (;;) {
+        unsigned qp = 0;
+        sender_cv_.wait(lock, [&] {
+            if (stopping_) return true;
+            if (!source_ || source_->done || source_->to_send.empty()) return false;
+            qp = pick_qp();
+            return qp != 0;
+        });
+        if (stopping_) return;
+        SourceFile &f = *source_;
+        uint32_t block = f.to_send.front();
+        f.to_send.pop_front();
+        if (auto ok = f.blocks.move(block, SourceBlock::ready, SourceBlock::posted); !ok) {
+            fail_locked(ok.error(), true);
+            continue;
+        }
+        ++in_flight_[qp];
+        f.block_qp[block] = qp;
+        wire::Grant g = f.block_grant[block];
+        sender_busy_ = true;
+        lock.unlock();
+        Status posted = post_block(block, g, qp);
+        lock.lock();
+        sender_busy_ = false;
+        changed_.notify_all();
+        if (!posted) fail_locked(posted.error(), true);
+    }
+}
+
+// WRITE WITH IMMEDIATE (the immediate names the sink's block) where the
+// device takes it; otherwise WRITE then SEND of a block_done notice, posted
+// together on the same queue pair, which delivers them in order: the notice
+// never waits for the WRITE's local completion.
+Status Channel::post_block(uint32_t block, const wire::Grant &g, unsigned qp) {
+    ibv_sge data{reinterpret_cast<uintptr_t>(res_.block(block)), g.length, res_.pool_mr->lkey};
+    ibv_send_wr write{};
+    write.wr_id = make_wr_id(WorkKind::write, qp, block);
+    write.sg_list = &data;
+    write.num_sge = 1;
+    write.wr.rdma.remote_addr = g.addr;
+    write.wr.rdma.rkey = g.rkey;
+    ibv_send_wr *bad = nullptr;
+
+    NoticeMode mode;
+    uint32_t file_id;
+    {
+        std::lock_guard lock(mutex_);
+        mode = notice_mode_;
+        file_id = source_ ? source_->id : 0;
+    }
+    if (mode != NoticeMode::write_then_send) {
+        write.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+        write.imm_data = htonl(g.slot);
+        write.send_flags = IBV_SEND_SIGNALED;
+        // Providers differ in the sign of the errno they return (siw: negative).
+        int rc = std::abs(ibv_post_send(res_.qp(qp), &write, &bad));
+        if (rc == 0) {
+            if (mode == NoticeMode::unknown) {
+                std::lock_guard lock(mutex_);
+                notice_mode_ = NoticeMode::write_with_imm;
+            }
+            return {};
+        }
+        if (mode != NoticeMode::unknown || (rc != EINVAL && rc != EOPNOTSUPP && rc != ENOSYS))
+            return fail_errno("post RDMA WRITE WITH IMMEDIATE", rc);
+        log::debug(label_ + " event=rdma_notice device refuses WRITE WITH IMMEDIATE (" + std::strerror(rc) +
+                   "); notifying with WRITE then SEND");
+        std::lock_guard lock(mutex_);
+        notice_mode_ = NoticeMode::write_then_send;
+    }
+    wire::RdmaMessage m;
+    m.type = wire::RdmaMessageType::block_done;
+    m.file_id = file_id;
+    m.slot = g.slot;
+    m.length = g.length;
+    uint8_t *buf = res_.notice_slot(block);
+    std::size_t len = wire::encode(m, {buf, kNoticeSlot});
+    ibv_sge note{reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(len), res_.messages_mr->lkey};
+    ibv_send_wr send{};
+    send.wr_id = make_wr_id(WorkKind::notice, qp, block);
+    send.sg_list = &note;
+    send.num_sge = 1;
+    send.opcode = IBV_WR_SEND;
+    send.send_flags = IBV_SEND_SIGNALED;
+    write.opcode = IBV_WR_RDMA_WRITE;
+    write.send_flags = 0;  // the SEND's completion stands for both
+    write.next = &send;
+    if (int rc = std::abs(ibv_post_send(res_.qp(qp), &write, &bad))) return fail_errno("post RDMA WRITE and notice", rc);
+    return {};
+}
+
+void Channel::handle_send_done(unsigned qp, uint32_t block) {
+    std::lock_guard lock(mutex_);
+    if (qp < in_flight_.size() && in_flight_[qp] > 0) --in_flight_[qp];
+    if (!source_ || failed_) return;
+    SourceFile &f = *source_;
+    if (auto ok = f.blocks.move(block, SourceBlock::posted, SourceBlock::free); !ok) return fail_locked(ok.error(), true);
+    uint32_t len = f.block_grant[block].length;
+    f.bytes_acked += len;
+    f.progress->bytes.fetch_add(len);
+    assign_blocks_locked();
+    sender_cv_.notify_one();
+    changed_.notify_all();
+}
+
+Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool source, uint64_t start, uint64_t size,
+                                      TransferProgress &progress) {
+    using Clock = std::chrono::steady_clock;
+    auto began = Clock::now();
+    auto last_change = began;
+    uint64_t last_bytes = progress.bytes.load();
+    auto finished = [&] {
+        if (source) return source_->done || (source_->confirmed && source_->blocks.all_free());
+        return sink_->done;
+    };
+    while (!finished()) {
+        changed_.wait_for(lock, std::chrono::milliseconds(200));
+        if (finished()) break;
+        if (stopping_) {
+            fail_locked(Error{-ECANCELED, "the channel is shutting down"}, false);
+            break;
+        }
+        if (progress.abort.load()) {
+            fail_locked(Error{-ECANCELED, "transfer aborted"}, true);
+            break;
+        }
+        uint64_t now_bytes = progress.bytes.load();
+        if (now_bytes != last_bytes) {
+            last_bytes = now_bytes;
+            last_change = Clock::now();
+        } else if (Clock::now() - last_change > std::chrono::seconds(res_.params.stall_timeout_s)) {
+            fail_locked(Error{-ETIMEDOUT, "no RDMA progress for " + std::to_string(res_.params.stall_timeout_s) + " s"},
+                        true);
+            break;
+        }
+    }
+    // Nothing may still be reading or writing the caller's file after we return.
+    changed_.wait(lock, [&] { return !reader_busy_ && !sender_busy_ && !writer_busy_; });
+
+    FileResult r;
+    r.seconds = std::chrono::duration<double>(Clock::now() - began).count();
+    r.notice = notice_mode_;
+    std::optional<Error> error;
+    if (source) {
+        r.start = start;
+        r.size = size;
+        r.bytes = source_->bytes_acked;
+        if (!source_->confirmed || source_->error) error = source_->error.value_or(Error::msg("transfer did not finish"));
+        source_.reset();
+    } else {
+        r.start = sink_->start;
+        r.size = sink_->size;
+        r.bytes = sink_->bytes_written;
+        r.notice = sink_->notice;
+        if (sink_->error) error = sink_->error;
+        sink_.reset();
+    }
+    if (error) return fail(*error);
+    return r;
+}
+
+}  // namespace rftp::middleware::rdma

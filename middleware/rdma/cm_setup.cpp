@@ -1,0 +1,229 @@
+#include "middleware/rdma/cm_setup.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <poll.h>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+namespace rftp::middleware::rdma {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+sockaddr_storage with_port(const sockaddr_storage &a, uint16_t port) {
+    sockaddr_storage s = a;
+    if (s.ss_family == AF_INET) reinterpret_cast<sockaddr_in &>(s).sin_port = htons(port);
+    else reinterpret_cast<sockaddr_in6 &>(s).sin6_port = htons(port);
+    return s;
+}
+
+Result<EventChannel> new_event_channel() {
+    EventChannel ch(rdma_create_event_channel());
+    if (!ch) {
+        int err = errno;
+        if (err == ENODEV || err == ENOENT)
+            return fail_errno("rdma_cm is not available (no /dev/infiniband/rdma_cm: load rdma_ucm or add an RDMA device)", err);
+        return fail_errno("rdma_create_event_channel", err);
+    }
+    int flags = ::fcntl(ch->fd, F_GETFL);
+    if (flags < 0 || ::fcntl(ch->fd, F_SETFL, flags | O_NONBLOCK) < 0) return fail_errno("make rdma_cm events non-blocking");
+    return ch;
+}
+
+// Waits for the next event, polling in short slices so cancelled is seen.
+Result<CmEvent> next_event(rdma_event_channel *ch, Clock::time_point deadline, const std::atomic<bool> *cancelled) {
+    for (;;) {
+        rdma_cm_event *ev = nullptr;
+        if (rdma_get_cm_event(ch, &ev) == 0) return CmEvent(ev);
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return fail_errno("rdma_get_cm_event");
+        if (cancelled && cancelled->load()) return fail_msg("cancelled", -ECANCELED);
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0) return fail_msg("timed out", -ETIMEDOUT);
+        pollfd pfd{ch->fd, POLLIN, 0};
+        ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 200)));
+    }
+}
+
+// Waits for `want` on id; any other event for it is a failure.
+Status expect_event(rdma_event_channel *ch, rdma_cm_id *id, rdma_cm_event_type want, Clock::time_point deadline,
+                    const char *step) {
+    auto ev = next_event(ch, deadline, nullptr);
+    if (!ev) return fail(ev.error().with_context(step));
+    if ((*ev)->id != id) return fail_msg(std::string(step) + ": event for another connection");
+    if ((*ev)->event != want) {
+        std::string what = rdma_event_str((*ev)->event);
+        if ((*ev)->event == RDMA_CM_EVENT_REJECTED)
+            return fail_msg(std::string(step) + ": the server rejected the connection (wrong or expired token?)",
+                            -ECONNREFUSED);
+        return fail_msg(std::string(step) + ": " + what + (((*ev)->status) ? " (status " + std::to_string((*ev)->status) + ")" : ""),
+                        (*ev)->status < 0 ? (*ev)->status : -EPROTO);
+    }
+    return {};
+}
+
+rdma_conn_param conn_param(const void *data, uint8_t len) {
+    rdma_conn_param p{};
+    p.private_data = data;
+    p.private_data_len = len;
+    p.responder_resources = 1;
+    p.initiator_depth = 1;
+    p.retry_count = 7;
+    p.rnr_retry_count = 7;  // a receive is always posted in time; this only covers a slow repost
+    return p;
+}
+
+}  // namespace
+
+std::string address_string(const sockaddr_storage &addr) {
+    char buf[INET6_ADDRSTRLEN] = "?";
+    if (addr.ss_family == AF_INET)
+        ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in &>(addr).sin_addr, buf, sizeof buf);
+    else if (addr.ss_family == AF_INET6)
+        ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 &>(addr).sin6_addr, buf, sizeof buf);
+    return buf;
+}
+
+Result<std::unique_ptr<ChannelListener>> ChannelListener::listen(const sockaddr_storage &local, uint16_t port_min,
+                                                                 uint16_t port_max) {
+    std::unique_ptr<ChannelListener> l(new ChannelListener());
+    auto ch = new_event_channel();
+    if (!ch) return fail(ch.error());
+    l->events_ = std::move(*ch);
+    rdma_cm_id *id = nullptr;
+    if (rdma_create_id(l->events_.get(), &id, nullptr, RDMA_PS_TCP) != 0) return fail_errno("rdma_create_id");
+    l->listen_id_ = CmConnection(id);
+    int err = 0;
+    uint32_t first = port_min, last = port_max;
+    if (first == 0 && last == 0) last = 0;
+    for (uint32_t port = first; port <= last; ++port) {
+        sockaddr_storage a = with_port(local, static_cast<uint16_t>(port));
+        if (rdma_bind_addr(id, reinterpret_cast<sockaddr *>(&a)) == 0) {
+            err = 0;
+            break;
+        }
+        err = errno;
+        if (err != EADDRINUSE) break;
+    }
+    if (err == ENODEV || err == EADDRNOTAVAIL || err == EINVAL)
+        return fail_msg("no RDMA device serves " + address_string(local), -ENODEV);
+    if (err == EADDRINUSE) return fail_msg("no free RDMA port in the configured range", -EADDRINUSE);
+    if (err) return fail_errno("rdma_bind_addr " + address_string(local), err);
+    if (!id->verbs) return fail_msg("no RDMA device serves " + address_string(local), -ENODEV);
+    if (rdma_listen(id, 8) != 0) return fail_errno("rdma_listen");
+    l->port_ = ntohs(rdma_get_src_port(id));
+    return l;
+}
+
+ChannelListener::~ChannelListener() = default;
+
+Status ChannelListener::accept(ChannelResources &res, const wire::ChannelToken &token, unsigned timeout_s,
+                               const std::atomic<bool> &cancelled,
+                               const std::function<void(const std::string &)> &on_rejected) {
+    const unsigned want = res.params.queue_pairs();
+    auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
+    // On failure, the accepted connections go while their event channel
+    // (still the listener's) is alive.
+    struct DropOnFailure {
+        ChannelResources &res;
+        bool ok = false;
+        ~DropOnFailure() {
+            if (!ok) for (auto &c : res.connections) c.reset();
+        }
+    } guard{res};
+    std::vector<bool> accepted(want, false);
+    unsigned established = 0;
+    while (established < want) {
+        auto ev = next_event(events_.get(), deadline, &cancelled);
+        if (!ev) {
+            if (ev.error().code == -ETIMEDOUT)
+                return fail_msg("the client connected " + std::to_string(established) + " of " + std::to_string(want) +
+                                    " queue pairs within " + std::to_string(timeout_s) + " s",
+                                -ETIMEDOUT);
+            return fail(ev.error());
+        }
+        rdma_cm_event &e = **ev;
+        if (e.event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+            rdma_cm_id *id = e.id;
+            auto reject = [&](const std::string &why) {
+                rdma_reject(id, nullptr, 0);
+                on_rejected(why + " from " + address_string(*reinterpret_cast<sockaddr_storage *>(rdma_get_peer_addr(id))));
+                ev->reset();           // ack before destroying the id
+                rdma_destroy_id(id);
+            };
+            auto data = wire::decode_connect({static_cast<const uint8_t *>(e.param.conn.private_data),
+                                              e.param.conn.private_data_len});
+            if (!data) { reject(data.error().message); continue; }
+            if (CRYPTO_memcmp(data->token.data(), token.data(), token.size()) != 0) { reject("wrong token"); continue; }
+            if (data->count != want || accepted[data->index]) { reject("unexpected queue pair index"); continue; }
+            if (!res.device()) {
+                if (auto ok = res.attach_device(id->verbs); !ok) {
+                    reject("no resources");
+                    return ok;
+                }
+            }
+            CmConnection conn(id);
+            unsigned index = data->index;
+            if (auto ok = res.add_connection(index, conn); !ok) {
+                conn.release();  // still ours: reject() acks the event, then destroys the id
+                reject("queue pair setup failed");
+                return ok;
+            }
+            auto p = conn_param(nullptr, 0);
+            if (rdma_accept(id, &p) != 0) return fail_errno("rdma_accept");
+            accepted[index] = true;
+        } else if (e.event == RDMA_CM_EVENT_ESTABLISHED) {
+            ++established;
+        } else if (e.event == RDMA_CM_EVENT_DISCONNECTED || e.event == RDMA_CM_EVENT_REJECTED ||
+                   e.event == RDMA_CM_EVENT_CONNECT_ERROR || e.event == RDMA_CM_EVENT_UNREACHABLE) {
+            return fail_msg(std::string("a queue pair of the channel failed to connect: ") + rdma_event_str(e.event),
+                            -ECONNABORTED);
+        }
+    }
+    listen_id_.reset();  // nobody else gets in
+    res.events = std::move(events_);
+    guard.ok = true;
+    return {};
+}
+
+Status connect_channel(ChannelResources &res, const sockaddr_storage &server, uint16_t port,
+                       const wire::ChannelToken &token, unsigned timeout_s) {
+    auto ch = new_event_channel();
+    if (!ch) return fail(ch.error());
+    res.events = std::move(*ch);
+    auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
+    sockaddr_storage dst = with_port(server, port);
+    const unsigned want = res.params.queue_pairs();
+    int ms = static_cast<int>(std::min(timeout_s, 30u) * 1000);
+    for (unsigned i = 0; i < want; ++i) {
+        rdma_cm_id *raw = nullptr;
+        if (rdma_create_id(res.events.get(), &raw, nullptr, RDMA_PS_TCP) != 0) return fail_errno("rdma_create_id");
+        CmConnection conn(raw);
+        if (rdma_resolve_addr(raw, nullptr, reinterpret_cast<sockaddr *>(&dst), ms) != 0)
+            return fail_errno("rdma_resolve_addr " + address_string(server));
+        if (auto ok = expect_event(res.events.get(), raw, RDMA_CM_EVENT_ADDR_RESOLVED, deadline,
+                                   "resolve the server's RDMA address");
+            !ok)
+            return ok;
+        if (rdma_resolve_route(raw, ms) != 0) return fail_errno("rdma_resolve_route");
+        if (auto ok = expect_event(res.events.get(), raw, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, "resolve the route");
+            !ok)
+            return ok;
+        if (!res.device())
+            if (auto ok = res.attach_device(raw->verbs); !ok) return ok;
+        if (auto ok = res.add_connection(i, conn); !ok) return ok;
+        auto data = wire::encode_connect({static_cast<uint8_t>(i), static_cast<uint8_t>(want), token});
+        auto p = conn_param(data.data(), static_cast<uint8_t>(data.size()));
+        if (rdma_connect(raw, &p) != 0) return fail_errno("rdma_connect");
+        if (auto ok = expect_event(res.events.get(), raw, RDMA_CM_EVENT_ESTABLISHED, deadline,
+                                   ("connect queue pair " + std::to_string(i)).c_str());
+            !ok)
+            return ok;
+    }
+    return {};
+}
+
+}  // namespace rftp::middleware::rdma

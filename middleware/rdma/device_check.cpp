@@ -1,0 +1,47 @@
+#include "middleware/rdma/device_check.h"
+
+#include <infiniband/verbs.h>
+#include <openssl/rand.h>
+#include <sys/resource.h>
+
+#include <cstdio>
+
+namespace rftp::middleware::rdma {
+
+std::vector<std::string> device_names() {
+    std::vector<std::string> names;
+    int n = 0;
+    ibv_device **list = ibv_get_device_list(&n);
+    if (!list) return names;
+    for (int i = 0; i < n; ++i) names.emplace_back(ibv_get_device_name(list[i]));
+    ibv_free_device_list(list);
+    return names;
+}
+
+std::string human_bytes(std::size_t bytes) {
+    static const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(bytes);
+    int u = 0;
+    while (v >= 1024 && u < 4) v /= 1024, ++u;
+    char buf[32];
+    if (u == 0) std::snprintf(buf, sizeof buf, "%zu bytes", bytes);
+    else std::snprintf(buf, sizeof buf, v == static_cast<double>(static_cast<long long>(v)) ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+std::optional<std::string> memlock_problem(std::size_t needed) {
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_MEMLOCK, &lim) != 0) return std::nullopt;
+    if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= needed) return std::nullopt;
+    return "the locked-memory limit (RLIMIT_MEMLOCK) is " + human_bytes(lim.rlim_cur) + ", but RDMA needs " +
+           human_bytes(needed) + " pinned for its block pool: raise it with `ulimit -l unlimited` in the shell, "
+           "LimitMEMLOCK=infinity in the systemd unit, or a memlock line in /etc/security/limits.conf";
+}
+
+Result<wire::ChannelToken> new_channel_token() {
+    wire::ChannelToken t{};
+    if (RAND_bytes(t.data(), static_cast<int>(t.size())) != 1) return fail_msg("no random bytes for the channel token");
+    return t;
+}
+
+}  // namespace rftp::middleware::rdma
