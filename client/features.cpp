@@ -20,6 +20,11 @@ Features parse_features(const std::vector<std::string> &lines) {
             unsigned max = 1;
             auto [p, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), max);
             f.parallel_max = ec == std::errc() && max > 0 ? max : 1;
+        } else if (name == "RDMA") {
+            f.rdma = true;
+            unsigned max = 1;
+            auto [p, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), max);
+            f.rdma_max = ec == std::errc() && max > 0 ? max : 1;
         } else if (name == "HASH") {
             f.hash_sha256 = upper_arg.find("SHA-256") != std::string::npos;
         } else if (name == "MLST") {

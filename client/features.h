@@ -11,6 +11,8 @@ namespace rftp::client {
 struct Features {
     bool parallel = false;       // rftpd's "PARALLEL <max streams>"
     unsigned parallel_max = 1;
+    bool rdma = false;           // rftpd's "RDMA <max queue pairs>": RADR/RSTR/RRTR
+    unsigned rdma_max = 1;
     bool hash_sha256 = false;    // "HASH SHA-256*"
     bool mlst = false;
     bool size = false;

@@ -119,6 +119,8 @@ int main(int argc, char **argv) {
         if (!result) summary["message"] = result.error().message;
         if (!result && !s.resume_hint.empty()) summary["resume"] = s.resume_hint;
         if (!s.notes.empty()) summary["notes"] = s.notes;
+        if (!s.transport.empty()) summary["transport"] = s.transport;
+        if (!s.notice.empty()) summary["rdma_notice"] = s.notice;
         if (s.files)
             summary["files"] = {{"total", s.files->total}, {"ok", s.files->ok}, {"failed", s.files->failed},
                                 {"skipped", s.files->skipped}};

@@ -6,6 +6,9 @@
 #include "client/features.h"
 #include "client/ftp_connection.h"
 #include "client/url.h"
+#include "middleware/rdma/channel.h"
+
+#include <memory>
 
 namespace rftp::client {
 
@@ -22,6 +25,10 @@ struct Session {
     uint64_t parallel_asked_block = 0;
     unsigned parallel_granted_streams = 0;
     uint64_t parallel_granted_block = 0;
+    // The RDMA channel (RADR), set up for the first file and reused by the
+    // next; rdma_declined once this session settled on TCP.
+    std::unique_ptr<middleware::rdma::Channel> rdma;
+    bool rdma_declined = false;
 };
 
 Outcome<Session> open_session(const Url &url, int timeout_seconds);

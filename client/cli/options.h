@@ -10,6 +10,10 @@ namespace rftp::client {
 
 enum class Command { put, get, ls, mkdir, rm, mv, hash };
 
+// How file bytes travel: RDMA where both ends can (auto, the default), or
+// always TCP, or RDMA or nothing.
+enum class Transport { auto_select, rdma, tcp };
+
 struct Options {
     Command command = Command::get;
     std::string url;        // the remote side (get: the first URL)
@@ -19,8 +23,15 @@ struct Options {
     std::string new_path;   // mv: destination path on the server
     bool remove_dir = false;  // rm -d: RMD instead of DELE
 
-    unsigned parallel = 1;
+    unsigned parallel = 1;           // TCP data connections, or RDMA data queue pairs
     uint64_t block_size = 8ull << 20;
+    bool block_size_given = false;   // else RDMA uses rdma_block_size
+    Transport transport = Transport::auto_select;
+    uint64_t rdma_block_size = 1ull << 20;
+    unsigned iodepth = 8;            // RDMA WRITEs in flight per queue pair
+    uint64_t rdma_pool = 64ull << 20;  // registered (pinned) block pool of the client
+    std::optional<uint64_t> size;    // put from a device (/dev/zero): how many bytes
+    bool sequential_writes = false;  // get over RDMA: write blocks in file order (also allows a pipe)
     bool resume = false;
     std::optional<bool> progress;  // unset: on when stderr is a terminal
     bool json = false;

@@ -40,9 +40,17 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     app.require_subcommand(1);
     app.fallthrough();  // shared options may come before or after the subcommand
 
-    app.add_option("-P,--parallel", o.parallel, "data connections for one file (rftpd only)")
+    app.add_option("-P,--parallel", o.parallel, "data connections (TCP) or queue pairs (RDMA) for one file (rftpd only)")
         ->check(CLI::Range(1, 256));
-    app.add_option("--block-size", block_size, "largest block per frame with -P (K/M/G suffixes)");
+    auto *block_opt = app.add_option("--block-size", block_size,
+                                     "largest block per frame with -P, or per RDMA WRITE (K/M/G suffixes; "
+                                     "default 8M over TCP, 1M over RDMA)");
+    app.add_option("--iodepth", o.iodepth, "RDMA WRITEs in flight per queue pair (default 8)")->check(CLI::Range(1, 256));
+    std::string rdma_pool = "64M", device_size;
+    app.add_option("--rdma-pool", rdma_pool, "pinned block pool for RDMA (default 64M)");
+    app.add_flag("--sequential-writes", o.sequential_writes,
+                 "get over RDMA: write blocks in file order (for media that need it; allows stdout or a pipe)");
+    app.add_option("--size", device_size, "put from a device such as /dev/zero: send this many bytes (K/M/G suffixes)");
     app.add_flag("-c,--continue", o.resume, "resume from a partial transfer");
     bool want_progress = false, no_progress = false;
     auto *progress_on = app.add_flag("--progress", want_progress, "show progress on stderr");
@@ -54,7 +62,9 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     app.add_option("--timeout", o.timeout_seconds, "control/data inactivity timeout in seconds")
         ->check(CLI::Range(1, 86400));
     std::string transport = "auto";
-    app.add_option("--transport", transport, "auto|tcp")->check(CLI::IsMember({"auto", "tcp"}));
+    app.add_option("--transport", transport,
+                   "auto (RDMA where both ends can, else TCP), rdma (RDMA or fail), tcp")
+        ->check(CLI::IsMember({"auto", "rdma", "tcp"}));
     app.add_flag("--verify", o.verify, "compare the server's SHA-256 (HASH) with the local file");
     app.add_flag("-r,--recursive", o.recursive, "put/get whole directory trees");
     app.add_option("-j,--concurrency", o.concurrency, "sessions moving files at once, for many files (default 4)")
@@ -101,6 +111,23 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
         return ParsedCommandLine{std::nullopt, to_int(ExitCode::usage)};
     }
     o.block_size = *size;
+    o.block_size_given = block_opt->count() > 0;
+    if (o.block_size_given) o.rdma_block_size = *size;
+    o.transport = transport == "rdma" ? Transport::rdma : transport == "tcp" ? Transport::tcp : Transport::auto_select;
+    auto pool = parse_byte_size(rdma_pool);
+    if (!pool || *pool < (1u << 20) || *pool > (64ull << 30)) {
+        std::fprintf(stderr, "rftp: --rdma-pool: %s\n", pool ? "must be between 1M and 64G" : pool.error().message.c_str());
+        return ParsedCommandLine{std::nullopt, to_int(ExitCode::usage)};
+    }
+    o.rdma_pool = *pool;
+    if (!device_size.empty()) {
+        auto n = parse_byte_size(device_size);
+        if (!n) {
+            std::fprintf(stderr, "rftp: --size: %s\n", n.error().message.c_str());
+            return ParsedCommandLine{std::nullopt, to_int(ExitCode::usage)};
+        }
+        o.size = *n;
+    }
     if (want_progress) o.progress = true;
     if (no_progress) o.progress = false;
 

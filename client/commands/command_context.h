@@ -24,7 +24,9 @@ struct FileCounts {
 
 struct RunSummary {
     uint64_t bytes = 0;     // payload bytes moved in this run (not counting a resumed prefix)
-    unsigned streams = 0;   // data connections used for the transfer
+    unsigned streams = 0;   // data connections (or RDMA queue pairs) used for the transfer
+    std::string transport;  // "rdma" or "tcp"
+    std::string notice;     // RDMA completion notice in use
     std::vector<std::string> notes;  // things worth knowing that are not errors
     std::string resume_hint;         // command that continues an interrupted transfer
     std::optional<FileCounts> files; // set by many-file transfers

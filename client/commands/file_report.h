@@ -16,6 +16,8 @@ struct FileReport {
     uint64_t bytes = 0;     // payload moved for this file in this run (a resumed prefix excluded)
     unsigned streams = 0;   // data connections used; 0 when nothing was sent
     bool skipped = false;   // -c found the file already complete
+    std::string transport;  // "rdma" or "tcp" once bytes moved
+    std::string notice;     // RDMA: how the sink learned of filled blocks (write_with_imm, write_then_send)
     std::vector<std::string> notes;  // worth knowing, not errors (e.g. fallback to one stream)
 
     // Logged at -v and kept for the JSON summary.

@@ -25,6 +25,8 @@ OutcomeStatus run_get(CommandContext &ctx) {
     auto got = get_one_file(*session, o, remote, *dest, FileProgressHooks{ctx.progress_view, nullptr}, report);
     ctx.summary.bytes = report.bytes;
     ctx.summary.streams = report.streams;
+    ctx.summary.transport = report.transport;
+    ctx.summary.notice = report.notice;
     ctx.summary.notes.insert(ctx.summary.notes.end(), report.notes.begin(), report.notes.end());
     if (!got) return got;
     ctx.summary.resume_hint.clear();

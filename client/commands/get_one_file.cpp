@@ -10,6 +10,7 @@
 #include "client/commands/transfer_steps.h"
 #include "client/data_connection.h"
 #include "client/interrupt.h"
+#include "client/rdma_transport.h"
 #include "middleware/range_set.h"
 #include "middleware/resume_journal.h"
 #include "middleware/tcp/parallel_transfer.h"
@@ -98,7 +99,37 @@ OutcomeStatus get_one_file(Session &session, const Options &o, const std::string
     }
 
     bool complete_already = size && offset == *size && offset > 0;
+    // RDMA writes blocks at their offsets: the destination must be seekable
+    // (a file, /dev/null), unless blocks are written in file order.
+    bool positioned = ::lseek(file.get(), 0, SEEK_CUR) >= 0 || o.sequential_writes;
+    if (!complete_already && positioned) {
+        auto channel = rdma_channel_for(session, o, report);
+        if (!channel) return std::unexpected(channel.error());
+        if (*channel) {
+            std::optional<middleware::ResumeJournal> journal;
+            if (!dest.direct) {
+                auto j = middleware::ResumeJournal::create(journal_path, offset);
+                if (!j) return fail_as(ExitCode::local_file, j.error().message);
+                journal.emplace(std::move(*j));
+            }
+            middleware::RangeSet received(offset);
+            auto got = get_over_rdma(session, **channel, file.get(), offset, size, remote, hooks, report, received,
+                                     [&journal](uint64_t prefix) {
+                                         if (journal) journal->record(prefix);
+                                     },
+                                     o.sequential_writes);
+            if (!got) {
+                // Only the contiguous prefix is trustworthy for a resume.
+                if (!dest.direct) (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
+            }
+            journal.reset();
+            if (!dest.direct) ::unlink(journal_path.c_str());
+            if (!got) return got;
+            complete_already = true;  // the TCP path below has nothing left to do
+        }
+    }
     if (!complete_already) {
+        report.transport = "tcp";
         unsigned streams = 1;
         uint64_t block = o.block_size;
         bool big_enough = size && *size - offset > o.block_size;

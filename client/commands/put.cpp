@@ -13,7 +13,7 @@ OutcomeStatus run_put(CommandContext &ctx) {
     std::string remote = ctx.url.path;
     if (remote.ends_with('/')) remote += basename_of(o.local);
     // Opened before connecting: a bad source fails with nothing sent.
-    auto source = open_upload_source(o.local);
+    auto source = open_upload_source(o.local, o.size);
     if (!source) return std::unexpected(source.error());
 
     auto session = open_session(ctx.url, o.timeout_seconds);
@@ -25,6 +25,8 @@ OutcomeStatus run_put(CommandContext &ctx) {
     auto sent = put_one_file(*session, o, *source, remote, FileProgressHooks{ctx.progress_view, nullptr}, report);
     ctx.summary.bytes = report.bytes;
     ctx.summary.streams = report.streams;
+    ctx.summary.transport = report.transport;
+    ctx.summary.notice = report.notice;
     ctx.summary.notes.insert(ctx.summary.notes.end(), report.notes.begin(), report.notes.end());
     if (!sent) return sent;
     ctx.summary.resume_hint.clear();

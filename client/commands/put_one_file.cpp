@@ -10,6 +10,7 @@
 #include "client/commands/transfer_steps.h"
 #include "client/data_connection.h"
 #include "client/interrupt.h"
+#include "client/rdma_transport.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/stream_transfer.h"
 
@@ -35,12 +36,19 @@ Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &sess
 
 }  // namespace
 
-Outcome<UploadSource> open_upload_source(const std::string &path) {
+Outcome<UploadSource> open_upload_source(const std::string &path, std::optional<uint64_t> device_size) {
     UploadSource source{path, UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), 0};
     if (!source.fd) return fail_as(ExitCode::local_file, "open " + path + ": " + std::strerror(errno));
     struct stat st {};
-    if (::fstat(source.fd.get(), &st) < 0 || !S_ISREG(st.st_mode))
-        return fail_as(ExitCode::local_file, path + " is not a regular file");
+    if (::fstat(source.fd.get(), &st) < 0) return fail_as(ExitCode::local_file, "stat " + path + ": " + std::strerror(errno));
+    if (S_ISCHR(st.st_mode) && device_size) {
+        source.size = *device_size;
+        return source;
+    }
+    if (!S_ISREG(st.st_mode))
+        return fail_as(ExitCode::local_file, path + " is not a regular file" +
+                                                 (S_ISCHR(st.st_mode) ? " (to send from a device, give --size)" : ""));
+    if (device_size) return fail_as(ExitCode::usage, "--size is for devices such as /dev/zero, not regular files");
     source.size = static_cast<uint64_t>(st.st_size);
     return source;
 }
@@ -61,6 +69,16 @@ OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSourc
         offset = **found;
         if (offset > 0) report.note(remote + ": resuming at byte " + std::to_string(offset));
     }
+
+    auto rdma_channel = rdma_channel_for(session, o, report);
+    if (!rdma_channel) return std::unexpected(rdma_channel.error());
+    if (*rdma_channel) {
+        auto sent = put_over_rdma(session, **rdma_channel, source.fd.get(), offset, size, remote, hooks, report);
+        if (!sent) return sent;
+        if (o.verify) return verify_digest(session, remote, source.path);
+        return {};
+    }
+    report.transport = "tcp";
 
     unsigned streams = 1;
     uint64_t block = o.block_size;

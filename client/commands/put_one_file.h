@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "client/cli/options.h"
@@ -22,7 +23,9 @@ struct UploadSource {
     uint64_t size = 0;
 };
 
-Outcome<UploadSource> open_upload_source(const std::string &path);
+// device_size: with --size, a character device (/dev/zero) may be the
+// source; it is read for that many bytes (memory-to-memory measurements).
+Outcome<UploadSource> open_upload_source(const std::string &path, std::optional<uint64_t> device_size = std::nullopt);
 
 // Follows docs/protocol.md "Uploads": a plain STOR against any server, always
 // framed against rftpd; with -c the resume offset comes from rftpd's

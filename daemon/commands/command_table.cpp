@@ -51,6 +51,9 @@ constexpr std::array kCommands{
     CommandSpec{"LIST", true, A::optional, cmd_list, "LIST [path]: listing, ls -l style"},
     CommandSpec{"NLST", true, A::optional, cmd_nlst, "NLST [path]: names only"},
     CommandSpec{"MLSD", true, A::optional, cmd_mlsd, "MLSD [dir]: machine-readable listing"},
+    CommandSpec{"RADR", true, A::required, cmd_radr, "RADR <streams> <block> <iodepth>: set up an RDMA channel"},
+    CommandSpec{"RSTR", true, A::required, cmd_rstr, "RSTR <file>: upload over the RDMA channel"},
+    CommandSpec{"RRTR", true, A::required, cmd_rrtr, "RRTR <file>: download over the RDMA channel"},
 };
 
 }  // namespace

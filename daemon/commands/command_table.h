@@ -28,7 +28,8 @@ const CommandSpec *find_command(std::string_view verb);
 std::span<const CommandSpec> all_commands();
 
 // Handlers, grouped by file: login_commands.cpp, info_commands.cpp,
-// path_commands.cpp, data_commands.cpp, transfer_commands.cpp.
+// path_commands.cpp, data_commands.cpp, transfer_commands.cpp,
+// rdma_commands.cpp.
 void cmd_user(Session &, const std::string &);
 void cmd_pass(Session &, const std::string &);
 void cmd_quit(Session &, const std::string &);
@@ -71,5 +72,9 @@ void cmd_appe(Session &, const std::string &);
 void cmd_list(Session &, const std::string &);
 void cmd_nlst(Session &, const std::string &);
 void cmd_mlsd(Session &, const std::string &);
+
+void cmd_radr(Session &, const std::string &);
+void cmd_rstr(Session &, const std::string &);
+void cmd_rrtr(Session &, const std::string &);
 
 }  // namespace rftp::daemon

@@ -96,6 +96,11 @@ void cmd_abor(Session &s, const std::string &) {
         s.state.data_channel->cancel();
         s.state.data_channel.reset();
     }
+    if (s.state.rdma && !s.state.rdma->channel()) {
+        // A client that could not connect its queue pairs gives up on RADR.
+        s.state.rdma->cancel();
+        return s.reply(225, "RDMA channel setup aborted.");
+    }
     s.reply(225, "No transfer to abort.");
 }
 

@@ -11,6 +11,7 @@
 #include "daemon/commands/command_table.h"
 #include "daemon/config/options.h"
 #include "daemon/listing/list_format.h"
+#include "daemon/server/server.h"
 #include "daemon/session/session.h"
 
 namespace rftp::daemon {
@@ -66,11 +67,12 @@ void cmd_noop(Session &s, const std::string &) { s.reply(200, "NOOP ok."); }
 void cmd_syst(Session &s, const std::string &) { s.reply(215, "UNIX Type: L8"); }
 
 void cmd_feat(Session &s, const std::string &) {
+    std::string rdma = s.server().rdma_offered() ? "\n RDMA " + std::to_string(s.options().rdma.max_streams) : "";
     s.reply(211,
             "Features:\n"
             " EPRT\n EPSV\n MDTM\n MLST type*;size*;modify*;perm*;UNIX.mode*;\n PASV\n REST STREAM\n SIZE\n"
             " TVFS\n UTF8\n HASH SHA-256*\n PARALLEL " +
-                std::to_string(s.options().max_streams) + "\nEnd");
+                std::to_string(s.options().max_streams) + rdma + "\nEnd");
 }
 
 void cmd_opts(Session &s, const std::string &arg) {
@@ -115,6 +117,13 @@ void cmd_stat(Session &s, const std::string &arg) {
     std::string text = "rftpd status:\n Logged in as " + s.state.user + "\n TYPE: " + (s.state.ascii ? "ASCII" : "BINARY") +
                        "\n Parallel streams: " + std::to_string(s.state.parallel);
     if (auto t = s.active_transfer()) text += "\n Transfer in progress: " + std::to_string(t->progress.bytes.load()) + " bytes moved";
+    if (s.state.rdma && s.state.rdma->channel())
+        text += std::string("\n RDMA channel: ") + (s.state.rdma->usable() ? "up" : "closed") + ", " +
+                std::to_string(s.state.rdma->params().streams) + " streams";
+    // Daemon-wide, so an operator can see what every session holds.
+    RdmaTotals t = s.server().rdma_budget().totals();
+    text += "\n RDMA totals: channels=" + std::to_string(t.channels) + " queue_pairs=" + std::to_string(t.queue_pairs) +
+            " pinned_bytes=" + std::to_string(t.pinned_bytes) + " max_pinned=" + std::to_string(s.server().rdma_budget().max_pinned());
     s.reply(211, text + "\nEnd of status");
 }
 

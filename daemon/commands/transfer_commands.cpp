@@ -14,11 +14,11 @@
 #include "daemon/commands/command_table.h"
 #include "daemon/config/options.h"
 #include "daemon/data/ascii_transfer.h"
+#include "daemon/data/upload_flow.h"
 #include "daemon/data/upload_target.h"
 #include "daemon/listing/list_format.h"
 #include "daemon/session/session.h"
 #include "middleware/range_set.h"
-#include "middleware/resume_journal.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_transfer.h"
@@ -69,53 +69,22 @@ void store(Session &s, const std::string &arg, bool append) {
     auto root = s.state.root;
     bool ascii = s.state.ascii;
     uint32_t max_block = s.state.block_size;  // what OPTS PARALLEL agreed bounds every frame
-    std::string path = *vpath;
-    s.run_transfer(job, transfer_fields(append ? "append" : "store", path, streams), [=]() -> TransferOutcome {
-        auto target = prepare_upload(*root, path, rest, append);
-        if (!target) {
-            const Error &e = target.error();
-            if (e.code == kBadRestartOffset) return {554, "Invalid REST parameter: " + e.message + ".", 0, "failed"};
-            if (e.code == kUploadInProgress) return {450, "File busy: " + e.message + ".", 0, "failed"};
-            if (e.code == -ENOENT) return {553, "Could not create file: no such directory.", 0, "failed"};
-            FtpReply r = fs_error_reply(e);
-            return {r.code, r.text, 0, "failed"};
-        }
-        auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), "Ok to send data.");
-        if (!socks) return open_failed_outcome(socks.error(), job->aborted());
-
-        Status received;
-        RangeSet ranges(target->start);
-        if (streams > 0) {
-            middleware::ParallelReceivePlan plan{target->fd.get(), target->start, max_block, 1ull << 62};
-            // Several streams land blocks out of order: journal the complete
-            // prefix so even a crash of the daemon leaves a correct resume point.
-            std::optional<middleware::ResumeJournal> journal;
-            std::string journal_path = resume_journal_path(target->partial);
-            if (streams > 1) {
-                auto jfd = root->open_file(journal_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
-                if (!jfd) return {451, "Could not create resume journal: " + jfd.error().message + ".", 0, "failed"};
-                auto j = middleware::ResumeJournal::create(std::move(*jfd), target->start);
-                if (!j) return {451, "Could not write resume journal: " + j.error().message + ".", 0, "failed"};
-                journal.emplace(std::move(*j));
-                plan.on_prefix_grown = [&journal](uint64_t prefix) { journal->record(prefix); };
+    UploadRequest req{*vpath, rest, append, streams > 0, streams > 1};
+    s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams), [=]() -> TransferOutcome {
+        return run_upload(*root, req, *job, [&](UploadTarget &target, RangeSet &ranges, const auto &on_prefix) -> Status {
+            auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), "Ok to send data.");
+            if (!socks) return fail(Error{kDataConnectionNotOpened, socks.error().message});
+            if (streams > 0) {
+                middleware::ParallelReceivePlan plan{target.fd.get(), target.start, max_block, 1ull << 62, on_prefix};
+                auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
+                if (!r) return fail(r.error());
+                return {};
             }
-            auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
-            if (!r) {
-                received = fail(r.error());
-                // Keep only the prefix that arrived whole, so REST resumes correctly.
-                (void)::ftruncate(target->fd.get(), static_cast<off_t>(ranges.contiguous_end()));
-            }
-            if (journal) (void)root->remove_file(journal_path);
-        } else {
-            auto r = ascii ? receive_ascii((*socks)[0], target->fd.get(), target->start, job->progress)
-                           : middleware::receive_stream((*socks)[0], target->fd.get(), target->start, job->progress);
-            if (!r) received = fail(r.error());
-        }
-        uint64_t bytes = job->progress.bytes.load();
-        if (!received) return failed_outcome(received.error(), job->aborted(), bytes);
-        if (job->aborted()) return failed_outcome(Error{-ECANCELED, "aborted"}, true, bytes);
-        if (auto c = commit_upload(*root, *target); !c) return {451, "Could not rename upload into place: " + c.error().message + ".", bytes, "failed"};
-        return {226, "Transfer complete.", bytes, "ok"};
+            auto r = ascii ? receive_ascii((*socks)[0], target.fd.get(), target.start, job->progress)
+                           : middleware::receive_stream((*socks)[0], target.fd.get(), target.start, job->progress);
+            if (!r) return fail(r.error());
+            return {};
+        });
     });
 }
 

@@ -24,6 +24,21 @@ struct UserAccount {
     Access access = Access::read_only;
 };
 
+// The RDMA channel (docs/middleware.md): what RADR may ask for, and how much
+// memory all channels together may pin.
+struct RdmaOptions {
+    bool enabled = true;                 // offer RDMA where a device serves the control connection's address
+    unsigned max_streams = 8;            // data queue pairs per channel
+    uint32_t max_block_size = 8u << 20;  // largest block (and RDMA WRITE) a client may ask for
+    unsigned max_iodepth = 32;           // RDMA WRITEs in flight per queue pair
+    uint64_t pool_size = 64ull << 20;    // registered block pool per channel; size it to bandwidth x round trip
+    uint64_t max_pinned = 1ull << 30;    // all channels together; RADR beyond it gets 450 and clients use TCP
+    uint16_t port_min = 0;               // rdma_cm listen ports for RADR; 0/0: any
+    uint16_t port_max = 0;
+    unsigned workers = 2;                // completion worker threads per channel
+    bool sequential_writes = false;      // RSTR writes blocks in file order (media that need it)
+};
+
 struct DaemonOptions {
     // Control-channel listeners. The embedded default listens on loopback only.
     std::vector<ListenAddress> listen{ListenAddress{}};
@@ -47,6 +62,8 @@ struct DaemonOptions {
 
     unsigned max_streams = 16;           // parallel data connections per transfer
     uint32_t max_block_size = 64u << 20; // largest parallel-stream block, bytes
+
+    RdmaOptions rdma;
 
     bool anonymous_enabled = false;      // "anonymous"/"ftp" login, always read-only
     std::string anonymous_root;          // required when anonymous_enabled

@@ -40,6 +40,30 @@ Status set_bool(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o)
     return {};
 }
 
+template <auto Member, uint64_t Min, uint64_t Max>
+Status set_rdma_uint(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    auto value = read_uint(node, at, Min, Max);
+    if (!value) return fail(value.error());
+    o.rdma.*Member = static_cast<std::remove_cvref_t<decltype(o.rdma.*Member)>>(*value);
+    return {};
+}
+
+template <auto Member, uint64_t Min, uint64_t Max>
+Status set_rdma_bytes(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    auto value = read_byte_size(node, at, Min, Max);
+    if (!value) return fail(value.error());
+    o.rdma.*Member = static_cast<std::remove_cvref_t<decltype(o.rdma.*Member)>>(*value);
+    return {};
+}
+
+template <auto Member>
+Status set_rdma_bool(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    auto value = read_bool(node, at);
+    if (!value) return fail(value.error());
+    o.rdma.*Member = *value;
+    return {};
+}
+
 Status set_passive_address(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
     // Empty means "the control connection's local address"; otherwise it goes
     // into 227 replies, which can only carry IPv4.
@@ -257,6 +281,16 @@ constexpr std::array kSettings{
     Setting{"timeouts.data", &set_uint<&DaemonOptions::data_timeout_s, 1, 86400>},
     Setting{"parallel.max_streams", &set_uint<&DaemonOptions::max_streams, 1, 64>},
     Setting{"parallel.max_block_size", &set_max_block_size},
+    Setting{"rdma.enabled", &set_rdma_bool<&RdmaOptions::enabled>},
+    Setting{"rdma.sequential_writes", &set_rdma_bool<&RdmaOptions::sequential_writes>},
+    Setting{"rdma.max_streams", &set_rdma_uint<&RdmaOptions::max_streams, 1, 64>},
+    Setting{"rdma.max_block_size", &set_rdma_bytes<&RdmaOptions::max_block_size, 64u << 10, 64u << 20>},
+    Setting{"rdma.max_iodepth", &set_rdma_uint<&RdmaOptions::max_iodepth, 1, 256>},
+    Setting{"rdma.pool_size", &set_rdma_bytes<&RdmaOptions::pool_size, 1u << 20, 1ull << 36>},
+    Setting{"rdma.max_pinned", &set_rdma_bytes<&RdmaOptions::max_pinned, 1u << 20, 1ull << 40>},
+    Setting{"rdma.ports.min", &set_rdma_uint<&RdmaOptions::port_min, 0, 65535>},
+    Setting{"rdma.ports.max", &set_rdma_uint<&RdmaOptions::port_max, 0, 65535>},
+    Setting{"rdma.workers", &set_rdma_uint<&RdmaOptions::workers, 1, 16>},
     Setting{"anonymous.enabled", &set_bool<&DaemonOptions::anonymous_enabled>},
     Setting{"anonymous.root", &set_anonymous_root},
     Setting{"users", &set_users},
@@ -338,6 +372,19 @@ Status check_cross_key_rules(const DaemonOptions &o, const std::string &source, 
                                      "for any port), got min " + std::to_string(o.passive_port_min) + ", max " +
                                          std::to_string(o.passive_port_max)));
         }
+    }
+    const bool any_rdma_port = o.rdma.port_min == 0 && o.rdma.port_max == 0;
+    if (!any_rdma_port && (o.rdma.port_min == 0 || o.rdma.port_max == 0 || o.rdma.port_min > o.rdma.port_max)) {
+        const std::string key = given.contains("rdma.ports.min") ? "rdma.ports.min" : "rdma.ports.max";
+        return fail(config_error(given_location(source, given, key),
+                                 "expected 1 <= rdma.ports.min <= rdma.ports.max <= 65535 (or both 0 for any "
+                                 "port), got min " + std::to_string(o.rdma.port_min) + ", max " +
+                                     std::to_string(o.rdma.port_max)));
+    }
+    if (o.rdma.pool_size < 2ull * 65536 || o.rdma.pool_size > o.rdma.max_pinned) {
+        return fail(config_error(given_location(source, given, given.contains("rdma.pool_size") ? "rdma.pool_size" : "rdma.max_pinned"),
+                                 "expected rdma.pool_size <= rdma.max_pinned, got " + std::to_string(o.rdma.pool_size) +
+                                     " > " + std::to_string(o.rdma.max_pinned)));
     }
     if (o.anonymous_enabled && o.anonymous_root.empty()) {
         return fail(config_error(given_location(source, given, "anonymous.enabled"),

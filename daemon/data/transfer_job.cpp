@@ -5,6 +5,7 @@
 namespace rftp::daemon {
 
 Result<std::vector<int>> TransferJob::open_connections(int n, const std::string &preliminary_text) {
+    if (!channel_) return fail_msg("no data channel");
     auto socks = channel_->open(n, peer_, timeout_s_);
     if (!socks) return fail(socks.error());
     std::vector<int> fds;
@@ -24,7 +25,7 @@ Result<std::vector<int>> TransferJob::open_connections(int n, const std::string 
 
 void TransferJob::abort() {
     progress.abort.store(true);
-    channel_->cancel();
+    if (channel_) channel_->cancel();
     std::lock_guard lock(mutex_);
     for (auto &s : sockets_) ::shutdown(s.get(), SHUT_RDWR);
 }

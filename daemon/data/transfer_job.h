@@ -1,5 +1,6 @@
-// One data transfer (RETR, STOR, APPE, LIST, NLST, MLSD) while it runs on its
-// own thread. The loop keeps a shared_ptr to it so ABOR, QUIT or a closing
+// One data transfer (RETR, STOR, APPE, LIST, NLST, MLSD, and RSTR, RRTR over
+// an RDMA channel, which have no data connections) while it runs on its own
+// thread. The loop keeps a shared_ptr to it so ABOR, QUIT or a closing
 // session can stop it: abort() wakes every blocking call the thread may be in.
 // Sockets stay open until the job is destroyed (on the loop, after the thread
 // ended), so abort() never touches a file descriptor number that was reused.
@@ -7,6 +8,7 @@
 
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -26,6 +28,7 @@ struct TransferOutcome {
     std::string text = "Transfer complete.";
     uint64_t bytes = 0;
     std::string result = "ok";  // ok, aborted, failed
+    std::string detail;         // extra key=value fields for the transfer log line
 };
 
 class TransferJob {
@@ -37,6 +40,8 @@ public:
     // On the transfer thread: opens n data connections, then sends the
     // preliminary reply (150) to the client through the loop.
     Result<std::vector<int>> open_connections(int n, const std::string &preliminary_text);
+    // On the transfer thread, for a transfer without data connections (RDMA): the 150 alone.
+    void preliminary(const std::string &text) { send_reply_(150, text); }
 
     // From the loop: stop at the next chance.
     void abort();
@@ -52,6 +57,9 @@ private:
     std::mutex mutex_;
     std::vector<UniqueFd> sockets_;
 };
+
+// Error::code a transfer body uses for "the data connections never opened" (reply 425).
+inline constexpr int kDataConnectionNotOpened = -ENOTCONN - 1000;
 
 // The reply for a transfer whose data connections never opened (425).
 TransferOutcome open_failed_outcome(const Error &e, bool aborted);

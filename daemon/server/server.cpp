@@ -6,15 +6,46 @@
 #include "common/log.h"
 #include "daemon/data/data_channel.h"
 #include "daemon/session/session.h"
+#include "middleware/rdma/device_check.h"
 
 namespace rftp::daemon {
 
 Server::Server(uv_loop_t *loop, DaemonOptions options)
-    : loop_(loop), options_(std::move(options)), authenticator_(options_), bridge_(loop), tasks_(bridge_) {}
+    : loop_(loop),
+      options_(std::move(options)),
+      authenticator_(options_),
+      bridge_(loop),
+      tasks_(bridge_),
+      rdma_budget_(options_.rdma.max_pinned) {}
+
+// Says once, at start, whether RDMA will be offered and what stands in its way.
+static bool check_rdma(const RdmaOptions &o) {
+    if (!o.enabled) {
+        log::notice("event=rdma state=disabled reason=config");
+        return false;
+    }
+    auto devices = middleware::rdma::device_names();
+    if (devices.empty()) {
+        log::notice("event=rdma state=off reason=" + log::quote("no RDMA device on this machine; transfers use TCP"));
+        return false;
+    }
+    std::string names;
+    for (const auto &d : devices) names += (names.empty() ? "" : ",") + d;
+    if (auto problem = middleware::rdma::memlock_problem(o.pool_size)) {
+        log::warning("event=rdma state=off devices=" + names + " reason=" + log::quote(*problem));
+        return false;
+    }
+    if (auto problem = middleware::rdma::memlock_problem(o.max_pinned))
+        log::warning("event=rdma state=limited devices=" + names + " reason=" +
+                     log::quote(*problem + " (rdma.max_pinned); fewer channels will fit"));
+    log::notice("event=rdma state=on devices=" + names + " max_pinned=" + std::to_string(o.max_pinned));
+    return true;
+}
 
 Server::~Server() = default;
 
 Status Server::start() {
+    rdma_offered_ = check_rdma(options_.rdma);
     for (const auto &l : options_.listen) {
         sockaddr_storage addr{};
         bool v6 = l.address.find(':') != std::string::npos;

@@ -17,6 +17,7 @@
 #include "common/result.h"
 #include "daemon/auth/authenticator.h"
 #include "daemon/config/options.h"
+#include "daemon/rdma/rdma_budget.h"
 #include "daemon/server/background_tasks.h"
 #include "daemon/server/loop_bridge.h"
 
@@ -41,6 +42,9 @@ public:
     LoopBridge &bridge() { return bridge_; }
     BackgroundTasks &tasks() { return tasks_; }
     std::size_t session_count() const { return sessions_.size(); }
+    RdmaBudget &rdma_budget() { return rdma_budget_; }
+    // RDMA is offered (FEAT, RADR) when enabled, a device exists and memory can be pinned.
+    bool rdma_offered() const { return rdma_offered_; }
 
     // Runs a login check (one scrypt: 32 MiB and tens of milliseconds) with
     // at most max_concurrent_logins() at once; the rest wait their turn, so a
@@ -60,6 +64,8 @@ private:
     Authenticator authenticator_;
     LoopBridge bridge_;
     BackgroundTasks tasks_;
+    RdmaBudget rdma_budget_;
+    bool rdma_offered_ = false;
     std::vector<std::unique_ptr<uv_tcp_t>> listeners_;
     std::map<uint64_t, std::shared_ptr<Session>> sessions_;
     std::map<std::string, unsigned> sessions_per_address_;

@@ -127,6 +127,7 @@ void Session::close(const std::string &reason) {
     if (closed_.exchange(true)) return;
     if (transfer_) transfer_->abort();
     if (state.data_channel) state.data_channel->cancel();
+    drop_rdma();
     log::info(log_prefix() + " event=disconnect reason=" + log::quote(reason));
     uv_timer_stop(&timer_);
     for (uv_handle_t *h : {reinterpret_cast<uv_handle_t *>(&tcp_), reinterpret_cast<uv_handle_t *>(&timer_)})
@@ -263,6 +264,18 @@ void Session::run_blocking_work(std::function<void()> work, std::function<void()
 
 Result<std::shared_ptr<TransferJob>> Session::take_data_channel() {
     if (!state.data_channel) return fail_msg("Use PASV or EPSV first.");
+    return new_transfer_job(std::move(state.data_channel));
+}
+
+void Session::drop_rdma() {
+    if (!state.rdma) return;
+    auto rdma = std::move(state.rdma);
+    rdma->cancel();
+    // Joining its threads and destroying queue pairs takes a moment: not on the loop.
+    server_.tasks().run([rdma = std::move(rdma)]() mutable { rdma.reset(); }, [] {});
+}
+
+std::shared_ptr<TransferJob> Session::new_transfer_job(std::unique_ptr<DataChannel> channel) {
     std::weak_ptr<Session> weak = weak_from_this();
     LoopBridge &bridge = server_.bridge();
     auto send_reply = [weak, &bridge](int code, std::string text) {
@@ -270,8 +283,7 @@ Result<std::shared_ptr<TransferJob>> Session::take_data_channel() {
             if (auto self = weak.lock(); self && !self->closed_) self->reply(code, text);
         });
     };
-    return std::make_shared<TransferJob>(std::move(state.data_channel), peer_, options().data_timeout_s,
-                                         std::move(send_reply));
+    return std::make_shared<TransferJob>(std::move(channel), peer_, options().data_timeout_s, std::move(send_reply));
 }
 
 void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, std::function<TransferOutcome()> body) {
@@ -293,7 +305,7 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             std::snprintf(numbers, sizeof numbers, " bytes=%llu seconds=%.3f rate_mbps=%.1f result=%s",
                                           static_cast<unsigned long long>(outcome->bytes), seconds, rate,
                                           outcome->result.c_str());
-                            log::info(fields + numbers);
+                            log::info(fields + numbers + (outcome->detail.empty() ? "" : " " + outcome->detail));
                             auto self = weak.lock();
                             if (!self || self->closed_) return;
                             self->transfer_.reset();

@@ -17,6 +17,7 @@
 
 #include "daemon/data/data_channel.h"
 #include "daemon/data/transfer_job.h"
+#include "daemon/rdma/session_rdma.h"
 #include "daemon/vfs/user_root.h"
 #include "protocol/ftp_command.h"
 #include "protocol/telnet_filter.h"
@@ -47,6 +48,7 @@ struct SessionState {
     uint32_t block_size = 8u << 20;
     std::unique_ptr<DataChannel> data_channel;  // from PASV/EPSV/PORT/EPRT
     bool epsv_all = false;         // EPSV ALL: every other way to set up data connections is refused (RFC 2428 §3)
+    std::shared_ptr<SessionRdma> rdma;  // from RADR; reused by RSTR/RRTR until replaced or the session ends
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -91,6 +93,12 @@ public:
     // Builds a job on the current data channel (consumed: one transfer each).
     // Fails with a 425 text when PASV/EPSV/PORT/EPRT did not come first.
     Result<std::shared_ptr<TransferJob>> take_data_channel();
+    // A job for a transfer without data connections (RSTR, RRTR).
+    std::shared_ptr<TransferJob> new_transfer_job(std::unique_ptr<DataChannel> channel = nullptr);
+    // Lets go of the session's RDMA channel; its threads and queue pairs are
+    // torn down off the loop.
+    void drop_rdma();
+    std::string log_prefix() const;
 
     SessionState state;
 
@@ -104,7 +112,6 @@ private:
     void execute(const std::string &line);
     void arm_timer();
     void finish_busy();
-    std::string log_prefix() const;
 
     Server &server_;
     uint64_t id_;

@@ -1,0 +1,179 @@
+#include "client/rdma_transport.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "client/commands/transfer_steps.h"
+#include "client/interrupt.h"
+#include "common/log.h"
+#include "middleware/rdma/cm_setup.h"
+#include "middleware/rdma/device_check.h"
+
+namespace rftp::client {
+namespace {
+
+namespace rdma = middleware::rdma;
+
+// "RADR port=P streams=S block=B depth=D token=T" -> its fields.
+std::map<std::string, std::string> reply_fields(const std::string &text) {
+    std::map<std::string, std::string> f;
+    std::istringstream in(text);
+    std::string word;
+    while (in >> word)
+        if (auto eq = word.find('='); eq != std::string::npos) f[word.substr(0, eq)] = word.substr(eq + 1);
+    return f;
+}
+
+bool to_number(const std::map<std::string, std::string> &f, const char *key, uint64_t max, uint64_t &out) {
+    auto it = f.find(key);
+    if (it == f.end() || it->second.empty() || it->second.size() > 12) return false;
+    out = 0;
+    for (char c : it->second) {
+        if (c < '0' || c > '9') return false;
+        out = out * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return out <= max;
+}
+
+OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &moved, const std::string &what,
+                              FileReport &report) {
+    if (moved) report.notice = rdma::to_string(moved->notice);
+    if (interrupted()) {
+        session.rdma.reset();
+        abort_transfer(session);
+        return fail_as(ExitCode::interrupted, "interrupted");
+    }
+    if (!moved) {
+        // Blocks may still be in flight: this channel is done for.
+        session.rdma.reset();
+        auto reply = session.control.read_reply();
+        std::string server = reply ? " (server: " + describe(*reply) + ")" : "";
+        return fail_as(exit_for_data_error(moved.error()), what + ": " + moved.error().message + server);
+    }
+    auto done = session.control.read_reply();
+    if (!done) return std::unexpected(done.error());
+    if (!done->positive_completion()) return refused(what, *done);
+    return {};
+}
+
+}  // namespace
+
+Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, FileReport &report) {
+    if (o.transport == Transport::tcp) return nullptr;
+    if (session.rdma && session.rdma->usable()) return session.rdma.get();
+    session.rdma.reset();
+    if (session.rdma_declined) return nullptr;
+    // Said once per session, in one line; on a machine without any RDMA
+    // device that is the normal case, so only -v says it.
+    bool have_device = !rdma::device_names().empty();
+    auto decline = [&](const std::string &why) -> Outcome<rdma::Channel *> {
+        if (o.transport == Transport::rdma) return fail_as(ExitCode::connection, "RDMA unavailable: " + why);
+        session.rdma_declined = true;
+        log::write(have_device ? log::Level::notice : log::Level::info, "rftp: " + why + "; using TCP");
+        report.notes.push_back(why + "; using TCP");
+        return nullptr;
+    };
+    if (!have_device) return decline("no RDMA device on this machine");
+    if (!session.features.rdma) return decline("server does not offer RDMA");
+
+    // Checked before asking the server for anything: pinning the pool needs it.
+    if (auto problem = rdma::memlock_problem(o.rdma_pool + (1u << 20))) return decline(*problem);
+    unsigned streams = std::clamp(o.parallel, 1u, std::max(1u, session.features.rdma_max));
+    auto radr = session.control.command("RADR " + std::to_string(streams) + " " + std::to_string(o.rdma_block_size) +
+                                        " " + std::to_string(o.iodepth));
+    if (!radr) return std::unexpected(radr.error());
+    if (!radr->positive_completion()) return decline("server refused RDMA (" + describe(*radr) + ")");
+    auto f = reply_fields(radr->text());
+    uint64_t port = 0, granted_streams = 0, block = 0, depth = 0;
+    auto token = wire::parse_token_hex(f.count("token") ? f["token"] : "");
+    if (!to_number(f, "port", 65535, port) || !to_number(f, "streams", 64, granted_streams) ||
+        !to_number(f, "block", 1u << 30, block) || !to_number(f, "depth", 1024, depth) || !token || port == 0 ||
+        granted_streams == 0 || block < 4096 || depth == 0)
+        return fail_as(ExitCode::connection, "unreadable RADR reply: " + describe(*radr));
+
+    rdma::ChannelParams p;
+    p.streams = static_cast<unsigned>(granted_streams);
+    p.block_size = static_cast<uint32_t>(block);
+    p.iodepth = static_cast<unsigned>(depth);
+    p.blocks = static_cast<unsigned>(std::clamp<uint64_t>(o.rdma_pool / block, 2, 1024));
+    p.stall_timeout_s = static_cast<unsigned>(o.timeout_seconds);
+    auto give_up = [&](const std::string &why) -> Outcome<rdma::Channel *> {
+        // The server waits for our queue pairs; tell it to stop waiting.
+        (void)session.control.command("ABOR");
+        return decline(why);
+    };
+    sockaddr_storage server{};
+    socklen_t len = sizeof server;
+    if (::getpeername(session.control.fd(), reinterpret_cast<sockaddr *>(&server), &len) != 0)
+        return give_up("cannot tell the server's address");
+    auto resources = rdma::ChannelResources::allocate(p);
+    if (!resources) return give_up(resources.error().message);
+    if (auto ok = rdma::connect_channel(*resources, server, static_cast<uint16_t>(port), *token,
+                                        static_cast<unsigned>(o.timeout_seconds));
+        !ok)
+        return give_up("RDMA connection to " + rdma::address_string(server) + " failed: " + ok.error().message);
+    auto channel = rdma::Channel::start(std::move(*resources), "rftp",
+                                        [](const Error &e) { log::debug("rftp: RDMA channel closed: " + e.message); });
+    if (!channel) return give_up(channel.error().message);
+    session.rdma = std::move(*channel);
+    auto st = session.rdma->stats();
+    log::info("RDMA channel on " + st.device + ": " + std::to_string(p.streams) + " queue pair(s), block " +
+              rdma::human_bytes(p.block_size) + ", iodepth " + std::to_string(p.iodepth));
+    return session.rdma.get();
+}
+
+OutcomeStatus put_over_rdma(Session &session, rdma::Channel &channel, int fd, uint64_t offset, uint64_t size,
+                            const std::string &remote, const FileProgressHooks &hooks, FileReport &report) {
+    if (offset > 0) {
+        auto rest = session.control.command("REST " + std::to_string(offset));
+        if (!rest) return std::unexpected(rest.error());
+        if (rest->code != 350) return refused("server cannot resume (REST)", *rest);
+    }
+    auto started = session.control.command("RSTR " + remote);
+    if (!started) return std::unexpected(started.error());
+    if (!started->positive_preliminary()) return refused("put " + remote, *started);
+    middleware::TransferProgress progress;
+    Result<rdma::FileResult> moved;
+    {
+        InterruptGuard guard(progress, {});
+        ProgressReporter reporter(hooks.per_file, progress, offset, size);
+        BatchProgress::Watch watch(hooks.batch, progress);
+        moved = channel.send_file({fd, offset, size}, progress);
+    }
+    report.transport = "rdma";
+    report.streams = channel.params().streams;
+    report.bytes = progress.bytes.load();
+    return finish_transfer(session, moved, "put " + remote, report);
+}
+
+OutcomeStatus get_over_rdma(Session &session, rdma::Channel &channel, int fd, uint64_t offset,
+                            std::optional<uint64_t> size, const std::string &remote, const FileProgressHooks &hooks,
+                            FileReport &report, middleware::RangeSet &received,
+                            std::function<void(uint64_t)> on_prefix_grown, bool sequential) {
+    if (offset > 0) {
+        auto rest = session.control.command("REST " + std::to_string(offset));
+        if (!rest) return std::unexpected(rest.error());
+        if (rest->code != 350) return refused("server cannot resume (REST)", *rest);
+    }
+    auto started = session.control.command("RRTR " + remote);
+    if (!started) return std::unexpected(started.error());
+    if (!started->positive_preliminary()) return refused("get " + remote, *started);
+    middleware::TransferProgress progress;
+    Result<rdma::FileResult> moved;
+    {
+        InterruptGuard guard(progress, {});
+        ProgressReporter reporter(hooks.per_file, progress, offset, size);
+        BatchProgress::Watch watch(hooks.batch, progress);
+        rdma::ReceiveSpec spec{fd, offset, 1ull << 62, size, std::move(on_prefix_grown), sequential};
+        moved = channel.receive_file(spec, progress, received);
+    }
+    report.transport = "rdma";
+    report.streams = channel.params().streams;
+    report.bytes = progress.bytes.load();
+    return finish_transfer(session, moved, "get " + remote, report);
+}
+
+}  // namespace rftp::client

@@ -1,0 +1,36 @@
+// The client's side of the RDMA extension: set up the session's channel with
+// RADR on the first file (or decide, once, with one line saying why, that
+// this session uses TCP), and move one file over it with RSTR or RRTR.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "client/cli/options.h"
+#include "client/commands/file_report.h"
+#include "client/exit_codes.h"
+#include "client/session.h"
+#include "middleware/range_set.h"
+
+namespace rftp::client {
+
+// The session's channel, set up now if needed; nullptr when this file goes
+// over TCP (--transport tcp, or auto and RDMA cannot be had: the reason is
+// said once per session). With --transport rdma, no channel is a failure.
+Outcome<middleware::rdma::Channel *> rdma_channel_for(Session &session, const Options &o, FileReport &report);
+
+// Uploads [offset, size) of fd to remote with REST/RSTR over the channel.
+OutcomeStatus put_over_rdma(Session &session, middleware::rdma::Channel &channel, int fd, uint64_t offset,
+                            uint64_t size, const std::string &remote, const FileProgressHooks &hooks,
+                            FileReport &report);
+
+// Downloads remote from offset into fd with REST/RRTR over the channel.
+// received records what arrived (its contiguous end is where a resume
+// starts); on_prefix_grown feeds the resume journal.
+OutcomeStatus get_over_rdma(Session &session, middleware::rdma::Channel &channel, int fd, uint64_t offset,
+                            std::optional<uint64_t> size, const std::string &remote, const FileProgressHooks &hooks,
+                            FileReport &report, middleware::RangeSet &received,
+                            std::function<void(uint64_t)> on_prefix_grown, bool sequential);
+
+}  // namespace rftp::client

@@ -1,0 +1,182 @@
+// The RDMA extension (docs/protocol.md, "RDMA channel"): RADR sets up a
+// channel the client connects to, RSTR and RRTR move a file over it. Each
+// checks what it can on the loop; connection setup and transfers run off it.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <sstream>
+
+#include "common/log.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/command_table.h"
+#include "daemon/config/options.h"
+#include "daemon/data/upload_flow.h"
+#include "daemon/server/server.h"
+#include "daemon/session/session.h"
+#include "middleware/rdma/device_check.h"
+
+namespace rftp::daemon {
+namespace {
+
+// The path memory-to-memory uploads name: the bytes are received and dropped.
+constexpr const char *kDiscardPath = "/dev/null";
+
+std::string rdma_fields(const char *direction, const std::string &path, const SessionRdma &r) {
+    return std::string("direction=") + direction + " path=" + log::quote(path) + " transport=rdma streams=" +
+           std::to_string(r.params().streams) + " block=" + std::to_string(r.params().block_size);
+}
+
+// The channel RSTR/RRTR will use, or nullptr after the reply that says why not.
+std::shared_ptr<SessionRdma> channel_or_reply(Session &s) {
+    if (!s.state.rdma || !s.state.rdma->channel()) {
+        s.reply(503, "No RDMA channel: send RADR first.");
+        return nullptr;
+    }
+    if (!s.state.rdma->usable()) {
+        s.drop_rdma();
+        s.reply(425, "The RDMA channel closed after a failed or aborted transfer: send RADR again.");
+        return nullptr;
+    }
+    return s.state.rdma;
+}
+
+std::string notice_detail(const Result<middleware::rdma::FileResult> &r) {
+    if (!r) return "";
+    return std::string("notice=") + middleware::rdma::to_string(r->notice);
+}
+
+TransferOutcome rdma_outcome(const Result<middleware::rdma::FileResult> &r, TransferJob &job) {
+    if (!r) {
+        TransferOutcome out = failed_outcome(r.error(), job.aborted(), job.progress.bytes.load());
+        if (!job.aborted()) out.text = "RDMA transfer failed: " + r.error().message + ".";
+        return out;
+    }
+    TransferOutcome out{226, "Transfer complete.", r->bytes, "ok"};
+    out.detail = notice_detail(r);
+    return out;
+}
+
+}  // namespace
+
+// RADR <streams> <block bytes> <iodepth>
+//   -> 200 RADR port=P streams=S block=B depth=D token=HEX
+void cmd_radr(Session &s, const std::string &arg) {
+    if (!s.server().rdma_offered()) return s.reply(502, "RDMA is not offered by this server; use EPSV.");
+    std::istringstream in(arg);
+    std::string a, b, c, extra;
+    in >> a >> b >> c >> extra;
+    uint64_t streams = 0, block = 0, depth = 0;
+    if (!parse_decimal(a, 1u << 16, streams) || !parse_decimal(b, 1ull << 40, block) ||
+        !parse_decimal(c, 1u << 16, depth) || !extra.empty() || streams == 0 || depth == 0)
+        return s.reply(501, "Usage: RADR <streams> <block bytes> <iodepth>");
+    s.drop_rdma();  // a new RADR replaces the channel
+    const DaemonOptions &o = s.options();
+    auto params = SessionRdma::grant(o.rdma, streams, block, depth, o.data_timeout_s);
+    auto prepared = SessionRdma::prepare(s.server().rdma_budget(), o.rdma, s.local(), params);
+    if (!prepared) {
+        const Error &e = prepared.error();
+        log::notice(s.log_prefix() + " event=rdma_refused reason=" + log::quote(e.message));
+        if (e.code == -ENOMEM) return s.reply(450, e.message + "; use TCP.");
+        if (e.code == -ENODEV) return s.reply(425, "RDMA unavailable: " + e.message + "; use TCP.");
+        return s.reply(451, "RDMA unavailable: " + e.message + "; use TCP.");
+    }
+    auto rdma = *prepared;
+    s.state.rdma = rdma;
+    const auto &p = rdma->params();
+    s.reply(200, "RADR port=" + std::to_string(rdma->port()) + " streams=" + std::to_string(p.streams) +
+                     " block=" + std::to_string(p.block_size) + " depth=" + std::to_string(p.iodepth) +
+                     " token=" + wire::token_hex(rdma->token()));
+
+    std::string prefix = s.log_prefix();
+    auto result = std::make_shared<Status>();
+    unsigned timeout = o.data_timeout_s;
+    std::weak_ptr<Session> weak = s.weak_from_this();
+    s.run_blocking_work(
+        [rdma, result, timeout, prefix] {
+            *result = rdma->accept(
+                timeout, prefix,
+                [prefix](const Error &e) {
+                    log::notice(prefix + " event=rdma_channel_closed reason=" + log::quote(e.message));
+                },
+                [prefix](const std::string &why) {
+                    log::warning(prefix + " event=rdma_connection_rejected reason=" + log::quote(why));
+                });
+        },
+        [weak, rdma, result, prefix] {
+            auto self = weak.lock();
+            if (!self) return;
+            if (!*result) {
+                log::warning(prefix + " event=rdma_setup_failed reason=" + log::quote(result->error().message));
+                if (self->state.rdma == rdma) self->drop_rdma();
+                return;
+            }
+            auto st = rdma->channel()->stats();
+            log::info(prefix + " event=rdma_channel_up device=" + st.device + " queue_pairs=" +
+                      std::to_string(st.queue_pairs) + " pinned=" + std::to_string(st.pinned_bytes) +
+                      " huge_pages=" + (st.huge_pages ? "yes" : "no"));
+        });
+}
+
+void cmd_rstr(Session &s, const std::string &arg) {
+    bool discard = arg == kDiscardPath;
+    std::optional<std::string> vpath = discard ? std::optional<std::string>(arg) : resolve_or_reply(s, arg);
+    if (!vpath) return;
+    if (!discard && !s.state.root->writable()) return s.reply(550, "Permission denied.");
+    auto rdma = channel_or_reply(s);
+    if (!rdma) return;
+    uint64_t rest = s.state.restart_offset;
+    s.state.restart_offset = 0;
+    if (discard && rest != 0) return s.reply(554, "REST makes no sense for /dev/null.");
+    auto job = s.new_transfer_job();
+    auto root = s.state.root;
+    UploadRequest req{*vpath, rest, false, true, true};
+    bool sequential = s.options().rdma.sequential_writes;
+    s.run_transfer(job, rdma_fields("store", *vpath, *rdma), [=]() -> TransferOutcome {
+        middleware::rdma::Channel &channel = *rdma->channel();
+        if (discard) {
+            UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+            if (!null) return {451, "Could not open /dev/null.", 0, "failed"};
+            job->preliminary("Ok to send data over RDMA (discarded).");
+            middleware::RangeSet ranges(0);
+            return rdma_outcome(channel.receive_file({null.get(), 0, 1ull << 62, std::nullopt, {}}, job->progress, ranges),
+                                *job);
+        }
+        std::string detail;
+        TransferOutcome out = run_upload(*root, req, *job, [&](UploadTarget &target, middleware::RangeSet &ranges,
+                                                               const std::function<void(uint64_t)> &on_prefix) -> Status {
+            job->preliminary("Ok to send data over RDMA.");
+            auto r = channel.receive_file({target.fd.get(), target.start, 1ull << 62, std::nullopt, on_prefix, sequential},
+                                          job->progress, ranges);
+            detail = notice_detail(r);
+            if (!r) return fail(r.error());
+            return {};
+        });
+        if (out.code == 426 && !job->aborted()) out.text = "RDMA transfer failed; " + out.text;
+        out.detail = detail;
+        return out;
+    });
+}
+
+void cmd_rrtr(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    uint64_t rest = s.state.restart_offset;
+    s.state.restart_offset = 0;
+    auto fd = s.state.root->open_file(*vpath, O_RDONLY | O_CLOEXEC);
+    if (!fd) return reply_fs_error(s, fd.error());
+    struct stat st {};
+    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) return s.reply(550, "Not a plain file.");
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (rest > size) return s.reply(554, "Restart offset beyond the end of the file.");
+    auto rdma = channel_or_reply(s);
+    if (!rdma) return;
+    auto job = s.new_transfer_job();
+    auto file = std::make_shared<UniqueFd>(std::move(*fd));
+    std::string preliminary = "Opening RDMA transfer for " + *vpath + " (" + std::to_string(size) + " bytes).";
+    s.run_transfer(job, rdma_fields("retrieve", *vpath, *rdma), [=]() -> TransferOutcome {
+        job->preliminary(preliminary);
+        return rdma_outcome(rdma->channel()->send_file({file->get(), rest, size}, job->progress), *job);
+    });
+}
+
+}  // namespace rftp::daemon

@@ -1,0 +1,54 @@
+#include "daemon/data/upload_flow.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <optional>
+
+#include "daemon/commands/command_support.h"
+#include "middleware/resume_journal.h"
+
+namespace rftp::daemon {
+
+TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, TransferJob &job,
+                           const UploadReceiver &receive) {
+    auto target = prepare_upload(root, req.path, req.rest, req.append);
+    if (!target) {
+        const Error &e = target.error();
+        if (e.code == kBadRestartOffset) return {554, "Invalid REST parameter: " + e.message + ".", 0, "failed"};
+        if (e.code == kUploadInProgress) return {450, "File busy: " + e.message + ".", 0, "failed"};
+        if (e.code == -ENOENT) return {553, "Could not create file: no such directory.", 0, "failed"};
+        FtpReply r = fs_error_reply(e);
+        return {r.code, r.text, 0, "failed"};
+    }
+    // Out-of-order blocks: journal the complete prefix so even a crash of the
+    // daemon leaves a correct resume point.
+    std::optional<middleware::ResumeJournal> journal;
+    std::string journal_path = resume_journal_path(target->partial);
+    if (req.out_of_order) {
+        auto jfd = root.open_file(journal_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
+        if (!jfd) return {451, "Could not create resume journal: " + jfd.error().message + ".", 0, "failed"};
+        auto j = middleware::ResumeJournal::create(std::move(*jfd), target->start);
+        if (!j) return {451, "Could not write resume journal: " + j.error().message + ".", 0, "failed"};
+        journal.emplace(std::move(*j));
+    }
+    std::function<void(uint64_t)> on_prefix;
+    if (journal) on_prefix = [&journal](uint64_t prefix) { journal->record(prefix); };
+
+    middleware::RangeSet received(target->start);
+    Status moved = receive(*target, received, on_prefix);
+    if (!moved && req.ranged) (void)::ftruncate(target->fd.get(), static_cast<off_t>(received.contiguous_end()));
+    if (journal) (void)root.remove_file(journal_path);
+
+    uint64_t bytes = job.progress.bytes.load();
+    if (!moved) {
+        if (moved.error().code == kDataConnectionNotOpened) return open_failed_outcome(moved.error(), job.aborted());
+        return failed_outcome(moved.error(), job.aborted(), bytes);
+    }
+    if (job.aborted()) return failed_outcome(Error{-ECANCELED, "aborted"}, true, bytes);
+    if (auto c = commit_upload(root, *target); !c)
+        return {451, "Could not rename upload into place: " + c.error().message + ".", bytes, "failed"};
+    return {226, "Transfer complete.", bytes, "ok"};
+}
+
+}  // namespace rftp::daemon

@@ -1,0 +1,38 @@
+// The steps every upload takes, whatever carries its bytes (one TCP stream,
+// framed parallel streams, an RDMA channel): open the partial file beside
+// the final name, journal the complete prefix when blocks land out of order,
+// receive, keep only the complete prefix on failure so REST resumes
+// correctly, and rename into place only when everything arrived.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "common/result.h"
+#include "daemon/data/transfer_job.h"
+#include "daemon/data/upload_target.h"
+#include "middleware/range_set.h"
+
+namespace rftp::daemon {
+
+struct UploadRequest {
+    std::string path;          // virtual path of the final name
+    uint64_t rest = 0;         // REST offset
+    bool append = false;       // APPE
+    bool ranged = false;       // bytes arrive as ranges: on failure keep only the complete prefix
+    bool out_of_order = false; // ranges may arrive out of order: keep a resume journal meanwhile
+};
+
+// Moves the bytes into target (opening data connections, sending 150 and so
+// on is its business); records every range in received and reports a grown
+// complete prefix through on_prefix_grown.
+using UploadReceiver = std::function<Status(UploadTarget &target, middleware::RangeSet &received,
+                                            const std::function<void(uint64_t)> &on_prefix_grown)>;
+
+// Runs the whole upload and returns the final reply. open_failed is true
+// when receive failed before any data connection existed (the reply is 425).
+TransferOutcome run_upload(const UserRoot &root, const UploadRequest &request, TransferJob &job,
+                           const UploadReceiver &receive);
+
+}  // namespace rftp::daemon

@@ -1,0 +1,64 @@
+// A session's RDMA channel, from RADR to the end of the session: the budget
+// reservation, the listener and resources while the client connects, then
+// the running channel that every RSTR and RRTR of the session reuses.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/result.h"
+#include "daemon/config/options.h"
+#include "daemon/rdma/rdma_budget.h"
+#include "middleware/rdma/channel.h"
+#include "middleware/rdma/cm_setup.h"
+
+namespace rftp::daemon {
+
+class SessionRdma {
+public:
+    // What RADR asked for, capped by the config.
+    static middleware::rdma::ChannelParams grant(const RdmaOptions &o, uint64_t streams, uint64_t block,
+                                                 uint64_t iodepth, unsigned stall_timeout_s);
+
+    // Reserves pinned memory, allocates the pool and listens on local's
+    // address. Error codes: -ENOMEM (limit reached: 450), -ENODEV (no RDMA
+    // device serves the address), others (451).
+    static Result<std::shared_ptr<SessionRdma>> prepare(RdmaBudget &budget, const RdmaOptions &o,
+                                                        const sockaddr_storage &local,
+                                                        const middleware::rdma::ChannelParams &params);
+
+    uint16_t port() const { return listener_ ? listener_->port() : 0; }
+    const wire::ChannelToken &token() const { return token_; }
+    const middleware::rdma::ChannelParams &params() const { return params_; }
+
+    // Blocking, off the loop: waits for the client's queue pairs and starts the channel.
+    Status accept(unsigned timeout_s, const std::string &label,
+                  std::function<void(const Error &)> on_failure,
+                  const std::function<void(const std::string &)> &on_rejected);
+
+    // The running channel; nullptr before accept succeeded. Usable until a
+    // transfer on it fails or is aborted.
+    middleware::rdma::Channel *channel() const { return channel_.get(); }
+    bool usable() const { return channel_ && channel_->usable(); }
+
+    // The session is closing: stop waiting for connections, stop a transfer.
+    void cancel();
+
+private:
+    SessionRdma() = default;
+    middleware::rdma::ChannelParams params_;
+    wire::ChannelToken token_{};
+    std::atomic<bool> cancelled_{false};
+    // Declared in creation order: released in reverse (the channel first).
+    RdmaBudget::Reservation reservation_;
+    std::optional<middleware::rdma::ChannelResources> resources_;
+    std::unique_ptr<middleware::rdma::ChannelListener> listener_;
+    std::unique_ptr<middleware::rdma::Channel> channel_;
+};
+
+}  // namespace rftp::daemon
