@@ -125,55 +125,55 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
     return session.rdma.get();
 }
 
-OutcomeStatus put_over_rdma(Session &session, rdma::Channel &channel, int fd, uint64_t offset, uint64_t size,
-                            const std::string &remote, const FileProgressHooks &hooks, FileReport &report) {
+namespace {
+
+// REST (when resuming), then verb (RSTR/RRTR) and its 150, then move() on the
+// channel with progress and interrupts wired, then the final reply.
+OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::string &verb, const std::string &what,
+                        uint64_t offset, std::optional<uint64_t> size, const FileProgressHooks &hooks,
+                        FileReport &report,
+                        const std::function<Result<rdma::FileResult>(middleware::TransferProgress &)> &move) {
     if (offset > 0) {
         auto rest = session.control.command("REST " + std::to_string(offset));
         if (!rest) return std::unexpected(rest.error());
         if (rest->code != 350) return refused("server cannot resume (REST)", *rest);
     }
-    auto started = session.control.command("RSTR " + remote);
+    auto started = session.control.command(verb);
     if (!started) return std::unexpected(started.error());
-    if (!started->positive_preliminary()) return refused("put " + remote, *started);
+    if (!started->positive_preliminary()) return refused(what, *started);
     middleware::TransferProgress progress;
     Result<rdma::FileResult> moved;
     {
         InterruptGuard guard(progress, {});
         ProgressReporter reporter(hooks.per_file, progress, offset, size);
         BatchProgress::Watch watch(hooks.batch, progress);
-        moved = channel.send_file({fd, offset, size}, progress);
+        moved = move(progress);
     }
     report.transport = "rdma";
     report.streams = channel.params().streams;
     report.bytes = progress.bytes.load();
-    return finish_transfer(session, moved, "put " + remote, report);
+    return finish_transfer(session, moved, what, report);
+}
+
+}  // namespace
+
+OutcomeStatus put_over_rdma(Session &session, rdma::Channel &channel, int fd, uint64_t offset, uint64_t size,
+                            const std::string &remote, const FileProgressHooks &hooks, FileReport &report) {
+    return over_rdma(session, channel, "RSTR " + remote, "put " + remote, offset, size, hooks, report,
+                     [&](middleware::TransferProgress &progress) {
+                         return channel.send_file({fd, offset, size}, progress);
+                     });
 }
 
 OutcomeStatus get_over_rdma(Session &session, rdma::Channel &channel, int fd, uint64_t offset,
                             std::optional<uint64_t> size, const std::string &remote, const FileProgressHooks &hooks,
                             FileReport &report, middleware::RangeSet &received,
                             std::function<void(uint64_t)> on_prefix_grown, bool sequential) {
-    if (offset > 0) {
-        auto rest = session.control.command("REST " + std::to_string(offset));
-        if (!rest) return std::unexpected(rest.error());
-        if (rest->code != 350) return refused("server cannot resume (REST)", *rest);
-    }
-    auto started = session.control.command("RRTR " + remote);
-    if (!started) return std::unexpected(started.error());
-    if (!started->positive_preliminary()) return refused("get " + remote, *started);
-    middleware::TransferProgress progress;
-    Result<rdma::FileResult> moved;
-    {
-        InterruptGuard guard(progress, {});
-        ProgressReporter reporter(hooks.per_file, progress, offset, size);
-        BatchProgress::Watch watch(hooks.batch, progress);
-        rdma::ReceiveSpec spec{fd, offset, 1ull << 62, size, std::move(on_prefix_grown), sequential};
-        moved = channel.receive_file(spec, progress, received);
-    }
-    report.transport = "rdma";
-    report.streams = channel.params().streams;
-    report.bytes = progress.bytes.load();
-    return finish_transfer(session, moved, "get " + remote, report);
+    rdma::ReceiveSpec spec{fd, offset, 1ull << 62, size, std::move(on_prefix_grown), sequential};
+    return over_rdma(session, channel, "RRTR " + remote, "get " + remote, offset, size, hooks, report,
+                     [&](middleware::TransferProgress &progress) {
+                         return channel.receive_file(spec, progress, received);
+                     });
 }
 
 }  // namespace rftp::client

@@ -1,5 +1,8 @@
 #include "daemon/commands/command_support.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <charconv>
 
@@ -56,6 +59,25 @@ bool parse_decimal(const std::string &text, uint64_t max, uint64_t &out) {
     if (text.empty() || text.size() > 20) return false;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
     return ec == std::errc() && p == text.data() + text.size() && out <= max;
+}
+
+std::optional<RetrieveSource> open_for_retrieve(Session &s, const std::string &vpath, uint64_t rest) {
+    auto fd = s.state.root->open_file(vpath, O_RDONLY | O_CLOEXEC);
+    if (!fd) {
+        reply_fs_error(s, fd.error());
+        return std::nullopt;
+    }
+    struct stat st {};
+    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        s.reply(550, "Not a plain file.");
+        return std::nullopt;
+    }
+    RetrieveSource src{std::move(*fd), static_cast<uint64_t>(st.st_size)};
+    if (rest > src.size) {
+        s.reply(554, "Restart offset beyond the end of the file.");
+        return std::nullopt;
+    }
+    return src;
 }
 
 }  // namespace rftp::daemon

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace rftp::daemon {
 
@@ -27,6 +28,15 @@ void reply_fs_error(Session &s, const Error &e);
 
 // A path inside a 257 reply: enclosed in double quotes, inner quotes doubled (RFC 959).
 std::string quote_257(const std::string &path);
+
+// A plain file opened for RETR/RRTR, with its size.
+struct RetrieveSource {
+    UniqueFd fd;
+    uint64_t size = 0;
+};
+// Opens vpath for reading and checks the REST offset against its size;
+// nullopt after replying 550/554 (or what the file system said).
+std::optional<RetrieveSource> open_for_retrieve(Session &s, const std::string &vpath, uint64_t rest);
 
 // Parses a decimal offset (REST) or count; false unless all digits and in range.
 bool parse_decimal(const std::string &text, uint64_t max, uint64_t &out);

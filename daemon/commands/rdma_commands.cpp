@@ -162,16 +162,13 @@ void cmd_rrtr(Session &s, const std::string &arg) {
     if (!vpath) return;
     uint64_t rest = s.state.restart_offset;
     s.state.restart_offset = 0;
-    auto fd = s.state.root->open_file(*vpath, O_RDONLY | O_CLOEXEC);
-    if (!fd) return reply_fs_error(s, fd.error());
-    struct stat st {};
-    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) return s.reply(550, "Not a plain file.");
-    uint64_t size = static_cast<uint64_t>(st.st_size);
-    if (rest > size) return s.reply(554, "Restart offset beyond the end of the file.");
+    auto source = open_for_retrieve(s, *vpath, rest);
+    if (!source) return;
+    uint64_t size = source->size;
     auto rdma = channel_or_reply(s);
     if (!rdma) return;
     auto job = s.new_transfer_job();
-    auto file = std::make_shared<UniqueFd>(std::move(*fd));
+    auto file = std::make_shared<UniqueFd>(std::move(source->fd));
     std::string preliminary = "Opening RDMA transfer for " + *vpath + " (" + std::to_string(size) + " bytes).";
     s.run_transfer(job, rdma_fields("retrieve", *vpath, *rdma), [=]() -> TransferOutcome {
         job->preliminary(preliminary);

@@ -153,16 +153,13 @@ void cmd_retr(Session &s, const std::string &arg) {
     if (!streams_for_transfer(s, streams)) return;
     uint64_t rest = s.state.restart_offset;
     s.state.restart_offset = 0;
-    auto fd = s.state.root->open_file(*vpath, O_RDONLY | O_CLOEXEC);
-    if (!fd) return reply_fs_error(s, fd.error());
-    struct stat st {};
-    if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) return s.reply(550, "Not a plain file.");
-    uint64_t size = static_cast<uint64_t>(st.st_size);
-    if (rest > size) return s.reply(554, "Restart offset beyond the end of the file.");
+    auto source = open_for_retrieve(s, *vpath, rest);
+    if (!source) return;
+    uint64_t size = source->size;
     auto job = take_channel_or_reply(s);
     if (!job) return;
 
-    auto file = std::make_shared<UniqueFd>(std::move(*fd));
+    auto file = std::make_shared<UniqueFd>(std::move(source->fd));
     bool ascii = s.state.ascii;
     uint32_t block = s.state.block_size;
     std::string preliminary = std::string("Opening ") + (ascii ? "ASCII" : "BINARY") + " mode data connection for " +
