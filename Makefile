@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 PYTEST  ?= python3 -m pytest
 
-.PHONY: all deps build test unit e2e demo bench install clean
+.PHONY: all deps build test unit e2e rdma demo bench bench-rdma install clean
 
 all: build
 
@@ -20,7 +20,7 @@ build: deps $(BUILD)/build.ninja
 	@ln -sf rftp $(BUILD)/rput && ln -sf rftp $(BUILD)/rget
 
 test: build
-	$(MAKE) --no-print-directory unit e2e
+	$(MAKE) --no-print-directory unit e2e rdma
 
 unit:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -28,11 +28,20 @@ unit:
 e2e:
 	RFTP_BUILD=$(abspath $(BUILD)) $(PYTEST) -q tests/e2e
 
+# Real kernel RDMA (soft-RoCE and soft-iWARP) in a User-Mode Linux guest;
+# the first run on a machine builds the guest kernel (docs/testing.md).
+rdma:
+	RFTP_BUILD=$(abspath $(BUILD)) bash tests/rdma/run.sh
+
 demo: build
 	@bash scripts/demo.sh $(BUILD)
 
 bench: build
 	@bash bench/tcp-bench.sh $(BUILD)
+
+# RDMA in the lab guest: ib_write_bw against rftp, per device (docs/benchmarks.md).
+bench-rdma: build
+	@bash bench/rdma-bench.sh $(BUILD) $(BENCH_ARGS)
 
 install: build
 	cmake --install $(BUILD)

@@ -17,7 +17,8 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-BIN=${RFTP_BUILD:-$ROOT/build}/rdma-lab
+export RFTP_BUILD=${RFTP_BUILD:-$ROOT/build}
+BIN=$RFTP_BUILD/rdma-lab
 # Userspace RDMA from Debian: libraries and providers (rxe, siw), the tools
 # the smoke test drives, and the headers the probe is compiled against.
 PACKAGES=(rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
@@ -77,7 +78,8 @@ fi
 
 # 5. One guest for the whole suite.
 start=$SECONDS
-"$HERE/lab/run-in-guest.sh" -k "$KERNEL" -t 900 --times -- "$HERE/guest/suite.sh" "$BIN"
+# 4G: the 1 GiB tests keep a source, an upload and a download in guest tmpfs.
+"$HERE/lab/run-in-guest.sh" -k "$KERNEL" -m 4G -t 900 --times -- "$HERE/guest/suite.sh" "$BIN"
 rc=$?
 log "guest run took $((SECONDS - start)) s, exit status $rc"
 case $rc in

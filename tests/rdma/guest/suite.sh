@@ -11,6 +11,7 @@ BIN=${1:?usage: suite.sh BIN_DIR}
 
 TESTS=(
     "$HERE/smoke.sh $BIN/write_imm_probe"
+    "$HERE/rdma_e2e.sh"
 )
 
 passed=0 failed=0

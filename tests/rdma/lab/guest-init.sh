@@ -32,7 +32,8 @@ mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 # The host root is read-only: give the guest its own scratch space.
-for d in /dev/shm /tmp /var/tmp /run; do mount -t tmpfs -o mode=1777 tmpfs "$d"; done
+for d in /dev/shm /var/tmp /run; do mount -t tmpfs -o mode=1777 tmpfs "$d"; done
+mount -t tmpfs -o mode=1777,size=80% tmpfs /tmp   # the tests' files live here: most of the guest's memory
 mkdir -p /run/lab
 if ! mount -t hostfs -o "$RFTP_LAB_SHARE" hostfs /run/lab; then
     say "cannot mount the share $RFTP_LAB_SHARE"

@@ -1,0 +1,168 @@
+"""Fixtures for the RDMA end-to-end tests, which run INSIDE the lab guest
+(tests/rdma/run.sh boots it): the real rftpd listening on both soft RDMA
+devices' addresses, the real rftp client, and the devices themselves.
+
+The guest has one CPU and slow process starts, so the daemon is started once
+per module and tests reuse it; every test checks at the end that it is still
+alive."""
+
+import ftplib
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+BUILD = Path(os.environ.get("RFTP_BUILD", ROOT / "build"))
+PASSWORD = "alice-secret"
+CONTROL_PORT = 2121
+
+
+def lab_devices():
+    """[(name, address)] from RFTP_LAB_DEVICES, set by the guest's init."""
+    spec = os.environ.get("RFTP_LAB_DEVICES", "")
+    devices = [tuple(item.split("=", 1)) for item in spec.split()]
+    if not devices:
+        pytest.fail("RFTP_LAB_DEVICES is not set: these tests run inside the RDMA lab (tests/rdma/run.sh)")
+    return devices
+
+
+class Daemon:
+    """rftpd listening on every lab device's address; alice is read-write."""
+
+    def __init__(self, workdir: Path, addresses, extra_config="", port=CONTROL_PORT, preexec_fn=None):
+        self.workdir = workdir
+        self.root = workdir / "alice"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.port = port
+        hashed = subprocess.run([str(BUILD / "rftpd"), "--hash-password"], input=PASSWORD + "\n",
+                                capture_output=True, text=True, check=True).stdout.strip()
+        listen = ", ".join(f"{{address: {a}, port: {port}}}" for a in addresses)
+        self.config = workdir / "rftpd.yaml"
+        self.config.write_text(
+            f"listen: [{listen}]\n"
+            f"users:\n  - {{name: alice, password_hash: \"{hashed}\", root: \"{self.root}\", access: read-write}}\n"
+            f"timeouts: {{data: 20}}\n"
+            f"log: {{level: debug}}\n{extra_config}")
+        self.log_path = workdir / "rftpd.log"
+        self._log = open(self.log_path, "w")
+        self.proc = subprocess.Popen([str(BUILD / "rftpd"), "--config", str(self.config)],
+                                     stdout=self._log, stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
+        self.addresses = addresses
+        self._wait_listening()
+
+    def _wait_listening(self):
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if "event=listening" in self.log() and self.log().count("event=listening") == len(self.addresses):
+                return
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"rftpd exited with {self.proc.returncode}:\n{self.log()}")
+            time.sleep(0.05)
+        raise RuntimeError("rftpd did not start listening:\n" + self.log())
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def count(self, pattern: str) -> int:
+        return len(re.findall(pattern, self.log()))
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def ftp(self, address) -> ftplib.FTP:
+        f = ftplib.FTP()
+        f.connect(address, self.port, timeout=30)
+        f.login("alice", PASSWORD)
+        return f
+
+    def rdma_totals(self, address) -> dict:
+        """The daemon's own accounting of RDMA resources, from STAT."""
+        f = self.ftp(address)
+        try:
+            text = f.sendcmd("STAT")
+        finally:
+            f.quit()
+        m = re.search(r"RDMA totals: channels=(\d+) queue_pairs=(\d+) pinned_bytes=(\d+)", text)
+        assert m, text
+        return {"channels": int(m[1]), "queue_pairs": int(m[2]), "pinned_bytes": int(m[3])}
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("rftpd did not stop on SIGTERM:\n" + self.log())
+        self._log.close()
+        return self.proc.returncode
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory):
+    d = Daemon(tmp_path_factory.mktemp("rftpd"), [a for _, a in lab_devices()])
+    yield d
+    alive = d.alive()
+    code = d.stop()
+    assert alive, f"rftpd died during the tests:\n{d.log()[-5000:]}"
+    assert code == 0, f"rftpd exited {code} on SIGTERM:\n{d.log()[-5000:]}"
+
+
+@pytest.fixture(params=lab_devices(), ids=lambda d: d[0])
+def device(request):
+    """(name, address) of one soft RDMA device: every test runs on each."""
+    return request.param
+
+
+def rftp(*args, timeout=300, check=True, env_extra=None, preexec_fn=None):
+    """Runs the real client; returns (CompletedProcess, JSON summary or None)."""
+    import json
+    env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
+    env.update(env_extra or {})
+    p = subprocess.run([str(BUILD / "rftp"), "--json", "--no-progress", *args], capture_output=True, text=True,
+                       timeout=timeout, env=env, preexec_fn=preexec_fn)
+    summary = None
+    for line in p.stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("event") == "summary":
+            summary = event
+    if check and p.returncode != 0:
+        raise AssertionError(f"rftp {' '.join(args)} exited {p.returncode}:\n{p.stderr}\n{p.stdout}")
+    return p, summary
+
+
+def low_memlock():
+    """preexec_fn: a locked-memory limit of 1 MiB, far below any block pool."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_MEMLOCK, (1 << 20, 1 << 20))
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def url(address, path, port=CONTROL_PORT):
+    return f"rftp://alice@{address}:{port}/{path.lstrip('/')}"
+
+
+def expected_notice(device_name):
+    """InfiniBand and RoCE deliver RDMA WRITE WITH IMMEDIATE; iWARP (an
+    "RNIC" node) has none, so the engine must have found that out by trying
+    and used WRITE then SEND. Judged by the transport, not the driver name."""
+    node_type = Path(f"/sys/class/infiniband/{device_name}/node_type").read_text()
+    return "write_then_send" if "RNIC" in node_type else "write_with_imm"

@@ -1,0 +1,132 @@
+"""What a hostile or broken RDMA peer cannot do to rftpd, on each lab device:
+connect with a wrong token, send a malformed control message, or take more
+pinned memory than the daemon allows. Each ends with the daemon serving
+others as before."""
+
+import re
+import subprocess
+
+import pytest
+
+from conftest import BUILD, Daemon, lab_devices, low_memlock, rftp, url, wait_for
+
+PEER = BUILD / "rdma_peer"
+
+
+def radr(ftp, streams=1, block=1 << 20, depth=4):
+    reply = ftp.sendcmd(f"RADR {streams} {block} {depth}")
+    fields = dict(w.split("=", 1) for w in reply.split() if "=" in w)
+    assert reply.startswith("200"), reply
+    return fields
+
+
+def transfer_still_works(daemon, addr, tmp_path, name):
+    src = tmp_path / f"{name}.bin"
+    src.write_bytes(b"still serving\n" * 1000)
+    _, s = rftp("put", str(src), url(addr, src.name))
+    assert s["transport"] == "rdma"
+    assert (daemon.root / src.name).read_bytes() == src.read_bytes()
+
+
+def test_wrong_token_is_refused(daemon, device, tmp_path):
+    name, addr = device
+    ftp = daemon.ftp(addr)
+    fields = radr(ftp)
+    rejected_before = daemon.count(r"event=rdma_connection_rejected reason=\"wrong token")
+    p = subprocess.run([str(PEER), "wrong-token", addr, fields["port"], fields["streams"]],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "refused" in p.stdout
+    assert daemon.count(r"event=rdma_connection_rejected reason=\"wrong token") == rejected_before + 1
+    # The rightful client gives up on the channel; the session goes on.
+    assert ftp.sendcmd("ABOR").startswith("225")
+    assert ftp.sendcmd("NOOP").startswith("200")
+    ftp.quit()
+    transfer_still_works(daemon, addr, tmp_path, f"after-wrong-token-{name}")
+
+
+def test_malformed_control_message_aborts_only_that_channel(daemon, device, tmp_path):
+    name, addr = device
+    ftp = daemon.ftp(addr)
+    fields = radr(ftp)
+    p = subprocess.run([str(PEER), "malformed", addr, fields["port"], fields["streams"], fields["block"],
+                        fields["depth"], fields["token"]], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "malformed RDMA control message" in p.stdout
+    assert re.search(r"event=rdma_channel_closed reason=\".*malformed RDMA control message: wrong magic",
+                     daemon.log())
+    # That session's channel is gone and says so; the session itself answers.
+    with pytest.raises(Exception) as refused:
+        ftp.sendcmd("RSTR x.bin")
+    assert str(refused.value).startswith("425"), refused.value
+    ftp.quit()
+    transfer_still_works(daemon, addr, tmp_path, f"after-malformed-{name}")
+
+
+def test_pinned_memory_cap_sends_clients_to_tcp(tmp_path):
+    """With room for one channel only, a second session's RADR is refused
+    with 450 and its client falls back to TCP, saying so in one line."""
+    devices = lab_devices()
+    d = Daemon(tmp_path / "capped", [a for _, a in devices], port=2122,
+               extra_config="rdma: {pool_size: 8M, max_pinned: 10M}\n")
+    try:
+        addr = devices[0][1]
+        holder = d.ftp(addr)
+        radr(holder)  # holds its reservation while it waits for queue pairs
+        assert d.rdma_totals(addr)["channels"] == 1
+        src = tmp_path / "capped.bin"
+        src.write_bytes(b"x" * 100000)
+        p, s = rftp("put", str(src), url(addr, src.name, port=2122))
+        assert s["transport"] == "tcp"
+        assert "server refused RDMA (450 RDMA memory limit reached" in p.stderr
+        assert p.stderr.count("using TCP") == 1
+        assert (d.root / src.name).read_bytes() == src.read_bytes()
+        p, s = rftp("put", "--transport", "rdma", str(src), url(addr, "again.bin", port=2122), check=False)
+        assert p.returncode == 3, p.stderr
+        holder.sendcmd("ABOR")
+        holder.quit()
+        wait_for(lambda: d.rdma_totals(addr)["channels"] == 0, 20, "the reservation to be given back")
+    finally:
+        alive = d.alive()
+        assert d.stop() == 0 and alive, d.log()[-3000:]
+
+
+def test_transport_tcp_is_honoured(daemon, device, tmp_path):
+    name, addr = device
+    src = tmp_path / "tcp.bin"
+    src.write_bytes(b"tcp" * 10000)
+    _, s = rftp("put", "--transport", "tcp", str(src), url(addr, f"tcp-{name}.bin"))
+    assert s["transport"] == "tcp"
+    assert (daemon.root / f"tcp-{name}.bin").read_bytes() == src.read_bytes()
+
+
+def test_low_memlock_limit_is_explained(tmp_path, daemon):
+    """A locked-memory limit too low for a block pool: the daemon says at
+    start what to change and does not offer RDMA; a client under such a
+    limit says the same and uses TCP. Nothing fails."""
+    devices = lab_devices()
+    addr = devices[0][1]
+    d = Daemon(tmp_path / "lowmem", [addr], port=2124, preexec_fn=low_memlock)
+    try:
+        log = d.log()
+        assert "event=rdma state=off" in log and "ulimit -l unlimited" in log and "LimitMEMLOCK=infinity" in log, log
+        f = d.ftp(addr)
+        assert "RDMA" not in f.sendcmd("FEAT")
+        with pytest.raises(Exception) as refused:
+            f.sendcmd("RADR 1 1048576 4")
+        assert str(refused.value).startswith("502"), refused.value
+        f.quit()
+        src = tmp_path / "lowmem.bin"
+        src.write_bytes(b"m" * 50000)
+        p, s = rftp("put", str(src), url(addr, src.name, port=2124))
+        assert s["transport"] == "tcp" and "server does not offer RDMA; using TCP" in p.stderr
+    finally:
+        alive = d.alive()
+        assert d.stop() == 0 and alive, d.log()[-3000:]
+    # The client's own limit, against the module's daemon that does offer RDMA.
+    src = tmp_path / "lowmem-client.bin"
+    src.write_bytes(b"c" * 50000)
+    p, s = rftp("put", str(src), url(addr, src.name), preexec_fn=low_memlock)
+    assert s["transport"] == "tcp", p.stderr
+    assert "locked-memory limit" in p.stderr and "ulimit -l unlimited" in p.stderr, p.stderr
+    assert (daemon.root / src.name).read_bytes() == src.read_bytes()
