@@ -121,6 +121,7 @@ int main(int argc, char **argv) {
         if (!s.notes.empty()) summary["notes"] = s.notes;
         if (!s.transport.empty()) summary["transport"] = s.transport;
         if (!s.notice.empty()) summary["rdma_notice"] = s.notice;
+        if (s.transfer_seconds > 0) summary["transfer_seconds"] = s.transfer_seconds;
         if (s.files)
             summary["files"] = {{"total", s.files->total}, {"ok", s.files->ok}, {"failed", s.files->failed},
                                 {"skipped", s.files->skipped}};

@@ -40,7 +40,10 @@ bool to_number(const std::map<std::string, std::string> &f, const char *key, uin
 
 OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &moved, const std::string &what,
                               FileReport &report) {
-    if (moved) report.notice = rdma::to_string(moved->notice);
+    if (moved) {
+        report.notice = rdma::to_string(moved->notice);
+        report.transfer_seconds = moved->seconds;
+    }
     if (interrupted()) {
         session.rdma.reset();
         abort_transfer(session);

@@ -27,7 +27,7 @@ struct Options {
     uint64_t block_size = 8ull << 20;
     bool block_size_given = false;   // else RDMA uses rdma_block_size
     Transport transport = Transport::auto_select;
-    uint64_t rdma_block_size = 1ull << 20;
+    uint64_t rdma_block_size = 4ull << 20;
     unsigned iodepth = 8;            // RDMA WRITEs in flight per queue pair
     uint64_t rdma_pool = 64ull << 20;  // registered (pinned) block pool of the client
     std::optional<uint64_t> size;    // put from a device (/dev/zero): how many bytes

@@ -44,7 +44,7 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
         ->check(CLI::Range(1, 256));
     auto *block_opt = app.add_option("--block-size", block_size,
                                      "largest block per frame with -P, or per RDMA WRITE (K/M/G suffixes; "
-                                     "default 8M over TCP, 1M over RDMA)");
+                                     "default 8M over TCP, 4M over RDMA)");
     app.add_option("--iodepth", o.iodepth, "RDMA WRITEs in flight per queue pair (default 8)")->check(CLI::Range(1, 256));
     std::string rdma_pool = "64M", device_size;
     app.add_option("--rdma-pool", rdma_pool, "pinned block pool for RDMA (default 64M)");

@@ -27,6 +27,7 @@ struct RunSummary {
     unsigned streams = 0;   // data connections (or RDMA queue pairs) used for the transfer
     std::string transport;  // "rdma" or "tcp"
     std::string notice;     // RDMA completion notice in use
+    double transfer_seconds = 0;  // single file: the data phase alone
     std::vector<std::string> notes;  // things worth knowing that are not errors
     std::string resume_hint;         // command that continues an interrupted transfer
     std::optional<FileCounts> files; // set by many-file transfers

@@ -18,6 +18,7 @@ struct FileReport {
     bool skipped = false;   // -c found the file already complete
     std::string transport;  // "rdma" or "tcp" once bytes moved
     std::string notice;     // RDMA: how the sink learned of filled blocks (write_with_imm, write_then_send)
+    double transfer_seconds = 0;  // the data phase alone: no login, no channel setup
     std::vector<std::string> notes;  // worth knowing, not errors (e.g. fallback to one stream)
 
     // Logged at -v and kept for the JSON summary.

@@ -236,11 +236,14 @@ void Channel::dispatcher_loop() {
                 fail_locked(Error::msg("ibv_poll_cq failed"), false);
                 return;
             }
-            for (int i = 0; i < n; ++i) {
-                WorkerQueue &q = *worker_queues_[wr_qp(wcs[i].wr_id) % worker_queues_.size()];
+            // One lock and one wake-up per worker per batch, not per completion.
+            for (std::size_t w = 0; w < worker_queues_.size(); ++w) {
+                WorkerQueue &q = *worker_queues_[w];
+                bool any = false;
                 std::lock_guard lock(q.mutex);
-                q.items.push_back(wcs[i]);
-                q.cv.notify_one();
+                for (int i = 0; i < n; ++i)
+                    if (wr_qp(wcs[i].wr_id) % worker_queues_.size() == w) q.items.push_back(wcs[i]), any = true;
+                if (any) q.cv.notify_one();
             }
             if (n < 32) return;
         }
@@ -281,16 +284,16 @@ void Channel::handle_cm_event() {
 
 void Channel::worker_loop(unsigned index) {
     WorkerQueue &q = *worker_queues_[index];
+    std::deque<ibv_wc> batch;
     for (;;) {
-        ibv_wc wc;
         {
             std::unique_lock lock(q.mutex);
             q.cv.wait(lock, [&] { return !q.items.empty() || stop_workers_.load(); });
             if (q.items.empty()) return;
-            wc = q.items.front();
-            q.items.pop_front();
+            batch.swap(q.items);  // everything queued, under one lock
         }
-        handle_completion(wc);
+        for (const ibv_wc &wc : batch) handle_completion(wc);
+        batch.clear();
     }
 }
 

@@ -114,7 +114,9 @@ private:
         TransferProgress *progress = nullptr;
         BlockStates<SourceBlock> blocks;
         std::vector<wire::Grant> block_grant;      // what each loading/ready/posted block carries
-        std::vector<unsigned> block_qp;            // where a posted block went
+        // A chain of blocks is posted at once with only its last work request
+        // signalled; that completion frees the whole chain (indexed by its last block).
+        std::vector<std::vector<uint32_t>> chain_of;
         std::deque<wire::Grant> waiting;           // granted, no local block yet
         std::deque<uint32_t> to_load;              // blocks the reader fills
         std::deque<uint32_t> to_send;              // blocks the sender posts
@@ -137,6 +139,7 @@ private:
         std::vector<uint32_t> slot_length;
         std::deque<uint32_t> to_write;
         std::vector<wire::Grant> grants_to_send;   // freed blocks granted again, sent in batches
+        unsigned grants_out = 0;                   // granted and sent, not yet notified back
         NoticeMode notice = NoticeMode::unknown;   // how the source's notices arrived
         bool done = false;
         std::optional<Error> error;
@@ -156,6 +159,9 @@ private:
     void handle_notice(unsigned qp, uint32_t slot, uint32_t length, std::optional<uint32_t> file_id, NoticeMode mode);
     void handle_send_done(unsigned qp, uint32_t block);
     void handle_cm_event();
+    void went_idle_locked() {
+        if (draining_) changed_.notify_all();
+    }
 
     // All *_locked run with mutex_ held.
     void send_control_locked(wire::RdmaMessage msg);
@@ -166,7 +172,11 @@ private:
     void grant_locked();
     void flush_grants_locked();
     void finish_sink_locked(std::optional<Error> error);
-    Status post_block(uint32_t block, const wire::Grant &g, unsigned qp);
+    struct Posting {
+        uint32_t block;
+        wire::Grant grant;
+    };
+    Status post_chain(const std::vector<Posting> &chain, unsigned qp, uint32_t file_id);
     Result<FileResult> wait_file(std::unique_lock<std::mutex> &lock, bool source, uint64_t start, uint64_t size,
                                  TransferProgress &progress);
 
@@ -183,6 +193,9 @@ private:
     bool stopping_ = false;
     std::atomic<bool> stop_workers_{false};  // read by workers under their queue's lock only
     bool reader_busy_ = false, sender_busy_ = false, writer_busy_ = false;  // working outside the lock
+    // A file's caller waits for the reader, sender and writer to go idle; only
+    // then do they signal changed_ (waking the caller per block costs dearly).
+    bool draining_ = false;
     std::optional<Error> failed_;         // the channel is unusable from here on
     bool failure_reported_ = false;
 

@@ -19,7 +19,7 @@ inline constexpr std::size_t kControlSlot = wire::kRdmaMaxMessage;
 
 struct ChannelParams {
     unsigned streams = 4;            // data queue pairs
-    uint32_t block_size = 1u << 20;  // bytes per block and per RDMA WRITE
+    uint32_t block_size = 4u << 20;  // bytes per block and per RDMA WRITE
     unsigned iodepth = 8;            // RDMA WRITEs in flight per data queue pair
     unsigned blocks = 64;            // blocks in this side's registered pool
     unsigned workers = 2;            // completion worker threads

@@ -102,6 +102,7 @@ void Channel::flush_grants_locked() {
             m.grants[m.grant_count++] = f.grants_to_send[i++];
         send_control_locked(m);
     }
+    f.grants_out += static_cast<unsigned>(f.grants_to_send.size());
     f.grants_to_send.clear();
 }
 
@@ -132,6 +133,7 @@ void Channel::handle_notice(unsigned qp, uint32_t slot, uint32_t length, std::op
         return violation("block " + std::to_string(slot) + " filled with " + std::to_string(length) + " bytes, " +
                          std::to_string(f.slot_length[slot]) + " were granted");
     f.notice = mode;
+    --f.grants_out;
     f.to_write.push_back(slot);
     writer_cv_.notify_one();
 }
@@ -168,7 +170,7 @@ void Channel::writer_loop() {
         Status written = write_fully(fd, res_.block(slot), len, offset, seekable);
         lock.lock();
         writer_busy_ = false;
-        changed_.notify_all();
+        went_idle_locked();
         if (!sink_ || sink_->id != id || sink_->done) continue;
         SinkFile &g = *sink_;
         if (!written) {
@@ -196,7 +198,11 @@ void Channel::writer_loop() {
             continue;
         }
         grant_locked();
-        if (g.to_write.empty() || !next()) flush_grants_locked();
+        // Batch the grants while the source still holds half the pool (it
+        // has work for a round trip, and its notices will bring us back
+        // here); below that, send them at once.
+        bool source_low = g.grants_out < std::max(1u, res_.params.blocks / 2);
+        if (source_low || g.grants_to_send.size() >= wire::kMaxGrantsPerMessage / 2) flush_grants_locked();
     }
 }
 

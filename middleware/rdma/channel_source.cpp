@@ -45,7 +45,7 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
     f.progress = &progress;
     f.blocks = BlockStates<SourceBlock>(res_.params.blocks);
     f.block_grant.resize(res_.params.blocks);
-    f.block_qp.resize(res_.params.blocks);
+    f.chain_of.resize(res_.params.blocks);
     wire::RdmaMessage begin;
     begin.type = wire::RdmaMessageType::file_begin;
     begin.file_id = f.id;
@@ -85,7 +85,7 @@ void Channel::reader_loop() {
         Status read = read_fully(fd, res_.block(block), g.length, g.offset);
         lock.lock();
         reader_busy_ = false;
-        changed_.notify_all();
+        went_idle_locked();
         if (!source_ || source_->id != id || source_->done) continue;
         if (!read) {
             fail_locked(read.error(), true);
@@ -101,6 +101,9 @@ void Channel::reader_loop() {
 }
 
 void Channel::sender_loop() {
+    // Up to this many ready blocks go to one queue pair in one post, with one
+    // signalled completion: fewer system calls and wake-ups per block.
+    constexpr std::size_t kMaxChain = 8;
     const unsigned streams = res_.params.streams;
     std::unique_lock lock(mutex_);
     auto pick_qp = [&]() -> unsigned {
@@ -113,6 +116,7 @@ void Channel::sender_loop() {
         }
         return 0;
     };
+    std::vector<Posting> chain;
     for (;;) {
         unsigned qp = 0;
         sender_cv_.wait(lock, [&] {
@@ -123,52 +127,99 @@ void Channel::sender_loop() {
         });
         if (stopping_) return;
         SourceFile &f = *source_;
-        uint32_t block = f.to_send.front();
-        f.to_send.pop_front();
-        if (auto ok = f.blocks.move(block, SourceBlock::ready, SourceBlock::posted); !ok) {
-            fail_locked(ok.error(), true);
+        // Until the device has shown whether it takes an immediate, one block
+        // at a time: the probe must not take a chain down with it.
+        std::size_t room = notice_mode_ == NoticeMode::unknown ? 1 : kMaxChain;
+        room = std::min<std::size_t>(room, res_.params.iodepth - in_flight_[qp]);
+        chain.clear();
+        Status moved;
+        while (chain.size() < room && !f.to_send.empty()) {
+            uint32_t block = f.to_send.front();
+            f.to_send.pop_front();
+            moved = f.blocks.move(block, SourceBlock::ready, SourceBlock::posted);
+            if (!moved) break;
+            chain.push_back({block, f.block_grant[block]});
+        }
+        if (!moved) {
+            fail_locked(moved.error(), true);
             continue;
         }
-        ++in_flight_[qp];
-        f.block_qp[block] = qp;
-        wire::Grant g = f.block_grant[block];
+        in_flight_[qp] += static_cast<unsigned>(chain.size());
+        std::vector<uint32_t> members;
+        for (const Posting &p : chain) members.push_back(p.block);
+        f.chain_of[chain.back().block] = std::move(members);
+        uint32_t file_id = f.id;
         sender_busy_ = true;
         lock.unlock();
-        Status posted = post_block(block, g, qp);
+        Status posted = post_chain(chain, qp, file_id);
         lock.lock();
         sender_busy_ = false;
-        changed_.notify_all();
+        went_idle_locked();
         if (!posted) fail_locked(posted.error(), true);
     }
 }
 
-// WRITE WITH IMMEDIATE (the immediate names the sink's block) where the
-// device takes it; otherwise WRITE then SEND of a block_done notice, posted
-// together on the same queue pair, which delivers them in order: the notice
-// never waits for the WRITE's local completion.
-Status Channel::post_block(uint32_t block, const wire::Grant &g, unsigned qp) {
-    ibv_sge data{reinterpret_cast<uintptr_t>(res_.block(block)), g.length, res_.pool_mr->lkey};
-    ibv_send_wr write{};
-    write.wr_id = make_wr_id(WorkKind::write, qp, block);
-    write.sg_list = &data;
-    write.num_sge = 1;
-    write.wr.rdma.remote_addr = g.addr;
-    write.wr.rdma.rkey = g.rkey;
-    ibv_send_wr *bad = nullptr;
-
+// Each block goes as RDMA WRITE WITH IMMEDIATE (the immediate names the
+// sink's block) where the device takes it; otherwise as WRITE then SEND of a
+// block_done notice on the same queue pair, which delivers them in order, so
+// the notice never waits for the WRITE's local completion. Only the chain's
+// last work request is signalled.
+Status Channel::post_chain(const std::vector<Posting> &chain, unsigned qp, uint32_t file_id) {
     NoticeMode mode;
-    uint32_t file_id;
     {
         std::lock_guard lock(mutex_);
         mode = notice_mode_;
-        file_id = source_ ? source_->id : 0;
     }
+    const std::size_t n = chain.size();
+    std::vector<ibv_sge> sges(2 * n);
+    std::vector<ibv_send_wr> wrs(2 * n);
+    auto build = [&](bool with_imm) {
+        std::size_t w = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const Posting &p = chain[i];
+            bool last = i + 1 == n;
+            sges[w] = {reinterpret_cast<uintptr_t>(res_.block(p.block)), p.grant.length, res_.pool_mr->lkey};
+            ibv_send_wr &write = wrs[w];
+            write = {};
+            write.wr_id = make_wr_id(WorkKind::write, qp, p.block);
+            write.sg_list = &sges[w];
+            write.num_sge = 1;
+            write.wr.rdma.remote_addr = p.grant.addr;
+            write.wr.rdma.rkey = p.grant.rkey;
+            if (with_imm) {
+                write.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+                write.imm_data = htonl(p.grant.slot);
+                write.send_flags = last ? IBV_SEND_SIGNALED : 0;
+                ++w;
+            } else {
+                write.opcode = IBV_WR_RDMA_WRITE;
+                ++w;
+                wire::RdmaMessage m;
+                m.type = wire::RdmaMessageType::block_done;
+                m.file_id = file_id;
+                m.slot = p.grant.slot;
+                m.length = p.grant.length;
+                uint8_t *buf = res_.notice_slot(p.block);
+                std::size_t len = wire::encode(m, {buf, kNoticeSlot});
+                sges[w] = {reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(len), res_.messages_mr->lkey};
+                ibv_send_wr &send = wrs[w];
+                send = {};
+                send.wr_id = make_wr_id(WorkKind::notice, qp, p.block);
+                send.sg_list = &sges[w];
+                send.num_sge = 1;
+                send.opcode = IBV_WR_SEND;
+                send.send_flags = last ? IBV_SEND_SIGNALED : 0;
+                ++w;
+            }
+        }
+        for (std::size_t i = 0; i + 1 < w; ++i) wrs[i].next = &wrs[i + 1];
+        wrs[w - 1].next = nullptr;
+    };
+    ibv_send_wr *bad = nullptr;
     if (mode != NoticeMode::write_then_send) {
-        write.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-        write.imm_data = htonl(g.slot);
-        write.send_flags = IBV_SEND_SIGNALED;
+        build(true);
         // Providers differ in the sign of the errno they return (siw: negative).
-        int rc = std::abs(ibv_post_send(res_.qp(qp), &write, &bad));
+        int rc = std::abs(ibv_post_send(res_.qp(qp), wrs.data(), &bad));
         if (rc == 0) {
             if (mode == NoticeMode::unknown) {
                 std::lock_guard lock(mutex_);
@@ -183,39 +234,30 @@ Status Channel::post_block(uint32_t block, const wire::Grant &g, unsigned qp) {
         std::lock_guard lock(mutex_);
         notice_mode_ = NoticeMode::write_then_send;
     }
-    wire::RdmaMessage m;
-    m.type = wire::RdmaMessageType::block_done;
-    m.file_id = file_id;
-    m.slot = g.slot;
-    m.length = g.length;
-    uint8_t *buf = res_.notice_slot(block);
-    std::size_t len = wire::encode(m, {buf, kNoticeSlot});
-    ibv_sge note{reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(len), res_.messages_mr->lkey};
-    ibv_send_wr send{};
-    send.wr_id = make_wr_id(WorkKind::notice, qp, block);
-    send.sg_list = &note;
-    send.num_sge = 1;
-    send.opcode = IBV_WR_SEND;
-    send.send_flags = IBV_SEND_SIGNALED;
-    write.opcode = IBV_WR_RDMA_WRITE;
-    write.send_flags = 0;  // the SEND's completion stands for both
-    write.next = &send;
-    if (int rc = std::abs(ibv_post_send(res_.qp(qp), &write, &bad))) return fail_errno("post RDMA WRITE and notice", rc);
+    build(false);
+    if (int rc = std::abs(ibv_post_send(res_.qp(qp), wrs.data(), &bad))) return fail_errno("post RDMA WRITE and notice", rc);
     return {};
 }
 
-void Channel::handle_send_done(unsigned qp, uint32_t block) {
+void Channel::handle_send_done(unsigned qp, uint32_t last_block) {
     std::lock_guard lock(mutex_);
-    if (qp < in_flight_.size() && in_flight_[qp] > 0) --in_flight_[qp];
     if (!source_ || failed_) return;
     SourceFile &f = *source_;
-    if (auto ok = f.blocks.move(block, SourceBlock::posted, SourceBlock::free); !ok) return fail_locked(ok.error(), true);
-    uint32_t len = f.block_grant[block].length;
-    f.bytes_acked += len;
-    f.progress->bytes.fetch_add(len);
+    if (!f.blocks.valid(last_block)) return fail_locked(Error::msg("completion for an unknown block"), false);
+    // The signalled work request completes its whole chain (a queue pair completes in order).
+    std::vector<uint32_t> chain = std::move(f.chain_of[last_block]);
+    f.chain_of[last_block].clear();
+    if (chain.empty()) return fail_locked(Error::msg("completion for a block that was not posted"), false);
+    if (qp < in_flight_.size()) in_flight_[qp] -= std::min<unsigned>(in_flight_[qp], static_cast<unsigned>(chain.size()));
+    for (uint32_t block : chain) {
+        if (auto ok = f.blocks.move(block, SourceBlock::posted, SourceBlock::free); !ok) return fail_locked(ok.error(), true);
+        uint32_t len = f.block_grant[block].length;
+        f.bytes_acked += len;
+        f.progress->bytes.fetch_add(len);
+    }
     assign_blocks_locked();
     sender_cv_.notify_one();
-    changed_.notify_all();
+    if (f.confirmed && f.blocks.all_free()) changed_.notify_all();
 }
 
 Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool source, uint64_t start, uint64_t size,
@@ -250,7 +292,9 @@ Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool s
         }
     }
     // Nothing may still be reading or writing the caller's file after we return.
+    draining_ = true;
     changed_.wait(lock, [&] { return !reader_busy_ && !sender_busy_ && !writer_busy_; });
+    draining_ = false;
 
     FileResult r;
     r.seconds = std::chrono::duration<double>(Clock::now() - began).count();

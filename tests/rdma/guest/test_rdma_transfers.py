@@ -15,7 +15,7 @@ import pytest
 from conftest import BUILD, PASSWORD, expected_notice, rftp, url, wait_for
 
 MiB = 1 << 20
-BLOCK = MiB  # the client's default RDMA block
+BLOCK = 4 * MiB  # the client's default RDMA block
 ODD_SIZES = [0, 1, 4095, 4097, BLOCK - 1, BLOCK + 1, 3 * BLOCK + 12345]
 
 
