@@ -51,11 +51,14 @@ Status SessionRdma::accept(unsigned timeout_s, const std::string &label, std::fu
     resources_.reset();
     listener_.reset();
     if (!channel) return fail(channel.error());
+    std::lock_guard lock(mutex_);
     channel_ = std::move(*channel);
+    if (cancelled_) channel_->abort("the session ended");  // cancel() came while we were connecting
     return {};
 }
 
 void SessionRdma::cancel() {
+    std::lock_guard lock(mutex_);
     cancelled_ = true;
     if (channel_) channel_->abort("the session ended");
 }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -42,9 +43,16 @@ public:
                   const std::function<void(const std::string &)> &on_rejected);
 
     // The running channel; nullptr before accept succeeded. Usable until a
-    // transfer on it fails or is aborted.
-    middleware::rdma::Channel *channel() const { return channel_.get(); }
-    bool usable() const { return channel_ && channel_->usable(); }
+    // transfer on it fails or is aborted. Safe while accept runs (STAT, ABOR
+    // and QUIT are served meanwhile).
+    middleware::rdma::Channel *channel() const {
+        std::lock_guard lock(mutex_);
+        return channel_.get();
+    }
+    bool usable() const {
+        std::lock_guard lock(mutex_);
+        return channel_ && channel_->usable();
+    }
 
     // The session is closing: stop waiting for connections, stop a transfer.
     void cancel();
@@ -54,6 +62,7 @@ private:
     middleware::rdma::ChannelParams params_;
     wire::ChannelToken token_{};
     std::atomic<bool> cancelled_{false};
+    mutable std::mutex mutex_;  // guards channel_ between the accepting thread and the loop
     // Declared in creation order: released in reverse (the channel first).
     RdmaBudget::Reservation reservation_;
     std::optional<middleware::rdma::ChannelResources> resources_;
