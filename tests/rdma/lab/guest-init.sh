@@ -43,8 +43,10 @@ S=/run/lab
 . "$S/lab.sh"     # LAB_CWD LAB_TIMEOUT LAB_CPU_MHZ LAB_MTU; LAB_RW_DIRS array
 
 # Host directories the tests may write (the project dir), at the same paths.
+# One under /tmp (a CI clone, say) sits below the guest's fresh tmpfs, so its
+# mount point has to be made first.
 for d in "${LAB_RW_DIRS[@]}"; do
-    mount -t hostfs -o "$d" hostfs "$d" || say "writable mount of $d failed"
+    mkdir -p "$d" && mount -t hostfs -o "$d" hostfs "$d" || say "writable mount of $d failed"
 done
 
 # Registering memory pins pages; the default memlock limit is far too small.
