@@ -129,7 +129,11 @@ void Channel::sender_loop() {
         SourceFile &f = *source_;
         // Until the device has shown whether it takes an immediate, one block
         // at a time: the probe must not take a chain down with it.
-        std::size_t room = notice_mode_ == NoticeMode::unknown ? 1 : kMaxChain;
+        // At most half the iodepth per chain, so one chain is always in flight
+        // while the next is posted (a chain completes only as a whole).
+        std::size_t room = notice_mode_ == NoticeMode::unknown
+                               ? 1
+                               : std::min<std::size_t>(kMaxChain, std::max(1u, res_.params.iodepth / 2));
         room = std::min<std::size_t>(room, res_.params.iodepth - in_flight_[qp]);
         chain.clear();
         Status moved;
