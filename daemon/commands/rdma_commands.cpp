@@ -91,13 +91,24 @@ void cmd_radr(Session &s, const std::string &arg) {
     auto result = std::make_shared<Status>();
     unsigned timeout = o.data_timeout_s;
     std::weak_ptr<Session> weak = s.weak_from_this();
+    std::weak_ptr<SessionRdma> weak_rdma = rdma;  // the channel must not own its owner
+    LoopBridge &bridge = s.server().bridge();
+    // A failed channel cannot be used again: give its pinned memory and queue
+    // pairs back at once, unless a transfer is still finishing on it (that
+    // session drops it at its next RSTR, RRTR or RADR).
+    auto on_failure = [prefix, weak, weak_rdma, &bridge](const Error &e) {
+        log::notice(prefix + " event=rdma_channel_closed reason=" + log::quote(e.message));
+        bridge.post([weak, weak_rdma] {
+            auto self = weak.lock();
+            auto failed = weak_rdma.lock();
+            if (self && failed && !self->closed() && self->state.rdma == failed && !self->active_transfer())
+                self->drop_rdma();
+        });
+    };
     s.run_blocking_work(
-        [rdma, result, timeout, prefix] {
+        [rdma, result, timeout, prefix, on_failure] {
             *result = rdma->accept(
-                timeout, prefix,
-                [prefix](const Error &e) {
-                    log::notice(prefix + " event=rdma_channel_closed reason=" + log::quote(e.message));
-                },
+                timeout, prefix, on_failure,
                 [prefix](const std::string &why) {
                     log::warning(prefix + " event=rdma_connection_rejected reason=" + log::quote(why));
                 });

@@ -55,10 +55,13 @@ def test_malformed_control_message_aborts_only_that_channel(daemon, device, tmp_
     assert "malformed RDMA control message" in p.stdout
     assert re.search(r"event=rdma_channel_closed reason=\".*malformed RDMA control message: wrong magic",
                      daemon.log())
-    # That session's channel is gone and says so; the session itself answers.
+    # That session's channel is gone, its resources are given back at once,
+    # and the session itself still answers: RSTR asks for a new RADR.
+    wait_for(lambda: daemon.rdma_totals(addr)["channels"] == 0, 20, "the failed channel's resources to be released")
+    assert daemon.rdma_totals(addr) == {"channels": 0, "queue_pairs": 0, "pinned_bytes": 0}
     with pytest.raises(Exception) as refused:
         ftp.sendcmd("RSTR x.bin")
-    assert str(refused.value).startswith("425"), refused.value
+    assert re.match(r"(425|503) .*RADR", str(refused.value)), refused.value
     ftp.quit()
     transfer_still_works(daemon, addr, tmp_path, f"after-malformed-{name}")
 
