@@ -105,9 +105,6 @@ public:
     const ChannelParams &params() const { return res_.params; }
 
 private:
-    struct PendingGrant {
-        wire::Grant grant;
-    };
     struct SourceFile {
         uint32_t id = 0;
         SendSpec spec;
