@@ -85,6 +85,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--size-mib", type=int, default=1024, help="bytes per run, MiB (the guest holds three copies)")
     ap.add_argument("--doc", default="yes")
+    ap.add_argument("--only", default="", help="run only tests whose name contains this (implies --doc no)")
     a = ap.parse_args()
     size = a.size_mib * MiB
     devices = [tuple(x.split("=", 1)) for x in os.environ["RFTP_LAB_DEVICES"].split()]
@@ -121,6 +122,8 @@ def main():
                     (f"get tmpfs->tmpfs -P{qps}", ["get", "-P", str(qps), f"{url}/up.bin", str(work / "down.bin")]),
                 ]
                 for name, args in tests:
+                    if a.only not in name:
+                        continue
                     r = measure(daemon, args, size)
                     r.update(device=dev, test=name, limit=False)
                     r["ratio"] = r["gbps"] / limit if limit and r["ok"] else None
@@ -154,7 +157,7 @@ def main():
                      f"{(r.get('ratio') or 0):.2f} × **{'met' if met else 'not met'}**")
     table = "\n".join(lines)
     print(table)
-    if a.doc == "yes":
+    if a.doc == "yes" and not a.only:
         doc = ROOT / "docs" / "benchmarks.md"
         text = doc.read_text()
         if MARK_BEGIN in text:

@@ -290,7 +290,7 @@ constexpr std::array kSettings{
     Setting{"rdma.max_pinned", &set_rdma_bytes<&RdmaOptions::max_pinned, 1u << 20, 1ull << 40>},
     Setting{"rdma.ports.min", &set_rdma_uint<&RdmaOptions::port_min, 0, 65535>},
     Setting{"rdma.ports.max", &set_rdma_uint<&RdmaOptions::port_max, 0, 65535>},
-    Setting{"rdma.workers", &set_rdma_uint<&RdmaOptions::workers, 1, 16>},
+    Setting{"rdma.workers", &set_rdma_uint<&RdmaOptions::workers, 0, 16>},
     Setting{"anonymous.enabled", &set_bool<&DaemonOptions::anonymous_enabled>},
     Setting{"anonymous.root", &set_anonymous_root},
     Setting{"users", &set_users},

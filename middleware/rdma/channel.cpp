@@ -30,7 +30,10 @@ Result<std::unique_ptr<Channel>> Channel::start(ChannelResources resources, std:
     std::unique_ptr<Channel> c(new Channel(std::move(resources), std::move(label), std::move(on_failure)));
     c->wake_fd_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!c->wake_fd_) return fail_errno("eventfd");
-    unsigned workers = std::max(1u, c->res_.params.workers);
+    // On one CPU a hand-off to a worker can only add a context switch (the
+    // handlers never block), so the dispatcher runs them itself there, and
+    // wherever the config asks for no workers.
+    unsigned workers = std::thread::hardware_concurrency() <= 1 ? 0 : c->res_.params.workers;
     for (unsigned i = 0; i < workers; ++i) c->worker_queues_.push_back(std::make_unique<WorkerQueue>());
     c->threads_.emplace_back([p = c.get()] { p->dispatcher_loop(); });
     for (unsigned i = 0; i < workers; ++i) c->threads_.emplace_back([p = c.get(), i] { p->worker_loop(i); });
@@ -45,6 +48,7 @@ Channel::Channel(ChannelResources resources, std::string label, std::function<vo
     : res_(std::move(resources)), label_(std::move(label)), on_failure_(std::move(on_failure)) {
     for (uint32_t i = kControlDepth; i > 0; --i) free_send_slots_.push_back(i - 1);
     in_flight_.assign(res_.params.queue_pairs(), 0);
+    zeroed_.assign(res_.params.blocks, 0);
 }
 
 Channel::~Channel() {
@@ -235,6 +239,11 @@ void Channel::dispatcher_loop() {
                 std::lock_guard lock(mutex_);
                 fail_locked(Error::msg("ibv_poll_cq failed"), false);
                 return;
+            }
+            if (worker_queues_.empty()) {
+                for (int i = 0; i < n; ++i) handle_completion(wcs[i]);
+                if (n < 32) return;
+                continue;
             }
             // One lock and one wake-up per worker per batch, not per completion.
             for (std::size_t w = 0; w < worker_queues_.size(); ++w) {

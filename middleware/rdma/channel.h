@@ -48,13 +48,13 @@ enum class NoticeMode { unknown, write_with_imm, write_then_send };
 const char *to_string(NoticeMode m);
 
 struct SendSpec {
-    int fd = -1;          // read with pread at each granted offset (/dev/zero works)
+    int fd = -1;          // read with pread at each granted offset; /dev/zero is never read
     uint64_t start = 0;   // REST offset
     uint64_t size = 0;    // the file's size: blocks cover [start, size)
 };
 
 struct ReceiveSpec {
-    int fd = -1;                        // written with pwrite at each offset (/dev/null works)
+    int fd = -1;                        // written with pwrite at each offset; /dev/null is never written
     uint64_t start = 0;                 // the source must begin exactly here
     uint64_t max_size = 1ull << 62;     // a larger file is refused
     std::optional<uint64_t> expect_size;  // when this side knows it (a download after SIZE)
@@ -118,6 +118,7 @@ private:
         std::deque<uint32_t> to_load;              // blocks the reader fills
         std::deque<uint32_t> to_send;              // blocks the sender posts
         uint64_t bytes_acked = 0;                  // WRITEs completed
+        bool zeros = false;                        // memory-to-memory: the source is /dev/zero
         bool confirmed = false;                    // the sink's file_done arrived
         bool done = false;
         std::optional<Error> error;
@@ -131,6 +132,7 @@ private:
         uint64_t start = 0, size = 0, next_offset = 0, bytes_written = 0;
         uint64_t write_cursor = 0;                 // sequential: the next offset to write
         bool seekable = true;
+        bool discard = false;                      // memory-to-memory: the sink is /dev/null
         BlockStates<SinkBlock> slots;
         std::vector<uint64_t> slot_offset;
         std::vector<uint32_t> slot_length;
@@ -169,6 +171,7 @@ private:
     void grant_locked();
     void flush_grants_locked();
     void finish_sink_locked(std::optional<Error> error);
+    void block_stored_locked(uint32_t slot);
     struct Posting {
         uint32_t block;
         wire::Grant grant;
@@ -205,6 +208,9 @@ private:
     unsigned next_qp_ = 0;
     uint32_t next_file_id_ = 0;
 
+    // Which pool blocks hold nothing but zeros, so /dev/zero need not be read
+    // into them again; any other use of a block clears its mark.
+    std::vector<uint8_t> zeroed_;
     std::optional<SourceFile> source_;
     std::optional<SinkFile> sink_;
     std::optional<wire::RdmaMessage> early_begin_;  // a file_begin that came before receive_file

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "middleware/disk/memory_endpoint.h"
 #include "middleware/rdma/channel.h"
 
 namespace rftp::middleware::rdma {
@@ -40,7 +41,8 @@ Result<FileResult> Channel::receive_file(const ReceiveSpec &spec, TransferProgre
     f.slots = BlockStates<SinkBlock>(res_.params.blocks);
     f.slot_offset.resize(res_.params.blocks);
     f.slot_length.resize(res_.params.blocks);
-    f.seekable = ::lseek(spec.fd, 0, SEEK_CUR) >= 0;
+    f.discard = memory_endpoint(spec.fd) == MemoryEndpoint::discard;
+    f.seekable = f.discard || ::lseek(spec.fd, 0, SEEK_CUR) >= 0;
     if (!f.seekable && !spec.sequential) {
         sink_.reset();
         return fail_msg("blocks arrive in any order: a destination that cannot seek needs sequential writes", -ESPIPE);
@@ -55,6 +57,7 @@ Result<FileResult> Channel::receive_file(const ReceiveSpec &spec, TransferProgre
 
 void Channel::start_sink_locked(const wire::RdmaMessage &begin) {
     SinkFile &f = *sink_;
+    std::fill(zeroed_.begin(), zeroed_.end(), 0);  // the peer writes into every block from here on
     f.id = begin.file_id;
     f.begun = true;
     f.start = begin.start;
@@ -134,6 +137,11 @@ void Channel::handle_notice(unsigned qp, uint32_t slot, uint32_t length, std::op
                          std::to_string(f.slot_length[slot]) + " were granted");
     f.notice = mode;
     --f.grants_out;
+    if (f.discard) {
+        // Nothing to write: the block is free again at once, no writer hop.
+        if (auto ok = f.slots.move(slot, SinkBlock::filled, SinkBlock::writing); !ok) return fail_locked(ok.error(), true);
+        return block_stored_locked(slot);
+    }
     f.to_write.push_back(slot);
     writer_cv_.notify_one();
 }
@@ -172,38 +180,37 @@ void Channel::writer_loop() {
         writer_busy_ = false;
         went_idle_locked();
         if (!sink_ || sink_->id != id || sink_->done) continue;
-        SinkFile &g = *sink_;
         if (!written) {
             fail_locked(written.error(), true);
             continue;
         }
-        if (auto ok = g.slots.move(slot, SinkBlock::writing, SinkBlock::free); !ok) {
-            fail_locked(ok.error(), true);
-            continue;
-        }
-        g.write_cursor = std::max(g.write_cursor, offset + len);
-        uint64_t prefix_before = g.received->contiguous_end();
-        if (!g.received->add(offset, len)) {
-            fail_locked(Error::msg("block at offset " + std::to_string(offset) + " arrived twice"), true);
-            continue;
-        }
-        g.bytes_written += len;
-        g.progress->bytes.fetch_add(len);
-        if (g.spec.on_prefix_grown) {
-            uint64_t prefix = g.received->contiguous_end();
-            if (prefix != prefix_before) g.spec.on_prefix_grown(prefix);
-        }
-        if (g.bytes_written == g.size - g.start) {
-            finish_sink_locked(std::nullopt);
-            continue;
-        }
-        grant_locked();
-        // Batch the grants while the source still holds half the pool (it
-        // has work for a round trip, and its notices will bring us back
-        // here); below that, send them at once.
-        bool source_low = g.grants_out < std::max(1u, res_.params.blocks / 2);
-        if (source_low || g.grants_to_send.size() >= wire::kMaxGrantsPerMessage / 2) flush_grants_locked();
+        block_stored_locked(slot);
     }
+}
+
+// A block is on disk (or discarded): account for it, then grant it again or finish the file.
+void Channel::block_stored_locked(uint32_t slot) {
+    SinkFile &g = *sink_;
+    if (auto ok = g.slots.move(slot, SinkBlock::writing, SinkBlock::free); !ok) return fail_locked(ok.error(), true);
+    uint64_t offset = g.slot_offset[slot];
+    uint32_t len = g.slot_length[slot];
+    g.write_cursor = std::max(g.write_cursor, offset + len);
+    uint64_t prefix_before = g.received->contiguous_end();
+    if (!g.received->add(offset, len))
+        return fail_locked(Error::msg("block at offset " + std::to_string(offset) + " arrived twice"), true);
+    g.bytes_written += len;
+    g.progress->bytes.fetch_add(len);
+    if (g.spec.on_prefix_grown) {
+        uint64_t prefix = g.received->contiguous_end();
+        if (prefix != prefix_before) g.spec.on_prefix_grown(prefix);
+    }
+    if (g.bytes_written == g.size - g.start) return finish_sink_locked(std::nullopt);
+    grant_locked();
+    // Batch the grants while the source still holds half the pool (it
+    // has work for a round trip, and its notices will bring us back
+    // here); below that, send them at once.
+    bool source_low = g.grants_out < std::max(1u, res_.params.blocks / 2);
+    if (source_low || g.grants_to_send.size() >= wire::kMaxGrantsPerMessage / 2) flush_grants_locked();
 }
 
 }  // namespace rftp::middleware::rdma

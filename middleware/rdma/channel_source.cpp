@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "middleware/disk/memory_endpoint.h"
 #include "middleware/rdma/channel.h"
 #include "middleware/rdma/work_ids.h"
 
@@ -46,6 +47,7 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
     f.blocks = BlockStates<SourceBlock>(res_.params.blocks);
     f.block_grant.resize(res_.params.blocks);
     f.chain_of.resize(res_.params.blocks);
+    f.zeros = memory_endpoint(spec.fd) == MemoryEndpoint::zeros;
     wire::RdmaMessage begin;
     begin.type = wire::RdmaMessageType::file_begin;
     begin.file_id = f.id;
@@ -57,16 +59,24 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
 
 void Channel::assign_blocks_locked() {
     SourceFile &f = *source_;
-    bool any = false;
+    bool to_reader = false, to_sender = false;
     while (!f.waiting.empty()) {
         auto b = f.blocks.take_free(SourceBlock::loading);
         if (!b) break;
         f.block_grant[*b] = f.waiting.front();
         f.waiting.pop_front();
-        f.to_load.push_back(*b);
-        any = true;
+        if (f.zeros && zeroed_[*b]) {
+            // Already all zeros: the load is a no-op, straight to the sender.
+            if (auto ok = f.blocks.move(*b, SourceBlock::loading, SourceBlock::ready); !ok) return fail_locked(ok.error(), true);
+            f.to_send.push_back(*b);
+            to_sender = true;
+        } else {
+            f.to_load.push_back(*b);
+            to_reader = true;
+        }
     }
-    if (any) reader_cv_.notify_one();
+    if (to_reader) reader_cv_.notify_one();
+    if (to_sender) sender_cv_.notify_one();
 }
 
 void Channel::reader_loop() {
@@ -80,10 +90,15 @@ void Channel::reader_loop() {
         wire::Grant g = f.block_grant[block];
         uint32_t id = f.id;
         int fd = f.spec.fd;
+        bool zeros = f.zeros;
+        zeroed_[block] = 0;
         reader_busy_ = true;
         lock.unlock();
-        Status read = read_fully(fd, res_.block(block), g.length, g.offset);
+        Status read;
+        if (zeros) std::memset(res_.block(block), 0, res_.params.block_size);
+        else read = read_fully(fd, res_.block(block), g.length, g.offset);
         lock.lock();
+        if (zeros) zeroed_[block] = 1;
         reader_busy_ = false;
         went_idle_locked();
         if (!source_ || source_->id != id || source_->done) continue;

@@ -62,6 +62,12 @@ TEST(RdmaConfig, PortRangeMustBeOrdered) {
     EXPECT_NE(o.error().message.find("rdma.ports.min <= rdma.ports.max"), std::string::npos) << o.error().message;
 }
 
+TEST(RdmaConfig, ZeroWorkersMeansTheDispatcherRunsTheHandlers) {
+    auto o = apply_config_text(defaults(), "rdma: {workers: 0}\n", "t.yaml");
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_EQ(o->rdma.workers, 0u);
+}
+
 TEST(RdmaConfig, OutOfRangeAndUnknownKeysAreRejected) {
     EXPECT_FALSE(apply_config_text(defaults(), "rdma: {max_streams: 0}\n", "t.yaml"));
     EXPECT_FALSE(apply_config_text(defaults(), "rdma: {max_block_size: 128M}\n", "t.yaml"));

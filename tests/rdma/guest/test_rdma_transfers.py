@@ -129,6 +129,13 @@ def test_memory_to_memory(daemon, device):
     name, addr = device
     _, up = rftp("put", "-P", "2", "--size", "256M", "/dev/zero", url(addr, "/dev/null"))
     assert up["transport"] == "rdma" and up["bytes"] == 256 * MiB
+    # Zero blocks are filled once, not read again: what lands must still be zeros, tail included.
+    zeros = f"zeros-{name}.bin"
+    size = 2 * BLOCK + 4097
+    _, up = rftp("put", "-P", "2", "--size", str(size), "/dev/zero", url(addr, zeros))
+    assert up["transport"] == "rdma" and up["bytes"] == size
+    assert digest(daemon.root / zeros) == hashlib.sha256(bytes(size)).hexdigest()
+    (daemon.root / zeros).unlink()
     src = daemon.root / f"m2m-{name}.bin"
     write_pattern(src, 64 * MiB, 3)
     try:
