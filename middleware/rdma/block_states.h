@@ -1,7 +1,8 @@
 // The life of each block of a registered pool, as an explicit state machine.
 // A source block goes free -> loading (a reader fills it) -> ready -> posted
 // (RDMA WRITE in flight) -> free; a sink block goes free -> granted (lent to
-// the source) -> filled (its notice arrived) -> writing (to disk) -> free.
+// the source) -> filled (its notice arrived) -> writing (checked, then to
+// disk) -> free, or back to granted when its checksum failed.
 // Every move names the state it expects, so a block can never be in two
 // states, and a move from the wrong one is an error the caller reports
 // (for a sink block, that means the peer broke the protocol).
@@ -35,7 +36,9 @@ constexpr bool allowed(SinkBlock from, SinkBlock to) {
     return (from == SinkBlock::free && to == SinkBlock::granted) ||
            (from == SinkBlock::granted && to == SinkBlock::filled) ||
            (from == SinkBlock::filled && to == SinkBlock::writing) ||
-           (from == SinkBlock::writing && to == SinkBlock::free);
+           (from == SinkBlock::writing && to == SinkBlock::free) ||
+           // its checksum failed: lent to the source again for the same bytes
+           (from == SinkBlock::writing && to == SinkBlock::granted);
 }
 
 // Not thread-safe: the engine holds its lock around every call. Free blocks

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "middleware/integrity/block_checksum.h"
 #include "middleware/rdma/work_ids.h"
 
 namespace rftp::middleware::rdma {
@@ -345,7 +346,9 @@ void Channel::handle_completion(const ibv_wc &wc) {
             std::string why;
             if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
                 slot = ntohl(wc.imm_data);
-                length = wc.byte_len;
+                // The WRITE carried the block and its checksum trailer.
+                if (wc.byte_len < kBlockTrailerBytes) bad = true, why = "a block too short to hold its checksum";
+                else length = wc.byte_len - static_cast<uint32_t>(kBlockTrailerBytes);
             } else {
                 auto m = wire::decode({res_.data_recv_slot(qp, index), std::min<std::size_t>(wc.byte_len, kNoticeSlot)});
                 if (!m) bad = true, why = m.error().message;

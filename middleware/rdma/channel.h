@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "common/result.h"
@@ -117,7 +118,8 @@ private:
         std::deque<wire::Grant> waiting;           // granted, no local block yet
         std::deque<uint32_t> to_load;              // blocks the reader fills
         std::deque<uint32_t> to_send;              // blocks the sender posts
-        uint64_t bytes_acked = 0;                  // WRITEs completed
+        RangeSet sent;                             // bytes whose WRITE completed
+        uint64_t bytes_acked = 0;                  // ... and how many, each counted once
         bool zeros = false;                        // memory-to-memory: the source is /dev/zero
         bool confirmed = false;                    // the sink's file_done arrived
         bool done = false;
@@ -140,6 +142,7 @@ private:
         std::vector<wire::Grant> grants_to_send;   // freed blocks granted again, sent in batches
         unsigned grants_out = 0;                   // granted and sent, not yet notified back
         NoticeMode notice = NoticeMode::unknown;   // how the source's notices arrived
+        std::unordered_map<uint64_t, unsigned> checksum_failures;  // by offset: each is sent again, a few times
         bool done = false;
         std::optional<Error> error;
     };
@@ -172,6 +175,7 @@ private:
     void flush_grants_locked();
     void finish_sink_locked(std::optional<Error> error);
     void block_stored_locked(uint32_t slot);
+    void checksum_failed_locked(uint32_t slot, uint32_t got, uint32_t want);
     struct Posting {
         uint32_t block;
         wire::Grant grant;
@@ -211,6 +215,7 @@ private:
     // Which pool blocks hold nothing but zeros, so /dev/zero need not be read
     // into them again; any other use of a block clears its mark.
     std::vector<uint8_t> zeroed_;
+    uint32_t zero_crc_length_ = UINT32_MAX, zero_crc_ = 0;  // CRC32C of that many zeros
     std::optional<SourceFile> source_;
     std::optional<SinkFile> sink_;
     std::optional<wire::RdmaMessage> early_begin_;  // a file_begin that came before receive_file

@@ -16,6 +16,8 @@ inline constexpr unsigned kControlDepth = 32;
 // A receive buffer on a data queue pair holds one block_done notice.
 inline constexpr std::size_t kNoticeSlot = 64;
 inline constexpr std::size_t kControlSlot = wire::kRdmaMaxMessage;
+// A block whose checksum fails is sent again; this many failures fail the file.
+inline constexpr unsigned kMaxBlockAttempts = 4;
 
 struct ChannelParams {
     unsigned streams = 4;            // data queue pairs
@@ -25,7 +27,11 @@ struct ChannelParams {
     unsigned workers = 2;            // completion worker threads
     unsigned stall_timeout_s = 60;   // no progress for this long fails the file
 
-    std::size_t pool_bytes() const { return static_cast<std::size_t>(blocks) * block_size; }
+    // Each block is followed by room for its CRC32C trailer; a whole page, so
+    // every block stays page-aligned (direct I/O needs that).
+    static constexpr std::size_t kTrailerRoom = 4096;
+    std::size_t block_stride() const { return static_cast<std::size_t>(block_size) + kTrailerRoom; }
+    std::size_t pool_bytes() const { return static_cast<std::size_t>(blocks) * block_stride(); }
     unsigned queue_pairs() const { return streams + 1; }
 };
 

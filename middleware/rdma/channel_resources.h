@@ -48,7 +48,7 @@ struct ChannelResources {
     // owns it (an unacknowledged rdma_cm event must be acked before the id dies).
     Status add_connection(unsigned index, CmConnection &conn);
 
-    uint8_t *block(uint32_t i) const { return pool.data() + static_cast<std::size_t>(i) * params.block_size; }
+    uint8_t *block(uint32_t i) const { return pool.data() + static_cast<std::size_t>(i) * params.block_stride(); }
     uint8_t *control_recv_slot(uint32_t i) const { return messages.data() + layout.control_recv + i * kControlSlot; }
     uint8_t *control_send_slot(uint32_t i) const { return messages.data() + layout.control_send + i * kControlSlot; }
     uint8_t *data_recv_slot(unsigned qp, uint32_t i) const {

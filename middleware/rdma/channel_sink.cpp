@@ -6,7 +6,9 @@
 
 #include <algorithm>
 
+#include "common/log.h"
 #include "middleware/disk/memory_endpoint.h"
+#include "middleware/integrity/block_checksum.h"
 #include "middleware/rdma/channel.h"
 
 namespace rftp::middleware::rdma {
@@ -175,17 +177,46 @@ void Channel::writer_loop() {
         bool seekable = f.seekable;
         writer_busy_ = true;
         lock.unlock();
-        Status written = write_fully(fd, res_.block(slot), len, offset, seekable);
+        // Checked before it is written: a damaged block never reaches the file.
+        uint32_t want = block_trailer(res_.block(slot), len);
+        uint32_t got = crc32c({res_.block(slot), len});
+        Status written = got == want ? write_fully(fd, res_.block(slot), len, offset, seekable) : Status{};
         lock.lock();
         writer_busy_ = false;
         went_idle_locked();
         if (!sink_ || sink_->id != id || sink_->done) continue;
+        if (got != want) {
+            checksum_failed_locked(slot, got, want);
+            continue;
+        }
         if (!written) {
             fail_locked(written.error(), true);
             continue;
         }
         block_stored_locked(slot);
     }
+}
+
+// A damaged block is granted again for the same bytes, a few times; a
+// block that keeps arriving damaged fails the file (the path corrupts data).
+void Channel::checksum_failed_locked(uint32_t slot, uint32_t got, uint32_t want) {
+    SinkFile &f = *sink_;
+    uint64_t offset = f.slot_offset[slot];
+    uint32_t len = f.slot_length[slot];
+    unsigned failures = ++f.checksum_failures[offset];
+    char line[200];
+    std::snprintf(line, sizeof line, " event=block_checksum_mismatch offset=%llu length=%u crc32c=%08x expected=%08x attempt=%u",
+                  static_cast<unsigned long long>(offset), len, got, want, failures);
+    log::warning(label_ + line);
+    if (failures >= kMaxBlockAttempts)
+        return fail_locked(Error{-EIO, "the block at byte " + std::to_string(offset) + " (" + std::to_string(len) +
+                                           " bytes) failed its CRC32C check " + std::to_string(failures) +
+                                           " times; giving up. Data is being damaged between the two hosts "
+                                           "(check the NICs, cables and memory)"},
+                           true);
+    if (auto ok = f.slots.move(slot, SinkBlock::writing, SinkBlock::granted); !ok) return fail_locked(ok.error(), true);
+    f.grants_to_send.push_back(wire::Grant{slot, len, offset, reinterpret_cast<uintptr_t>(res_.block(slot)), res_.pool_mr->rkey});
+    flush_grants_locked();
 }
 
 // A block is on disk (or discarded): account for it, then grant it again or finish the file.

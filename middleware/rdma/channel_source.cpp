@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "middleware/disk/memory_endpoint.h"
+#include "middleware/integrity/block_checksum.h"
 #include "middleware/rdma/channel.h"
 #include "middleware/rdma/work_ids.h"
 
@@ -31,6 +32,16 @@ Status read_fully(int fd, uint8_t *buf, uint32_t len, uint64_t offset) {
         done += static_cast<uint32_t>(n);
     }
     return {};
+}
+
+// The block's CRC32C goes right after its data, and travels in the same
+// WRITE. The test-only fault switch damages the data after that, as a bad
+// link would. Returns whether it did.
+bool seal_block(uint8_t *block, uint32_t len, uint32_t crc) {
+    put_block_trailer(block, len, crc);
+    if (len == 0 || !take_fault_flip()) return false;
+    block[len / 2] ^= 0x10;
+    return true;
 }
 
 }  // namespace
@@ -67,6 +78,10 @@ void Channel::assign_blocks_locked() {
         f.waiting.pop_front();
         if (f.zeros && zeroed_[*b]) {
             // Already all zeros: the load is a no-op, straight to the sender.
+            uint32_t len = f.block_grant[*b].length;
+            if (len != zero_crc_length_) zero_crc_ = crc32c({res_.block(*b), len}), zero_crc_length_ = len;
+            // A short trailer lands inside the block's zeros: it is no longer all zeros.
+            if (seal_block(res_.block(*b), len, zero_crc_) || len < res_.params.block_size) zeroed_[*b] = 0;
             if (auto ok = f.blocks.move(*b, SourceBlock::loading, SourceBlock::ready); !ok) return fail_locked(ok.error(), true);
             f.to_send.push_back(*b);
             to_sender = true;
@@ -97,8 +112,9 @@ void Channel::reader_loop() {
         Status read;
         if (zeros) std::memset(res_.block(block), 0, res_.params.block_size);
         else read = read_fully(fd, res_.block(block), g.length, g.offset);
+        bool damaged = read && seal_block(res_.block(block), g.length, crc32c({res_.block(block), g.length}));
         lock.lock();
-        if (zeros) zeroed_[block] = 1;
+        if (zeros && !damaged && g.length == res_.params.block_size) zeroed_[block] = 1;
         reader_busy_ = false;
         went_idle_locked();
         if (!source_ || source_->id != id || source_->done) continue;
@@ -197,7 +213,9 @@ Status Channel::post_chain(const std::vector<Posting> &chain, unsigned qp, uint3
         for (std::size_t i = 0; i < n; ++i) {
             const Posting &p = chain[i];
             bool last = i + 1 == n;
-            sges[w] = {reinterpret_cast<uintptr_t>(res_.block(p.block)), p.grant.length, res_.pool_mr->lkey};
+            // The data and its checksum trailer, in one WRITE.
+            sges[w] = {reinterpret_cast<uintptr_t>(res_.block(p.block)),
+                       p.grant.length + static_cast<uint32_t>(kBlockTrailerBytes), res_.pool_mr->lkey};
             ibv_send_wr &write = wrs[w];
             write = {};
             write.wr_id = make_wr_id(WorkKind::write, qp, p.block);
@@ -270,9 +288,12 @@ void Channel::handle_send_done(unsigned qp, uint32_t last_block) {
     if (qp < in_flight_.size()) in_flight_[qp] -= std::min<unsigned>(in_flight_[qp], static_cast<unsigned>(chain.size()));
     for (uint32_t block : chain) {
         if (auto ok = f.blocks.move(block, SourceBlock::posted, SourceBlock::free); !ok) return fail_locked(ok.error(), true);
-        uint32_t len = f.block_grant[block].length;
-        f.bytes_acked += len;
-        f.progress->bytes.fetch_add(len);
+        // A block sent again (its checksum failed at the sink) counts once.
+        const wire::Grant &g = f.block_grant[block];
+        if (f.sent.add(g.offset, g.length)) {
+            f.bytes_acked += g.length;
+            f.progress->bytes.fetch_add(g.length);
+        }
     }
     assign_blocks_locked();
     sender_cv_.notify_one();

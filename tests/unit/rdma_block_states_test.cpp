@@ -32,7 +32,8 @@ bool source_legal(SourceBlock from, SourceBlock to) {
 bool sink_legal(SinkBlock from, SinkBlock to) {
     using S = SinkBlock;
     return (from == S::free && to == S::granted) || (from == S::granted && to == S::filled) ||
-           (from == S::filled && to == S::writing) || (from == S::writing && to == S::free);
+           (from == S::filled && to == S::writing) || (from == S::writing && to == S::free) ||
+           (from == S::writing && to == S::granted);
 }
 
 // Brings a fresh block of `b` into state `s` along the legal path; returns its index.
@@ -434,4 +435,16 @@ TEST(RdmaBlockStatesBookkeeping, FailedMovesChangeNothing) {
     while (auto i = b.take_free(SinkBlock::granted)) rest.insert(*i);
     EXPECT_EQ(rest.size(), 3u);
     EXPECT_EQ(rest.count(granted) + rest.count(filled) + rest.count(writing), 0u);
+}
+
+TEST(SinkBlocks, AChecksumFailureLendsTheSameBlockAgain) {
+    BlockStates<SinkBlock> b(2);
+    auto i = b.take_free(SinkBlock::granted);
+    ASSERT_TRUE(i);
+    ASSERT_TRUE(b.move(*i, SinkBlock::granted, SinkBlock::filled));
+    ASSERT_TRUE(b.move(*i, SinkBlock::filled, SinkBlock::writing));
+    ASSERT_TRUE(b.move(*i, SinkBlock::writing, SinkBlock::granted));
+    EXPECT_EQ(b.at(*i), SinkBlock::granted);
+    EXPECT_EQ(b.free_count(), 1u);  // it never went back to the free stack
+    ASSERT_TRUE(b.move(*i, SinkBlock::granted, SinkBlock::filled));
 }

@@ -34,7 +34,7 @@ def lab_devices():
 class Daemon:
     """rftpd listening on every lab device's address; alice is read-write."""
 
-    def __init__(self, workdir: Path, addresses, extra_config="", port=CONTROL_PORT, preexec_fn=None):
+    def __init__(self, workdir: Path, addresses, extra_config="", port=CONTROL_PORT, preexec_fn=None, env_extra=None):
         self.workdir = workdir
         self.root = workdir / "alice"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -51,7 +51,8 @@ class Daemon:
         self.log_path = workdir / "rftpd.log"
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen([str(BUILD / "rftpd"), "--config", str(self.config)],
-                                     stdout=self._log, stderr=subprocess.STDOUT, preexec_fn=preexec_fn)
+                                     stdout=self._log, stderr=subprocess.STDOUT, preexec_fn=preexec_fn,
+                                     env=dict(os.environ, **(env_extra or {})))
         self.addresses = addresses
         self._wait_listening()
 

@@ -1,0 +1,42 @@
+#include "middleware/integrity/block_checksum.h"
+
+#include <isa-l/crc.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdlib>
+
+#include "protocol/big_endian.h"
+
+namespace rftp::middleware {
+
+uint32_t crc32c(std::span<const uint8_t> bytes) {
+    // ISA-L's iSCSI CRC leaves out the final inversion, and takes an int length.
+    uint32_t crc = 0xFFFFFFFFu;
+    const uint8_t *p = bytes.data();
+    std::size_t left = bytes.size();
+    while (left > 0) {
+        int n = static_cast<int>(std::min<std::size_t>(left, INT_MAX / 2));
+        crc = crc32_iscsi(const_cast<uint8_t *>(p), n, crc);
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+    return ~crc;
+}
+
+void put_block_trailer(uint8_t *block, uint32_t length, uint32_t crc) { wire::put_be<uint32_t>(block + length, crc); }
+
+uint32_t block_trailer(const uint8_t *block, uint32_t length) { return wire::get_be<uint32_t>(block + length); }
+
+bool take_fault_flip() {
+    static std::atomic<long> budget{[] {
+        const char *v = std::getenv("RFTP_TEST_FLIP_BLOCKS");
+        return v ? std::strtol(v, nullptr, 10) : 0L;
+    }()};
+    long left = budget.load();
+    while (left > 0)
+        if (budget.compare_exchange_weak(left, left - 1)) return true;
+    return false;
+}
+
+}  // namespace rftp::middleware

@@ -1,0 +1,28 @@
+// Per-block CRC32C (Castagnoli, as iSCSI and ext4 use), through ISA-L, which
+// picks the fastest kernel the CPU has (SSE4.2 crc32 or carry-less multiply).
+// The source computes it as the block is loaded; the sink checks it before
+// the block is written, so a block damaged anywhere on the way (a NIC, a
+// bus, memory) is sent again rather than stored.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace rftp::middleware {
+
+// CRC32C of bytes, standard form: crc32c("123456789") == 0xE3069283.
+uint32_t crc32c(std::span<const uint8_t> bytes);
+
+// The checksum travels as 4 bytes right after the block's data (big-endian).
+constexpr std::size_t kBlockTrailerBytes = 4;
+void put_block_trailer(uint8_t *block, uint32_t length, uint32_t crc);
+uint32_t block_trailer(const uint8_t *block, uint32_t length);
+
+// Test-only fault switch: RFTP_TEST_FLIP_BLOCKS=N in a sender's environment
+// flips one bit in each of the next N blocks it sends, after their checksum
+// was computed, so the tests can show every one is caught. Returns whether
+// this block is to be damaged (and counts it). Off unless set.
+bool take_fault_flip();
+
+}  // namespace rftp::middleware

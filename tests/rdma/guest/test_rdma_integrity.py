@@ -1,0 +1,59 @@
+"""Every RDMA block carries a CRC32C that the sink checks before writing.
+The engine's test-only fault switch (RFTP_TEST_FLIP_BLOCKS=N in the sending
+process) flips a bit in N blocks after their checksum was taken: each one
+must be caught and sent again, and a block that never arrives whole must
+fail the transfer with nothing under the final name, on both devices."""
+
+import re
+
+from conftest import Daemon, rftp, url
+from test_rdma_transfers import BLOCK, digest, write_pattern
+
+FLIP = "RFTP_TEST_FLIP_BLOCKS"
+
+
+def mismatches(log: str) -> int:
+    return len(re.findall(r"event=block_checksum_mismatch ", log))
+
+
+def test_damaged_upload_blocks_are_caught_and_sent_again(daemon, device, tmp_path):
+    name, addr = device
+    src = tmp_path / "up.bin"
+    write_pattern(src, 5 * BLOCK + 4097, 11)
+    before = mismatches(daemon.log())
+    _, up = rftp("put", "-P", "2", str(src), url(addr, f"flipped-up-{name}.bin"), env_extra={FLIP: "3"})
+    assert up["transport"] == "rdma" and up["bytes"] == src.stat().st_size
+    assert mismatches(daemon.log()) == before + 3  # every damaged block seen by the daemon's writer
+    assert digest(daemon.root / f"flipped-up-{name}.bin") == digest(src)
+    (daemon.root / f"flipped-up-{name}.bin").unlink()
+
+
+def test_damaged_download_blocks_are_caught_and_sent_again(tmp_path_factory, device, tmp_path):
+    name, addr = device
+    d = Daemon(tmp_path_factory.mktemp(f"flip-{name}"), [addr], port=2124, env_extra={FLIP: "2"})
+    try:
+        served = d.root / "down.bin"
+        write_pattern(served, 3 * BLOCK + 1, 12)
+        local = tmp_path / "down.bin"
+        p, down = rftp("-v", "get", str(url(addr, "down.bin", port=2124)), str(local))
+        assert down["transport"] == "rdma"
+        assert len(re.findall(r"block_checksum_mismatch", p.stderr)) == 2, p.stderr[-2000:]
+        assert digest(local) == digest(served)
+    finally:
+        alive = d.alive()
+        assert d.stop() == 0 and alive, d.log()[-3000:]
+
+
+def test_a_block_that_never_arrives_whole_fails_the_file(daemon, device, tmp_path):
+    name, addr = device
+    src = tmp_path / "bad.bin"
+    write_pattern(src, BLOCK + 1, 13)
+    final = daemon.root / f"never-whole-{name}.bin"
+    p, summary = rftp("put", str(src), url(addr, final.name), check=False, env_extra={FLIP: "1000"})
+    assert p.returncode != 0
+    assert "CRC32C" in p.stderr + p.stdout, p.stderr
+    assert not final.exists()
+    # The daemon goes on serving: the same upload, undamaged, lands whole.
+    rftp("put", str(src), url(addr, final.name))
+    assert digest(final) == digest(src)
+    final.unlink()
