@@ -138,6 +138,9 @@ OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSourc
         return fail_as(ExitCode::interrupted, "interrupted");
     }
     if (!moved) {
+        // The server may have ended the transfer itself and said why (452: its
+        // disk is full): that reason beats our "Broken pipe".
+        if (auto why = session.control.read_reply(2); why && why->code >= 400) return refused("put " + remote, *why);
         abort_transfer(session);
         return fail_as(exit_for_data_error(moved.error()), "put " + remote + ": " + moved.error().message);
     }

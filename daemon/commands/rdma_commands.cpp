@@ -140,7 +140,8 @@ void cmd_rstr(Session &s, const std::string &arg) {
     if (discard && rest != 0) return s.reply(554, "REST makes no sense for /dev/null.");
     auto job = s.new_transfer_job();
     auto root = s.state.root;
-    UploadRequest req{*vpath, rest, false, true, true};
+    UploadRequest req{*vpath, rest, false, true, true, s.options().sync_before_rename};
+    bool preallocate = s.options().preallocate;
     bool sequential = s.options().rdma.sequential_writes;
     s.run_transfer(job, rdma_fields("store", *vpath, *rdma), [=]() -> TransferOutcome {
         middleware::rdma::Channel &channel = *rdma->channel();
@@ -156,7 +157,8 @@ void cmd_rstr(Session &s, const std::string &arg) {
         TransferOutcome out = run_upload(*root, req, *job, [&](UploadTarget &target, middleware::RangeSet &ranges,
                                                                const std::function<void(uint64_t)> &on_prefix) -> Status {
             job->preliminary("Ok to send data over RDMA.");
-            auto r = channel.receive_file({target.fd.get(), target.start, 1ull << 62, std::nullopt, on_prefix, sequential},
+            auto r = channel.receive_file({target.fd.get(), target.start, 1ull << 62, std::nullopt, on_prefix, sequential,
+                                           preallocate},
                                           job->progress, ranges);
             detail = notice_detail(r);
             if (!r) return fail(r.error());

@@ -69,7 +69,7 @@ void store(Session &s, const std::string &arg, bool append) {
     auto root = s.state.root;
     bool ascii = s.state.ascii;
     uint32_t max_block = s.state.block_size;  // what OPTS PARALLEL agreed bounds every frame
-    UploadRequest req{*vpath, rest, append, streams > 0, streams > 1};
+    UploadRequest req{*vpath, rest, append, streams > 0, streams > 1, s.options().sync_before_rename};
     s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams), [=]() -> TransferOutcome {
         return run_upload(*root, req, *job, [&](UploadTarget &target, RangeSet &ranges, const auto &on_prefix) -> Status {
             auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), "Ok to send data.");

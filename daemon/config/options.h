@@ -63,6 +63,14 @@ struct DaemonOptions {
     unsigned max_streams = 16;           // parallel data connections per transfer
     uint32_t max_block_size = 64u << 20; // largest parallel-stream block, bytes
 
+    // Durability of uploads: fdatasync the partial file before it is renamed
+    // into place, so a file under its final name survives a power cut.
+    bool sync_before_rename = true;
+    // Reserve the whole file's blocks (fallocate) when its size is known up
+    // front (RDMA uploads): less fragmentation, and a full disk is found at
+    // the start rather than gigabytes in.
+    bool preallocate = true;
+
     RdmaOptions rdma;
 
     bool anonymous_enabled = false;      // "anonymous"/"ftp" login, always read-only

@@ -281,6 +281,8 @@ constexpr std::array kSettings{
     Setting{"timeouts.data", &set_uint<&DaemonOptions::data_timeout_s, 1, 86400>},
     Setting{"parallel.max_streams", &set_uint<&DaemonOptions::max_streams, 1, 64>},
     Setting{"parallel.max_block_size", &set_max_block_size},
+    Setting{"storage.sync_before_rename", &set_bool<&DaemonOptions::sync_before_rename>},
+    Setting{"storage.preallocate", &set_bool<&DaemonOptions::preallocate>},
     Setting{"rdma.enabled", &set_rdma_bool<&RdmaOptions::enabled>},
     Setting{"rdma.sequential_writes", &set_rdma_bool<&RdmaOptions::sequential_writes>},
     Setting{"rdma.max_streams", &set_rdma_uint<&RdmaOptions::max_streams, 1, 64>},

@@ -24,6 +24,7 @@ Result<std::vector<int>> TransferJob::open_connections(int n, const std::string 
 }
 
 void TransferJob::abort() {
+    abort_requested_.store(true);
     progress.abort.store(true);
     if (channel_) channel_->cancel();
     std::lock_guard lock(mutex_);

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -45,7 +46,10 @@ public:
 
     // From the loop: stop at the next chance.
     void abort();
-    bool aborted() const { return progress.abort.load(); }
+    // Whether the client (ABOR) or the session's end stopped it. Not
+    // progress.abort: a mover also raises that to stop its sibling streams
+    // after a failure of its own (a full disk), which must be reported as that.
+    bool aborted() const { return abort_requested_.load(); }
 
     middleware::TransferProgress progress;
 
@@ -56,6 +60,7 @@ private:
     std::function<void(int, std::string)> send_reply_;
     std::mutex mutex_;
     std::vector<UniqueFd> sockets_;
+    std::atomic<bool> abort_requested_{false};
 };
 
 // Error::code a transfer body uses for "the data connections never opened" (reply 425).

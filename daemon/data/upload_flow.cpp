@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <optional>
 
 #include "daemon/commands/command_support.h"
@@ -46,6 +47,11 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         return failed_outcome(moved.error(), job.aborted(), bytes);
     }
     if (job.aborted()) return failed_outcome(Error{-ECANCELED, "aborted"}, true, bytes);
+    // On stable storage before it has its final name: after a crash, a file
+    // under that name is whole. A failed sync keeps the partial for REST.
+    if (req.sync && ::fdatasync(target->fd.get()) < 0)
+        return {451, "Could not flush the upload to disk: " + std::string(std::strerror(errno)) + "; the partial file is kept for REST.",
+                bytes, "failed"};
     if (auto c = commit_upload(root, *target); !c)
         return {451, "Could not rename upload into place: " + c.error().message + ".", bytes, "failed"};
     return {226, "Transfer complete.", bytes, "ok"};

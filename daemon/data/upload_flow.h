@@ -22,6 +22,7 @@ struct UploadRequest {
     bool append = false;       // APPE
     bool ranged = false;       // bytes arrive as ranges: on failure keep only the complete prefix
     bool out_of_order = false; // ranges may arrive out of order: keep a resume journal meanwhile
+    bool sync = true;          // fdatasync before the rename into place (storage.sync_before_rename)
 };
 
 // Moves the bytes into target (opening data connections, sending 150 and so

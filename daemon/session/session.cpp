@@ -305,7 +305,9 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             std::snprintf(numbers, sizeof numbers, " bytes=%llu seconds=%.3f rate_mbps=%.1f result=%s",
                                           static_cast<unsigned long long>(outcome->bytes), seconds, rate,
                                           outcome->result.c_str());
-                            log::info(fields + numbers + (outcome->detail.empty() ? "" : " " + outcome->detail));
+                            // A failure says why, in the reply the client got.
+                            std::string reason = outcome->result == "ok" ? "" : " reason=" + log::quote(std::to_string(outcome->code) + " " + outcome->text);
+                            log::info(fields + numbers + (outcome->detail.empty() ? "" : " " + outcome->detail) + reason);
                             auto self = weak.lock();
                             if (!self || self->closed_) return;
                             self->transfer_.reset();

@@ -65,6 +65,9 @@ struct ReceiveSpec {
     // for media that need it. With a non-seekable fd (a pipe) it is required,
     // and blocks are written with write(2).
     bool sequential = false;
+    // Reserve [start, size) once the source announced the size (fallocate):
+    // a full disk fails the file before any block moves.
+    bool preallocate = false;
 };
 
 struct FileResult {

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "middleware/disk/memory_endpoint.h"
+#include "middleware/disk/preallocate.h"
 #include "middleware/integrity/block_checksum.h"
 #include "middleware/rdma/channel.h"
 
@@ -77,6 +78,8 @@ void Channel::start_sink_locked(const wire::RdmaMessage &begin) {
                                       std::to_string(*f.spec.expect_size)),
                            true);
     if (f.start == f.size) return finish_sink_locked(std::nullopt);
+    if (f.spec.preallocate && f.seekable && !f.discard)
+        if (auto ok = preallocate(f.spec.fd, f.start, f.size - f.start); !ok) return fail_locked(ok.error(), true);
     grant_locked();
     flush_grants_locked();
 }
