@@ -39,7 +39,7 @@ bool to_number(const std::map<std::string, std::string> &f, const char *key, uin
 }
 
 OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &moved, const std::string &what,
-                              FileReport &report) {
+                              bool local_writes, FileReport &report) {
     if (moved) {
         report.notice = rdma::to_string(moved->notice);
         report.transfer_seconds = moved->seconds;
@@ -54,7 +54,11 @@ OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &
         session.rdma.reset();
         auto reply = session.control.read_reply();
         std::string server = reply ? " (server: " + describe(*reply) + ")" : "";
-        return fail_as(exit_for_data_error(moved.error()), what + ": " + moved.error().message + server);
+        // Only a side that writes can run out of room: for an upload, the
+        // server's reply (452: its disk is full) says what failed.
+        ExitCode code = !local_writes && reply && reply->code >= 400 ? classify_refusal(*reply)
+                                                                     : exit_for_data_error(moved.error());
+        return fail_as(code, what + ": " + moved.error().message + server);
     }
     auto done = session.control.read_reply();
     if (!done) return std::unexpected(done.error());
@@ -155,7 +159,7 @@ OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::str
     report.transport = "rdma";
     report.streams = channel.params().streams;
     report.bytes = progress.bytes.load();
-    return finish_transfer(session, moved, what, report);
+    return finish_transfer(session, moved, what, verb.starts_with("RRTR"), report);
 }
 
 }  // namespace
