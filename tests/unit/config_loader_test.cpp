@@ -64,6 +64,18 @@ TEST(ConfigLoader, EmbeddedDefaultsMatchTheDocumentedDefaults) {
     EXPECT_EQ(d.anonymous_root, s.anonymous_root);
     EXPECT_EQ(d.banner, s.banner);
     EXPECT_EQ(d.log_level, s.log_level);
+    EXPECT_EQ(d.sync_before_rename, s.sync_before_rename);
+    EXPECT_EQ(d.preallocate, s.preallocate);
+}
+
+TEST(ConfigLoader, StorageSwitchesAreOnByDefaultAndCanBeTurnedOff) {
+    EXPECT_TRUE(defaults().sync_before_rename);
+    EXPECT_TRUE(defaults().preallocate);
+    auto o = overlay("storage: {sync_before_rename: false, preallocate: false}\n");
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_FALSE(o->sync_before_rename);
+    EXPECT_FALSE(o->preallocate);
+    EXPECT_FALSE(overlay("storage: {sync: false}\n"));  // unknown key
 }
 
 TEST(ConfigLoader, FileOverlaysOnlyTheKeysItGives) {
