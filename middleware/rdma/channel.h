@@ -175,6 +175,7 @@ private:
     void assign_blocks_locked();
     void start_sink_locked(const wire::RdmaMessage &begin);
     void grant_locked();
+    wire::Grant grant_of(uint32_t slot, uint64_t offset, uint32_t len) const;
     void flush_grants_locked();
     void finish_sink_locked(std::optional<Error> error);
     void block_stored_locked(uint32_t slot);

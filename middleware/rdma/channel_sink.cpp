@@ -84,6 +84,11 @@ void Channel::start_sink_locked(const wire::RdmaMessage &begin) {
     flush_grants_locked();
 }
 
+// What the source needs to write bytes [offset, offset + len) into our block slot.
+wire::Grant Channel::grant_of(uint32_t slot, uint64_t offset, uint32_t len) const {
+    return wire::Grant{slot, len, offset, reinterpret_cast<uintptr_t>(res_.block(slot)), res_.pool_mr->rkey};
+}
+
 void Channel::grant_locked() {
     SinkFile &f = *sink_;
     while (f.next_offset < f.size) {
@@ -93,7 +98,7 @@ void Channel::grant_locked() {
         f.slot_offset[*slot] = f.next_offset;
         f.slot_length[*slot] = len;
         f.grants_to_send.push_back(
-            wire::Grant{*slot, len, f.next_offset, reinterpret_cast<uintptr_t>(res_.block(*slot)), res_.pool_mr->rkey});
+            grant_of(*slot, f.next_offset, len));
         f.next_offset += len;
         if (f.grants_to_send.size() == wire::kMaxGrantsPerMessage) flush_grants_locked();
     }
@@ -218,7 +223,7 @@ void Channel::checksum_failed_locked(uint32_t slot, uint32_t got, uint32_t want)
                                            "(check the NICs, cables and memory)"},
                            true);
     if (auto ok = f.slots.move(slot, SinkBlock::writing, SinkBlock::granted); !ok) return fail_locked(ok.error(), true);
-    f.grants_to_send.push_back(wire::Grant{slot, len, offset, reinterpret_cast<uintptr_t>(res_.block(slot)), res_.pool_mr->rkey});
+    f.grants_to_send.push_back(grant_of(slot, offset, len));
     flush_grants_locked();
 }
 

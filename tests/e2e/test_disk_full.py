@@ -4,15 +4,13 @@ exit 5 from rftp with the server's reason), nothing appears under the final
 name, and the daemon goes on serving. The user's root is a 4 MiB tmpfs;
 mounting one needs root, so elsewhere this module is skipped, loudly."""
 
-import os
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import PASSWORDS, Rftpd
-from test_client_rftpd import RFTP, MiB, random_file, rftp, sha256, url
+from conftest import Rftpd
+from test_client_rftpd import MiB, env, random_file, rftp, sha256, url  # noqa: F401 (env is a fixture)
 
 
 @pytest.fixture
@@ -30,13 +28,6 @@ def small_disk_daemon(tmp_path):
         code = d.stop()
         subprocess.run(["umount", "-l", str(root)], check=False)
         assert alive and code == 0, d.log()
-
-
-@pytest.fixture
-def env(tmp_path):
-    home = tmp_path / "home"
-    home.mkdir()
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "RFTP_PASSWORD": PASSWORDS["alice"]}
 
 
 @pytest.mark.parametrize("streams", [1, 4])
