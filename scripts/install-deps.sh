@@ -13,7 +13,7 @@ PACKAGES=(
   # RDMA at run time: the verbs providers (mlx5, rxe, siw, ...) and rdma_cm
   ibverbs-providers rdma-core
   # tests
-  libgtest-dev python3-pytest curl lftp vsftpd iproute2
+  libgtest-dev python3-pytest curl lftp vsftpd iproute2 strace
   # benchmarks
   iperf3 fio
 )

@@ -34,7 +34,7 @@ def password_hash(password: str) -> str:
 class Rftpd:
     """A running rftpd. alice is read-write in root/alice, bob read-only in root/bob."""
 
-    def __init__(self, workdir: Path, extra_config: str = "", anonymous: bool = False):
+    def __init__(self, workdir: Path, extra_config: str = "", anonymous: bool = False, wrapper=()):
         self.workdir = workdir
         self.port = free_port()
         self.roots = {"alice": workdir / "alice", "bob": workdir / "bob", "anonymous": workdir / "anon"}
@@ -51,7 +51,8 @@ class Rftpd:
             f"users:\n{users}{anon}log: {{level: debug}}\n{extra_config}")
         self.log_path = workdir / "rftpd.log"
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([str(BUILD / "rftpd"), "--config", str(self.config)],
+        # wrapper: a command to run the daemon under (strace, for the durability test).
+        self.proc = subprocess.Popen([*wrapper, str(BUILD / "rftpd"), "--config", str(self.config)],
                                      stdout=self._log, stderr=subprocess.STDOUT)
         self._wait_listening()
 
