@@ -107,6 +107,7 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
     p.iodepth = static_cast<unsigned>(depth);
     p.blocks = static_cast<unsigned>(std::clamp<uint64_t>(o.rdma_pool / block, 2, 1024));
     p.stall_timeout_s = static_cast<unsigned>(o.timeout_seconds);
+    p.workers = rdma::default_workers();
     auto give_up = [&](const std::string &why) -> Outcome<rdma::Channel *> {
         // The server waits for our queue pairs; tell it to stop waiting.
         (void)session.control.command("ABOR");

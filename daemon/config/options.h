@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,9 @@ struct RdmaOptions {
     uint64_t max_pinned = 1ull << 30;    // all channels together; RADR beyond it gets 450 and clients use TCP
     uint16_t port_min = 0;               // rdma_cm listen ports for RADR; 0/0: any
     uint16_t port_max = 0;
-    unsigned workers = 2;                // completion worker threads per channel
+    // Completion worker threads per channel; unset ("auto"): 2, or none on a
+    // one-CPU host (middleware::rdma::default_workers()).
+    std::optional<unsigned> workers;
     bool sequential_writes = false;      // RSTR writes blocks in file order (media that need it)
 };
 

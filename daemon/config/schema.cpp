@@ -64,6 +64,18 @@ Status set_rdma_bool(const YAML::Node &node, const KeyLocation &at, DaemonOption
     return {};
 }
 
+// "auto" (the default) or a count.
+Status set_rdma_workers(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    if (node.IsScalar() && node.Scalar() == "auto") {
+        o.rdma.workers.reset();
+        return {};
+    }
+    auto value = read_uint(node, at, 0, 16);
+    if (!value) return fail(config_error(at, "expected \"auto\" or an integer in 0..16, got " + describe_node(node)));
+    o.rdma.workers = static_cast<unsigned>(*value);
+    return {};
+}
+
 Status set_passive_address(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
     // Empty means "the control connection's local address"; otherwise it goes
     // into 227 replies, which can only carry IPv4.
@@ -292,7 +304,7 @@ constexpr std::array kSettings{
     Setting{"rdma.max_pinned", &set_rdma_bytes<&RdmaOptions::max_pinned, 1u << 20, 1ull << 40>},
     Setting{"rdma.ports.min", &set_rdma_uint<&RdmaOptions::port_min, 0, 65535>},
     Setting{"rdma.ports.max", &set_rdma_uint<&RdmaOptions::port_max, 0, 65535>},
-    Setting{"rdma.workers", &set_rdma_uint<&RdmaOptions::workers, 0, 16>},
+    Setting{"rdma.workers", &set_rdma_workers},
     Setting{"anonymous.enabled", &set_bool<&DaemonOptions::anonymous_enabled>},
     Setting{"anonymous.root", &set_anonymous_root},
     Setting{"users", &set_users},

@@ -16,7 +16,7 @@ ChannelParams SessionRdma::grant(const RdmaOptions &o, uint64_t streams, uint64_
     p.block_size = static_cast<uint32_t>(b / 4096 * 4096);  // page-aligned blocks: O_DIRECT and NICs like them
     p.iodepth = static_cast<unsigned>(std::clamp<uint64_t>(iodepth, 1, o.max_iodepth));
     p.blocks = static_cast<unsigned>(std::clamp<uint64_t>(o.pool_size / p.block_size, 2, 1024));
-    p.workers = o.workers;
+    p.workers = o.workers.value_or(middleware::rdma::default_workers());
     p.stall_timeout_s = stall_timeout_s;
     return p;
 }

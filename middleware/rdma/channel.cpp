@@ -31,10 +31,7 @@ Result<std::unique_ptr<Channel>> Channel::start(ChannelResources resources, std:
     std::unique_ptr<Channel> c(new Channel(std::move(resources), std::move(label), std::move(on_failure)));
     c->wake_fd_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!c->wake_fd_) return fail_errno("eventfd");
-    // On one CPU a hand-off to a worker can only add a context switch (the
-    // handlers never block), so the dispatcher runs them itself there, and
-    // wherever the config asks for no workers.
-    unsigned workers = std::thread::hardware_concurrency() <= 1 ? 0 : c->res_.params.workers;
+    const unsigned workers = c->res_.params.workers;
     for (unsigned i = 0; i < workers; ++i) c->worker_queues_.push_back(std::make_unique<WorkerQueue>());
     c->threads_.emplace_back([p = c.get()] { p->dispatcher_loop(); });
     for (unsigned i = 0; i < workers; ++i) c->threads_.emplace_back([p = c.get(), i] { p->worker_loop(i); });
@@ -88,6 +85,7 @@ ChannelStats Channel::stats() const {
     s.queue_pairs = res_.params.queue_pairs();
     s.pinned_bytes = res_.pool.size() + res_.messages.size();
     s.huge_pages = res_.pool.huge_pages();
+    s.workers = static_cast<unsigned>(worker_queues_.size());
     return s;
 }
 

@@ -83,6 +83,7 @@ struct ChannelStats {
     unsigned queue_pairs = 0;
     std::size_t pinned_bytes = 0;
     bool huge_pages = false;
+    unsigned workers = 0;  // completion worker threads; 0: the dispatcher runs the handlers
 };
 
 class Channel {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 
 #include "protocol/rdma_message.h"
 
@@ -19,12 +20,17 @@ inline constexpr std::size_t kControlSlot = wire::kRdmaMaxMessage;
 // A block whose checksum fails is sent again; this many failures fail the file.
 inline constexpr unsigned kMaxBlockAttempts = 4;
 
+// Completion workers when nobody chose: on one CPU a hand-off to a worker
+// can only add a context switch (the handlers never block), so there the
+// dispatcher runs them itself.
+inline unsigned default_workers() { return std::thread::hardware_concurrency() <= 1 ? 0 : 2; }
+
 struct ChannelParams {
     unsigned streams = 4;            // data queue pairs
     uint32_t block_size = 4u << 20;  // bytes per block and per RDMA WRITE
     unsigned iodepth = 8;            // RDMA WRITEs in flight per data queue pair
     unsigned blocks = 64;            // blocks in this side's registered pool
-    unsigned workers = 2;            // completion worker threads
+    unsigned workers = 2;            // completion worker threads; 0: the dispatcher runs the handlers
     unsigned stall_timeout_s = 60;   // no progress for this long fails the file
 
     // Each block is followed by room for its CRC32C trailer; a whole page, so

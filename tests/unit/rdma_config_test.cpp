@@ -68,6 +68,26 @@ TEST(RdmaConfig, ZeroWorkersMeansTheDispatcherRunsTheHandlers) {
     EXPECT_EQ(o->rdma.workers, 0u);
 }
 
+TEST(RdmaConfig, WorkersAreAutoUnlessChosen) {
+    EXPECT_FALSE(defaults().rdma.workers.has_value());
+    auto o = apply_config_text(defaults(), "rdma: {workers: 3}\n", "t.yaml");
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_EQ(o->rdma.workers, 3u);
+    o = apply_config_text(*o, "rdma: {workers: auto}\n", "t.yaml");
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_FALSE(o->rdma.workers.has_value());
+    auto bad = apply_config_text(defaults(), "rdma: {workers: many}\n", "t.yaml");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("\"auto\" or an integer in 0..16"), std::string::npos) << bad.error().message;
+}
+
+TEST(RdmaGrant, AutoWorkersFollowTheHost) {
+    RdmaOptions o;
+    EXPECT_EQ(SessionRdma::grant(o, 4, 4u << 20, 8, 60).workers, rftp::middleware::rdma::default_workers());
+    o.workers = 5;
+    EXPECT_EQ(SessionRdma::grant(o, 4, 4u << 20, 8, 60).workers, 5u);
+}
+
 TEST(RdmaConfig, OutOfRangeAndUnknownKeysAreRejected) {
     EXPECT_FALSE(apply_config_text(defaults(), "rdma: {max_streams: 0}\n", "t.yaml"));
     EXPECT_FALSE(apply_config_text(defaults(), "rdma: {max_block_size: 128M}\n", "t.yaml"));

@@ -30,7 +30,11 @@ def test_damaged_upload_blocks_are_caught_and_sent_again(daemon, device, tmp_pat
 
 def test_damaged_download_blocks_are_caught_and_sent_again(tmp_path_factory, device, tmp_path):
     name, addr = device
-    d = Daemon(tmp_path_factory.mktemp(f"flip-{name}"), [addr], port=2124, env_extra={FLIP: "2"})
+    # Two completion workers, chosen explicitly: the one-CPU guest would
+    # otherwise run every handler on the dispatcher, and the worker path
+    # (the default on real hosts) must be driven by real RDMA too.
+    d = Daemon(tmp_path_factory.mktemp(f"flip-{name}"), [addr], port=2124, env_extra={FLIP: "2"},
+               extra_config="rdma: {workers: 2}\n")
     try:
         served = d.root / "down.bin"
         write_pattern(served, 3 * BLOCK + 1, 12)
@@ -39,6 +43,7 @@ def test_damaged_download_blocks_are_caught_and_sent_again(tmp_path_factory, dev
         assert down["transport"] == "rdma"
         assert len(re.findall(r"block_checksum_mismatch", p.stderr)) == 2, p.stderr[-2000:]
         assert digest(local) == digest(served)
+        assert d.count(r"event=rdma_channel_up .* workers=2\b") >= 1, d.log()[-2000:]
     finally:
         alive = d.alive()
         assert d.stop() == 0 and alive, d.log()[-3000:]
