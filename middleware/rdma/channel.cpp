@@ -32,12 +32,20 @@ Result<std::unique_ptr<Channel>> Channel::start(ChannelResources resources, std:
     c->wake_fd_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!c->wake_fd_) return fail_errno("eventfd");
     const unsigned workers = c->res_.params.workers;
+    const disk::DiskOptions &d = c->res_.params.disk;
+    auto buffers = c->pool_buffers();
+    for (unsigned i = 0; i < std::max(1u, d.readers) + std::max(1u, d.writers); ++i) {
+        bool reader = i < std::max(1u, d.readers);
+        auto io = disk::BlockIo::create(buffers, d.queue_depth, c->label_ + (reader ? " reader" : " writer"));
+        if (!io) return fail(io.error().with_context("disk engine"));
+        (reader ? c->readers_ : c->writers_).push_back(DiskThread{std::move(*io)});
+    }
     for (unsigned i = 0; i < workers; ++i) c->worker_queues_.push_back(std::make_unique<WorkerQueue>());
     c->threads_.emplace_back([p = c.get()] { p->dispatcher_loop(); });
     for (unsigned i = 0; i < workers; ++i) c->threads_.emplace_back([p = c.get(), i] { p->worker_loop(i); });
-    c->threads_.emplace_back([p = c.get()] { p->reader_loop(); });
+    for (unsigned i = 0; i < c->readers_.size(); ++i) c->threads_.emplace_back([p = c.get(), i] { p->reader_loop(i); });
     c->threads_.emplace_back([p = c.get()] { p->sender_loop(); });
-    c->threads_.emplace_back([p = c.get()] { p->writer_loop(); });
+    for (unsigned i = 0; i < c->writers_.size(); ++i) c->threads_.emplace_back([p = c.get(), i] { p->writer_loop(i); });
     c->threads_.emplace_back([p = c.get()] { p->monitor_loop(); });
     return c;
 }
@@ -54,10 +62,13 @@ Channel::~Channel() {
         std::lock_guard lock(mutex_);
         stopping_ = true;
     }
+    {
+        std::lock_guard lock(mutex_);
+        wake_disk_threads_locked(readers_, reader_cv_);
+        wake_disk_threads_locked(writers_, writer_cv_);
+    }
     changed_.notify_all();
-    reader_cv_.notify_all();
     sender_cv_.notify_all();
-    writer_cv_.notify_all();
     monitor_cv_.notify_all();
     for (auto &q : worker_queues_) {
         std::lock_guard lock(q->mutex);
@@ -77,6 +88,25 @@ Channel::~Channel() {
 bool Channel::usable() const {
     std::lock_guard lock(mutex_);
     return !failed_ && !stopping_;
+}
+
+std::vector<iovec> Channel::pool_buffers() const {
+    std::vector<iovec> v(res_.params.blocks);
+    for (uint32_t i = 0; i < res_.params.blocks; ++i) v[i] = {res_.block(i), res_.params.block_stride()};
+    return v;
+}
+
+void Channel::wake_disk_threads_locked(std::vector<DiskThread> &threads, std::condition_variable &cv) {
+    cv.notify_all();
+    for (DiskThread &t : threads)
+        if (std::exchange(t.in_ring_wait, false)) t.io->wake();
+}
+
+// Says how much of a file went direct and what went buffered (and why):
+// the fallback is automatic, so this is where an operator can see it.
+void Channel::log_disk_summary_locked(const char *role, uint32_t file_id, const disk::DiskFile *file) const {
+    if (!file) return;
+    log::debug(label_ + " event=disk_io role=" + role + " file=" + std::to_string(file_id) + " " + file->summary());
 }
 
 ChannelStats Channel::stats() const {

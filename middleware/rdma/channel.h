@@ -8,10 +8,13 @@
 //               completions in batches, hands each to a worker;
 //   workers     run the completion handlers (never block: they move block
 //               states, queue work and post receives);
-//   reader      fills source blocks from the file (positioned reads);
+//   readers     fill source blocks from the file through the disk engine
+//               (io_uring, O_DIRECT, queue_depth reads each in flight) and
+//               seal each with its CRC32C;
 //   sender      posts RDMA WRITEs across the data queue pairs, iodepth deep;
-//   writer      writes filled sink blocks to the file at their offsets and
-//               grants the freed blocks straight back, in batches;
+//   writers     check each filled sink block's CRC32C, write it at its offset
+//               through the disk engine and grant the freed block straight
+//               back, in batches;
 //   monitor     logs progress and throughput once a second.
 //
 // An aborted or failed file leaves the channel unusable (usable() false):
@@ -34,6 +37,8 @@
 
 #include "common/result.h"
 #include "common/unique_fd.h"
+#include "middleware/disk/block_io.h"
+#include "middleware/disk/disk_file.h"
 #include "middleware/range_set.h"
 #include "middleware/rdma/block_states.h"
 #include "middleware/rdma/channel_resources.h"
@@ -49,13 +54,13 @@ enum class NoticeMode { unknown, write_with_imm, write_then_send };
 const char *to_string(NoticeMode m);
 
 struct SendSpec {
-    int fd = -1;          // read with pread at each granted offset; /dev/zero is never read
+    int fd = -1;          // read at each granted offset (never through its file offset); /dev/zero is never read
     uint64_t start = 0;   // REST offset
     uint64_t size = 0;    // the file's size: blocks cover [start, size)
 };
 
 struct ReceiveSpec {
-    int fd = -1;                        // written with pwrite at each offset; /dev/null is never written
+    int fd = -1;                        // written at each offset (never through its file offset); /dev/null is never written
     uint64_t start = 0;                 // the source must begin exactly here
     uint64_t max_size = 1ull << 62;     // a larger file is refused
     std::optional<uint64_t> expect_size;  // when this side knows it (a download after SIZE)
@@ -120,7 +125,8 @@ private:
         // signalled; that completion frees the whole chain (indexed by its last block).
         std::vector<std::vector<uint32_t>> chain_of;
         std::deque<wire::Grant> waiting;           // granted, no local block yet
-        std::deque<uint32_t> to_load;              // blocks the reader fills
+        std::unique_ptr<disk::DiskFile> disk;      // what the readers read (none for /dev/zero)
+        std::deque<uint32_t> to_load;              // blocks the readers fill
         std::deque<uint32_t> to_send;              // blocks the sender posts
         RangeSet sent;                             // bytes whose WRITE completed
         uint64_t bytes_acked = 0;                  // ... and how many, each counted once
@@ -139,6 +145,7 @@ private:
         uint64_t write_cursor = 0;                 // sequential: the next offset to write
         bool seekable = true;
         bool discard = false;                      // memory-to-memory: the sink is /dev/null
+        std::unique_ptr<disk::DiskFile> disk;      // what the writers write (none for /dev/null)
         BlockStates<SinkBlock> slots;
         std::vector<uint64_t> slot_offset;
         std::vector<uint32_t> slot_length;
@@ -155,9 +162,9 @@ private:
 
     void dispatcher_loop();
     void worker_loop(unsigned index);
-    void reader_loop();
+    void reader_loop(unsigned index);
     void sender_loop();
-    void writer_loop();
+    void writer_loop(unsigned index);
     void monitor_loop();
 
     void handle_completion(const ibv_wc &wc);
@@ -168,6 +175,15 @@ private:
     void went_idle_locked() {
         if (draining_) changed_.notify_all();
     }
+    // One reader or writer thread's disk engine, and whether it sleeps in
+    // its ring (then only wake() reaches it, not the condition variable).
+    struct DiskThread {
+        std::unique_ptr<disk::BlockIo> io;
+        bool in_ring_wait = false;
+    };
+    void wake_disk_threads_locked(std::vector<DiskThread> &threads, std::condition_variable &cv);
+    std::vector<iovec> pool_buffers() const;
+    void log_disk_summary_locked(const char *role, uint32_t file_id, const disk::DiskFile *file) const;
 
     // All *_locked run with mutex_ held.
     void send_control_locked(wire::RdmaMessage msg);
@@ -201,8 +217,9 @@ private:
     std::condition_variable monitor_cv_;
     bool stopping_ = false;
     std::atomic<bool> stop_workers_{false};  // read by workers under their queue's lock only
-    bool reader_busy_ = false, sender_busy_ = false, writer_busy_ = false;  // working outside the lock
-    // A file's caller waits for the reader, sender and writer to go idle; only
+    bool sender_busy_ = false;            // posting outside the lock
+    unsigned disk_busy_ = 0;              // readers and writers with blocks in their hands or in flight
+    // A file's caller waits for the readers, sender and writers to go idle; only
     // then do they signal changed_ (waking the caller per block costs dearly).
     bool draining_ = false;
     std::optional<Error> failed_;         // the channel is unusable from here on
@@ -231,6 +248,7 @@ private:
         std::deque<ibv_wc> items;
     };
     std::vector<std::unique_ptr<WorkerQueue>> worker_queues_;
+    std::vector<DiskThread> readers_, writers_;  // guarded by mutex_; destroyed before the pool
     UniqueFd wake_fd_;  // eventfd: tells the dispatcher to stop
     std::vector<std::thread> threads_;
 };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "middleware/disk/disk_options.h"
 #include "protocol/rdma_message.h"
 
 namespace rftp::middleware::rdma {
@@ -32,6 +33,7 @@ struct ChannelParams {
     unsigned blocks = 64;            // blocks in this side's registered pool
     unsigned workers = 2;            // completion worker threads; 0: the dispatcher runs the handlers
     unsigned stall_timeout_s = 60;   // no progress for this long fails the file
+    disk::DiskOptions disk;          // how blocks are read from and written to files
 
     // Each block is followed by room for its CRC32C trailer; a whole page, so
     // every block stays page-aligned (direct I/O needs that).

@@ -13,25 +13,6 @@
 #include "middleware/rdma/channel.h"
 
 namespace rftp::middleware::rdma {
-namespace {
-
-Status write_fully(int fd, const uint8_t *buf, uint32_t len, uint64_t offset, bool seekable) {
-    uint32_t done = 0;
-    while (done < len) {
-        ssize_t n = seekable ? ::pwrite(fd, buf + done, len - done, static_cast<off_t>(offset + done))
-                             : ::write(fd, buf + done, len - done);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return fail_errno("write at offset " + std::to_string(offset + done));
-        }
-        if (n == 0) return fail_msg("write at offset " + std::to_string(offset + done) + " wrote nothing", -EIO);
-        done += static_cast<uint32_t>(n);
-    }
-    return {};
-}
-
-}  // namespace
-
 Result<FileResult> Channel::receive_file(const ReceiveSpec &spec, TransferProgress &progress, RangeSet &received) {
     std::unique_lock lock(mutex_);
     if (failed_) return fail(failed_->with_context("RDMA channel unusable"));
@@ -45,7 +26,8 @@ Result<FileResult> Channel::receive_file(const ReceiveSpec &spec, TransferProgre
     f.slot_offset.resize(res_.params.blocks);
     f.slot_length.resize(res_.params.blocks);
     f.discard = memory_endpoint(spec.fd) == MemoryEndpoint::discard;
-    f.seekable = f.discard || ::lseek(spec.fd, 0, SEEK_CUR) >= 0;
+    if (!f.discard) f.disk = disk::DiskFile::open(spec.fd, true, res_.params.disk.direct_io);
+    f.seekable = f.discard || f.disk->seekable;
     if (!f.seekable && !spec.sequential) {
         sink_.reset();
         return fail_msg("blocks arrive in any order: a destination that cannot seek needs sequential writes", -ESPIPE);
@@ -153,13 +135,17 @@ void Channel::handle_notice(unsigned qp, uint32_t slot, uint32_t length, std::op
         return block_stored_locked(slot);
     }
     f.to_write.push_back(slot);
-    writer_cv_.notify_one();
+    wake_disk_threads_locked(writers_, writer_cv_);
 }
 
-void Channel::writer_loop() {
-    std::unique_lock lock(mutex_);
+// Each writer keeps up to its queue depth of block writes in flight. A
+// block's CRC32C is checked before it is written: a damaged block never
+// reaches the file.
+void Channel::writer_loop(unsigned index) {
+    disk::BlockIo &io = *writers_[index].io;
     // Which queued block to write next: the first, or in sequential mode the
-    // one at the cursor (it will come: every lower offset is granted already).
+    // one at the cursor (it will come: every lower offset is granted already;
+    // the cursor moves only once a block is on disk, so one is in flight).
     auto next = [&]() -> std::optional<std::size_t> {
         if (!sink_ || sink_->done || sink_->to_write.empty()) return std::nullopt;
         if (!sink_->spec.sequential) return 0;
@@ -167,41 +153,62 @@ void Channel::writer_loop() {
             if (sink_->slot_offset[sink_->to_write[i]] == sink_->write_cursor) return i;
         return std::nullopt;
     };
+    struct Damaged {
+        uint32_t slot, got, want;
+    };
+    bool busy = false;  // counted in disk_busy_: blocks in hand or in flight
+    std::vector<disk::BlockOp> ops;
+    std::vector<Damaged> damaged;
+    std::vector<disk::FinishedOp> finished;
+    std::unique_lock lock(mutex_);
     for (;;) {
-        writer_cv_.wait(lock, [&] { return stopping_ || next(); });
-        if (stopping_) return;
-        SinkFile &f = *sink_;
-        std::size_t pick = *next();
-        uint32_t slot = f.to_write[pick];
-        f.to_write.erase(f.to_write.begin() + static_cast<std::ptrdiff_t>(pick));
-        if (auto ok = f.slots.move(slot, SinkBlock::filled, SinkBlock::writing); !ok) {
-            fail_locked(ok.error(), true);
-            continue;
+        if (!busy) {
+            writer_cv_.wait(lock, [&] { return stopping_ || next(); });
+            if (stopping_) return;
+            busy = true;
+            ++disk_busy_;
         }
-        uint64_t offset = f.slot_offset[slot];
-        uint32_t len = f.slot_length[slot];
-        uint32_t id = f.id;
-        int fd = f.spec.fd;
-        bool seekable = f.seekable;
-        writer_busy_ = true;
+        uint32_t id = sink_ ? sink_->id : 0;
+        ops.clear();
+        while (!stopping_ && io.in_flight() + ops.size() < io.depth()) {
+            auto pick = next();
+            if (!pick) break;
+            SinkFile &f = *sink_;
+            uint32_t slot = f.to_write[*pick];
+            f.to_write.erase(f.to_write.begin() + static_cast<std::ptrdiff_t>(*pick));
+            if (auto ok = f.slots.move(slot, SinkBlock::filled, SinkBlock::writing); !ok) {
+                fail_locked(ok.error(), true);
+                break;
+            }
+            ops.push_back({disk::IoDirection::write, f.disk.get(), slot, f.slot_offset[slot], f.slot_length[slot]});
+        }
+        writers_[index].in_ring_wait = true;
         lock.unlock();
-        // Checked before it is written: a damaged block never reaches the file.
-        uint32_t want = block_trailer(res_.block(slot), len);
-        uint32_t got = crc32c({res_.block(slot), len});
-        Status written = got == want ? write_fully(fd, res_.block(slot), len, offset, seekable) : Status{};
+        damaged.clear();
+        for (const disk::BlockOp &op : ops) {
+            uint32_t want = block_trailer(res_.block(op.block), op.length);
+            uint32_t got = crc32c({res_.block(op.block), op.length});
+            if (got == want) io.start(op);
+            else damaged.push_back({op.block, got, want});
+        }
+        // A damaged block is granted again at once, without waiting for the disk.
+        finished = damaged.empty() && io.pending() ? io.wait() : io.take_finished();
         lock.lock();
-        writer_busy_ = false;
-        went_idle_locked();
-        if (!sink_ || sink_->id != id || sink_->done) continue;
-        if (got != want) {
-            checksum_failed_locked(slot, got, want);
-            continue;
+        writers_[index].in_ring_wait = false;
+        bool current = sink_ && sink_->id == id && !sink_->done;
+        for (const Damaged &d : damaged)
+            if (current && !sink_->done) checksum_failed_locked(d.slot, d.got, d.want);  // one may fail the file
+        for (const disk::FinishedOp &f : finished) {
+            if (!sink_ || sink_->id != id || sink_->done) continue;
+            if (!f.status) fail_locked(f.status.error(), true);
+            else block_stored_locked(f.op.block);
         }
-        if (!written) {
-            fail_locked(written.error(), true);
-            continue;
+        finished.clear();
+        if (!io.pending()) {
+            busy = false;
+            --disk_busy_;
+            went_idle_locked();
         }
-        block_stored_locked(slot);
     }
 }
 

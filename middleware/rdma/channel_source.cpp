@@ -17,23 +17,6 @@
 namespace rftp::middleware::rdma {
 namespace {
 
-Status read_fully(int fd, uint8_t *buf, uint32_t len, uint64_t offset) {
-    uint32_t done = 0;
-    while (done < len) {
-        ssize_t n = ::pread(fd, buf + done, len - done, static_cast<off_t>(offset + done));
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return fail_errno("read at offset " + std::to_string(offset + done));
-        }
-        if (n == 0)
-            return fail_msg("the file ended at byte " + std::to_string(offset + done) +
-                                " before its announced size (did it shrink while being sent?)",
-                            -EIO);
-        done += static_cast<uint32_t>(n);
-    }
-    return {};
-}
-
 // The block's CRC32C goes right after its data, and travels in the same
 // WRITE. The test-only fault switch damages the data after that, as a bad
 // link would. Returns whether it did.
@@ -59,6 +42,7 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
     f.block_grant.resize(res_.params.blocks);
     f.chain_of.resize(res_.params.blocks);
     f.zeros = memory_endpoint(spec.fd) == MemoryEndpoint::zeros;
+    if (!f.zeros) f.disk = disk::DiskFile::open(spec.fd, false, res_.params.disk.direct_io);
     wire::RdmaMessage begin;
     begin.type = wire::RdmaMessageType::file_begin;
     begin.file_id = f.id;
@@ -90,44 +74,76 @@ void Channel::assign_blocks_locked() {
             to_reader = true;
         }
     }
-    if (to_reader) reader_cv_.notify_one();
+    if (to_reader) wake_disk_threads_locked(readers_, reader_cv_);
     if (to_sender) sender_cv_.notify_one();
 }
 
-void Channel::reader_loop() {
+// Each reader keeps up to its queue depth of block reads in flight. Blocks
+// are sealed with their CRC32C outside the lock, as they come back.
+void Channel::reader_loop(unsigned index) {
+    disk::BlockIo &io = *readers_[index].io;
+    auto has_work = [&] { return source_ && !source_->done && !source_->to_load.empty(); };
+    bool busy = false;  // counted in disk_busy_: blocks in hand or in flight
+    std::vector<disk::FinishedOp> finished;
     std::unique_lock lock(mutex_);
     for (;;) {
-        reader_cv_.wait(lock, [&] { return stopping_ || (source_ && !source_->done && !source_->to_load.empty()); });
-        if (stopping_) return;
-        SourceFile &f = *source_;
-        uint32_t block = f.to_load.front();
-        f.to_load.pop_front();
-        wire::Grant g = f.block_grant[block];
-        uint32_t id = f.id;
-        int fd = f.spec.fd;
-        bool zeros = f.zeros;
-        zeroed_[block] = 0;
-        reader_busy_ = true;
+        if (!busy) {
+            reader_cv_.wait(lock, [&] { return stopping_ || has_work(); });
+            if (stopping_) return;
+            busy = true;
+            ++disk_busy_;
+        }
+        uint32_t id = source_ ? source_->id : 0;
+        bool zeros = source_ && source_->zeros;
+        std::vector<disk::BlockOp> ops;
+        while (!stopping_ && has_work() && io.in_flight() + ops.size() < io.depth()) {
+            SourceFile &f = *source_;
+            uint32_t block = f.to_load.front();
+            f.to_load.pop_front();
+            zeroed_[block] = 0;
+            const wire::Grant &g = f.block_grant[block];
+            ops.push_back({disk::IoDirection::read, f.disk.get(), block, g.offset, g.length});
+        }
+        readers_[index].in_ring_wait = !zeros;
         lock.unlock();
-        Status read;
-        if (zeros) std::memset(res_.block(block), 0, res_.params.block_size);
-        else read = read_fully(fd, res_.block(block), g.length, g.offset);
-        bool damaged = read && seal_block(res_.block(block), g.length, crc32c({res_.block(block), g.length}));
+        if (zeros) {
+            // /dev/zero is never read: clearing the block is the load.
+            for (const disk::BlockOp &op : ops) {
+                std::memset(res_.block(op.block), 0, res_.params.block_size);
+                finished.push_back({op, {}});
+            }
+        } else {
+            for (const disk::BlockOp &op : ops) io.start(op);
+            if (io.pending()) finished = io.wait();
+        }
+        std::vector<uint8_t> damaged(finished.size());
+        for (std::size_t i = 0; i < finished.size(); ++i) {
+            const disk::BlockOp &op = finished[i].op;
+            if (finished[i].status) damaged[i] = seal_block(res_.block(op.block), op.length, crc32c({res_.block(op.block), op.length}));
+        }
         lock.lock();
-        if (zeros && !damaged && g.length == res_.params.block_size) zeroed_[block] = 1;
-        reader_busy_ = false;
-        went_idle_locked();
-        if (!source_ || source_->id != id || source_->done) continue;
-        if (!read) {
-            fail_locked(read.error(), true);
-            continue;
+        readers_[index].in_ring_wait = false;
+        for (std::size_t i = 0; i < finished.size(); ++i) {
+            const disk::BlockOp &op = finished[i].op;
+            if (zeros && !damaged[i] && op.length == res_.params.block_size) zeroed_[op.block] = 1;
+            if (!source_ || source_->id != id || source_->done) continue;
+            if (!finished[i].status) {
+                fail_locked(finished[i].status.error(), true);
+                continue;
+            }
+            if (auto ok = source_->blocks.move(op.block, SourceBlock::loading, SourceBlock::ready); !ok) {
+                fail_locked(ok.error(), true);
+                continue;
+            }
+            source_->to_send.push_back(op.block);
+            sender_cv_.notify_one();
         }
-        if (auto ok = source_->blocks.move(block, SourceBlock::loading, SourceBlock::ready); !ok) {
-            fail_locked(ok.error(), true);
-            continue;
+        finished.clear();
+        if (!io.pending()) {
+            busy = false;
+            --disk_busy_;
+            went_idle_locked();
         }
-        source_->to_send.push_back(block);
-        sender_cv_.notify_one();
     }
 }
 
@@ -333,7 +349,7 @@ Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool s
     }
     // Nothing may still be reading or writing the caller's file after we return.
     draining_ = true;
-    changed_.wait(lock, [&] { return !reader_busy_ && !sender_busy_ && !writer_busy_; });
+    changed_.wait(lock, [&] { return disk_busy_ == 0 && !sender_busy_; });
     draining_ = false;
 
     FileResult r;
@@ -344,6 +360,7 @@ Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool s
         r.start = start;
         r.size = size;
         r.bytes = source_->bytes_acked;
+        log_disk_summary_locked("source", source_->id, source_->disk.get());
         if (!source_->confirmed || source_->error) error = source_->error.value_or(Error::msg("transfer did not finish"));
         source_.reset();
     } else {
@@ -351,6 +368,7 @@ Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool s
         r.size = sink_->size;
         r.bytes = sink_->bytes_written;
         r.notice = sink_->notice;
+        log_disk_summary_locked("sink", sink_->id, sink_->disk.get());
         if (sink_->error) error = sink_->error;
         sink_.reset();
     }

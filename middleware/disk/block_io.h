@@ -1,0 +1,108 @@
+// The disk engine of one reader or writer thread. It keeps up to its queue
+// depth of block reads or writes in flight on its own io_uring, with the
+// block pool registered as fixed buffers, so a block moves between the disk
+// and registered memory with no copy in user space. Each block is split into
+// an O_DIRECT part (aligned offset and memory, whole sectors) and a buffered
+// part (an unaligned tail or head, or all of it where the file system
+// refuses direct I/O), and short transfers are continued until it is whole.
+// Positioned I/O only: no shared file offset, so blocks can finish in any
+// order and still land where they belong.
+//
+// Where io_uring is unavailable (an old kernel, a seccomp filter) the same
+// plan runs on pread/pwrite, one block at a time.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "middleware/disk/disk_file.h"
+#include "middleware/disk/io_ring.h"
+
+namespace rftp::middleware::disk {
+
+enum class IoDirection { read, write };
+
+struct BlockOp {
+    IoDirection direction = IoDirection::read;
+    DiskFile *file = nullptr;  // outlives the operation
+    uint32_t block = 0;        // index into the pool: the buffer, and what the result is known by
+    uint64_t offset = 0;       // in the file; ignored for a pipe
+    uint32_t length = 0;
+};
+
+struct FinishedOp {
+    BlockOp op;
+    Status status;
+};
+
+class BlockIo {
+public:
+    enum class Backend { io_uring, positioned_calls };
+    // blocks: the pool, one buffer per block. label prefixes the debug lines.
+    // io_uring falls back to positioned calls where the kernel refuses it.
+    static Result<std::unique_ptr<BlockIo>> create(std::span<const iovec> blocks, unsigned depth, std::string label,
+                                                   Backend backend = Backend::io_uring);
+    bool uses_io_uring() const { return ring_.has_value(); }
+    bool uses_fixed_buffers() const { return ring_ && ring_->has_fixed_buffers(); }
+    ~BlockIo();
+    BlockIo(const BlockIo &) = delete;
+    BlockIo &operator=(const BlockIo &) = delete;
+
+    unsigned depth() const { return static_cast<unsigned>(slots_.size()); }
+    unsigned in_flight() const { return in_flight_; }
+    // Operations started and not yet returned by wait() or take_finished().
+    bool pending() const { return in_flight_ > 0 || !finished_.empty(); }
+
+    // Queues op (fewer than depth() in flight); it is submitted by the next wait().
+    void start(const BlockOp &op);
+    // Submits what was started, then blocks until at least one operation
+    // finished or wake() was called; returns the finished operations.
+    std::vector<FinishedOp> wait();
+    // What finished already, without waiting.
+    std::vector<FinishedOp> take_finished() { return std::exchange(finished_, {}); }
+    // Ends a wait() early, from any thread.
+    void wake();
+
+private:
+    struct Slot {
+        BlockOp op;
+        uint32_t done = 0;    // bytes already moved
+        bool direct = false;  // the chunk in flight goes through the O_DIRECT descriptor
+        bool busy = false;
+    };
+    struct Chunk {
+        int fd;
+        uint8_t *data;
+        uint32_t length;
+        uint64_t offset;
+        bool direct;
+    };
+
+    BlockIo(std::span<const iovec> blocks, unsigned depth, std::string label);
+    Chunk plan(Slot &s) const;
+    // Takes one chunk's result; returns the block's final status once it is whole or failed.
+    std::optional<Status> advance(Slot &s, int64_t result);
+    void queue_chunk(uint32_t slot);
+    void run_sync(uint32_t slot);
+    void arm_wake();
+    void finish(uint32_t slot, Status status);
+
+    std::vector<iovec> blocks_;
+    std::string label_;
+    std::optional<IoRing> ring_;  // empty: pread/pwrite
+    std::vector<Slot> slots_;
+    unsigned in_flight_ = 0;
+    UniqueFd wake_fd_;            // eventfd: wake() writes, wait() reads
+    bool wake_armed_ = false;     // a poll on wake_fd_ is in the ring
+    std::vector<FinishedOp> finished_;
+};
+
+}  // namespace rftp::middleware::disk

@@ -1,0 +1,37 @@
+// One file as the disk engine sees it while blocks move: the caller's
+// descriptor (buffered I/O, and the only one for pipes) and, where the file
+// system takes it, a second descriptor on the same file opened O_DIRECT.
+// Lives until every block operation on it has finished.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/unique_fd.h"
+
+namespace rftp::middleware::disk {
+
+// Direct I/O moves whole, aligned sectors at aligned memory; 4096 suits
+// every common logical block size (512 and 4096).
+inline constexpr uint64_t kDirectAlign = 4096;
+
+struct DiskFile {
+    int fd = -1;           // not owned
+    UniqueFd direct;       // the same file opened O_DIRECT; empty where refused
+    bool seekable = true;  // false: a pipe, written in order at its own position
+    std::atomic<bool> direct_usable{false};
+    std::string buffered_reason;  // why the file (or a part of it) goes buffered
+    std::atomic<uint64_t> direct_bytes{0}, buffered_bytes{0};
+
+    // Never fails: a file that cannot be opened O_DIRECT is read or written
+    // buffered, and buffered_reason says why.
+    static std::unique_ptr<DiskFile> open(int fd, bool writing, bool want_direct);
+    // Direct I/O was refused mid-file (EINVAL): the rest goes buffered.
+    void refuse_direct(const std::string &why);
+    // For the debug log: "direct=... buffered=... (why)".
+    std::string summary() const;
+};
+
+}  // namespace rftp::middleware::disk
