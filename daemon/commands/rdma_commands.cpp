@@ -72,6 +72,7 @@ void cmd_radr(Session &s, const std::string &arg) {
     s.drop_rdma();  // a new RADR replaces the channel
     const DaemonOptions &o = s.options();
     auto params = SessionRdma::grant(o.rdma, streams, block, depth, o.data_timeout_s);
+    params.disk = o.disk;
     auto prepared = SessionRdma::prepare(s.server().rdma_budget(), o.rdma, s.local(), params);
     if (!prepared) {
         const Error &e = prepared.error();

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "middleware/disk/disk_options.h"
+
 namespace rftp::daemon {
 
 struct ListenAddress {
@@ -73,6 +75,9 @@ struct DaemonOptions {
     // front (RDMA uploads): less fragmentation, and a full disk is found at
     // the start rather than gigabytes in.
     bool preallocate = true;
+    // How RDMA transfers read and write files (storage.direct_io, .readers,
+    // .writers, .queue_depth): O_DIRECT through io_uring, with its defaults.
+    middleware::disk::DiskOptions disk;
 
     RdmaOptions rdma;
 

@@ -64,6 +64,22 @@ Status set_rdma_bool(const YAML::Node &node, const KeyLocation &at, DaemonOption
     return {};
 }
 
+template <class T, T middleware::disk::DiskOptions::*Member>
+Status set_disk(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    auto value = read_bool(node, at);
+    if (!value) return fail(value.error());
+    o.disk.*Member = *value;
+    return {};
+}
+
+template <unsigned middleware::disk::DiskOptions::*Member, uint64_t Min, uint64_t Max>
+Status set_disk_count(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    auto value = read_uint(node, at, Min, Max);
+    if (!value) return fail(value.error());
+    o.disk.*Member = static_cast<unsigned>(*value);
+    return {};
+}
+
 // "auto" (the default) or a count.
 Status set_rdma_workers(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
     if (node.IsScalar() && node.Scalar() == "auto") {
@@ -295,6 +311,10 @@ constexpr std::array kSettings{
     Setting{"parallel.max_block_size", &set_max_block_size},
     Setting{"storage.sync_before_rename", &set_bool<&DaemonOptions::sync_before_rename>},
     Setting{"storage.preallocate", &set_bool<&DaemonOptions::preallocate>},
+    Setting{"storage.direct_io", &set_disk<bool, &middleware::disk::DiskOptions::direct_io>},
+    Setting{"storage.readers", &set_disk_count<&middleware::disk::DiskOptions::readers, 1, 16>},
+    Setting{"storage.writers", &set_disk_count<&middleware::disk::DiskOptions::writers, 1, 16>},
+    Setting{"storage.queue_depth", &set_disk_count<&middleware::disk::DiskOptions::queue_depth, 1, 64>},
     Setting{"rdma.enabled", &set_rdma_bool<&RdmaOptions::enabled>},
     Setting{"rdma.sequential_writes", &set_rdma_bool<&RdmaOptions::sequential_writes>},
     Setting{"rdma.max_streams", &set_rdma_uint<&RdmaOptions::max_streams, 1, 64>},

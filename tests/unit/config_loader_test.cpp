@@ -66,6 +66,21 @@ TEST(ConfigLoader, EmbeddedDefaultsMatchTheDocumentedDefaults) {
     EXPECT_EQ(d.log_level, s.log_level);
     EXPECT_EQ(d.sync_before_rename, s.sync_before_rename);
     EXPECT_EQ(d.preallocate, s.preallocate);
+    EXPECT_EQ(d.disk.direct_io, s.disk.direct_io);
+    EXPECT_EQ(d.disk.readers, s.disk.readers);
+    EXPECT_EQ(d.disk.writers, s.disk.writers);
+    EXPECT_EQ(d.disk.queue_depth, s.disk.queue_depth);
+}
+
+TEST(ConfigLoader, DiskEngineKeys) {
+    auto o = overlay("storage: {direct_io: false, readers: 2, writers: 3, queue_depth: 16}\n");
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_FALSE(o->disk.direct_io);
+    EXPECT_EQ(o->disk.readers, 2u);
+    EXPECT_EQ(o->disk.writers, 3u);
+    EXPECT_EQ(o->disk.queue_depth, 16u);
+    EXPECT_FALSE(overlay("storage: {readers: 0}\n"));
+    EXPECT_FALSE(overlay("storage: {queue_depth: 65}\n"));
 }
 
 TEST(ConfigLoader, StorageSwitchesAreOnByDefaultAndCanBeTurnedOff) {
