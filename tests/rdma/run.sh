@@ -79,7 +79,7 @@ fi
 # 5. One guest for the whole suite.
 start=$SECONDS
 # 4G: the 1 GiB tests keep a source, an upload and a download in guest tmpfs.
-"$HERE/lab/run-in-guest.sh" -k "$KERNEL" -m 4G -t 900 --times -- "$HERE/guest/suite.sh" "$BIN"
+"$HERE/lab/run-in-guest.sh" -k "$KERNEL" -m 4G --disk 16G -t 900 --times -- "$HERE/guest/suite.sh" "$BIN"
 rc=$?
 log "guest run took $((SECONDS - start)) s, exit status $rc"
 case $rc in

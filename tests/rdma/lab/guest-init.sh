@@ -49,6 +49,17 @@ for d in "${LAB_RW_DIRS[@]}"; do
     mkdir -p "$d" && mount -t hostfs -o "$d" hostfs "$d" || say "writable mount of $d failed"
 done
 
+# A real block device, when asked for (--disk): ext4, where O_DIRECT works.
+if [[ -n ${LAB_DISK:-} ]]; then
+    mkdir -p "$LAB_DISK"
+    if mount -t ext4 /dev/ubda "$LAB_DISK" && chmod 1777 "$LAB_DISK"; then
+        export LAB_DISK
+    else
+        say "the lab disk /dev/ubda could not be mounted"
+        finish 125
+    fi
+fi
+
 # Registering memory pins pages; the default memlock limit is far too small.
 ulimit -l unlimited
 # UML's /proc/cpuinfo has no "cpu MHz" line, and perftest then reports 0 MB/s:

@@ -12,6 +12,9 @@
 #                      host kills UML at SEC+60 should the guest itself hang
 #   -m, --mem SIZE     guest memory (default 2G; sparse, backed by /dev/shm)
 #   --rw DIR           also mount host DIR writable (repeatable)
+#   --disk SIZE        a real block device: a sparse ext4 image of SIZE (ubd0)
+#                      that the guest mounts at /run/disk ($LAB_DISK), where
+#                      O_DIRECT works (tmpfs and hostfs refuse it in 6.1)
 #   --times            print the boot time and the whole run's wall time
 #   -v, --verbose      --times, plus the guest kernel console
 # Exit status: the command's own; 124 = guest-side timeout; 125 = the guest
@@ -21,7 +24,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PROJECT=$(cd "$HERE/../../.." && pwd)
-KERNEL=${RFTP_UML_KERNEL:-} TIMEOUT=600 MEM=2G VERBOSE=0 TIMES=0
+KERNEL=${RFTP_UML_KERNEL:-} TIMEOUT=600 MEM=2G VERBOSE=0 TIMES=0 DISK=
 RW=("$PROJECT")
 while (($#)); do
     case $1 in
@@ -29,6 +32,7 @@ while (($#)); do
         -t|--timeout) TIMEOUT=$2; shift 2 ;;
         -m|--mem) MEM=$2; shift 2 ;;
         --rw) RW+=("$(realpath "$2")"); shift 2 ;;
+        --disk) DISK=$2; shift 2 ;;
         --times) TIMES=1; shift ;;
         -v|--verbose) VERBOSE=1 TIMES=1; shift ;;
         --) shift; break ;;
@@ -58,7 +62,17 @@ export -p | grep -Ev '^declare -[a-zA-Z]*x[a-zA-Z]* (PWD|OLDPWD|SHLVL|_|BASHOPTS
     printf 'LAB_MTU=9000\n'
     printf 'LAB_CPU_MHZ=%q\n' "$(awk -F': *' '/^cpu MHz/{print $2; exit}' /proc/cpuinfo)"
     printf 'LAB_RW_DIRS=('; printf '%q ' "${RW[@]}"; printf ')\n'
+    printf 'LAB_DISK=%q\n' "${DISK:+/run/disk}"
 } > "$SHARE/lab.sh"
+# The disk image lives in the private directory on the host's own disk
+# (not /dev/shm: it may grow to gigabytes) and goes with it.
+UBD=()
+if [[ -n $DISK ]]; then
+    # Formatted here: the host's mkfs takes a blink, the guest's half a minute.
+    truncate -s "$DISK" "$WORK/disk.img" &&
+        /usr/sbin/mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=1,lazy_journal_init=1 "$WORK/disk.img" || exit 125
+    UBD=(ubd0="$WORK/disk.img")
+fi
 
 # Guest tty1/tty2 -> our stdout/stderr through FIFOs: UML makes its channel
 # fds non-blocking, which must not leak onto the caller's stdout/stderr.
@@ -70,7 +84,7 @@ cat <"$WORK/err" >&2 & cat_err=$!
 start=$(date +%s.%N)
 # Guest RAM is a sparse file UML creates in $TMPDIR: keep it on tmpfs.
 TMPDIR=/dev/shm "$KERNEL" mem="$MEM" root=/dev/root rootfstype=hostfs rootflags=/ ro \
-    init="$HERE/guest-init.sh" uml_dir="$WORK" \
+    init="$HERE/guest-init.sh" uml_dir="$WORK" "${UBD[@]}" \
     con=null ssl=null con0=null,fd:3 con1=null,fd:4 con2=null,fd:5 \
     RFTP_LAB_SHARE="$SHARE" \
     </dev/null 3>>"$LOG" 4>"$WORK/out" 5>"$WORK/err" >>"$LOG" 2>&1 &
