@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 PYTEST  ?= python3 -m pytest
 
-.PHONY: all deps build test unit e2e rdma demo bench bench-rdma install clean
+.PHONY: all deps build test unit e2e rdma demo bench bench-rdma bench-disk install clean
 
 all: build
 
@@ -42,6 +42,10 @@ bench: build
 # RDMA in the lab guest: ib_write_bw against rftp, per device (docs/benchmarks.md).
 bench-rdma: build
 	@bash bench/rdma-bench.sh $(BUILD) $(BENCH_ARGS)
+
+# Disk to disk against fio on the same disk: TCP on the host, RDMA in the lab guest (docs/benchmarks.md).
+bench-disk: build
+	@bash bench/disk-bench.sh $(BUILD) $(BENCH_ARGS)
 
 install: build
 	cmake --install $(BUILD)

@@ -160,25 +160,27 @@ OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::str
     report.transport = "rdma";
     report.streams = channel.params().streams;
     report.bytes = progress.bytes.load();
+    if (moved && moved->sha256) report.sha256 = moved->sha256;
     return finish_transfer(session, moved, what, verb.starts_with("RRTR"), report);
 }
 
 }  // namespace
 
 OutcomeStatus put_over_rdma(Session &session, rdma::Channel &channel, int fd, uint64_t offset, uint64_t size,
-                            const std::string &remote, const FileProgressHooks &hooks, FileReport &report) {
+                            const std::string &remote, const FileProgressHooks &hooks, FileReport &report,
+                            bool digest) {
     return over_rdma(session, channel, "RSTR " + remote, "put " + remote, offset, size, hooks, report,
                      [&](middleware::TransferProgress &progress) {
-                         return channel.send_file({fd, offset, size}, progress);
+                         return channel.send_file({fd, offset, size, digest}, progress);
                      });
 }
 
 OutcomeStatus get_over_rdma(Session &session, rdma::Channel &channel, int fd, uint64_t offset,
                             std::optional<uint64_t> size, const std::string &remote, const FileProgressHooks &hooks,
                             FileReport &report, middleware::RangeSet &received,
-                            std::function<void(uint64_t)> on_prefix_grown, bool sequential) {
+                            std::function<void(uint64_t)> on_prefix_grown, bool sequential, bool digest) {
     // Preallocated: a full local disk ends the download before any block moves.
-    rdma::ReceiveSpec spec{fd, offset, 1ull << 62, size, std::move(on_prefix_grown), sequential, true};
+    rdma::ReceiveSpec spec{fd, offset, 1ull << 62, size, std::move(on_prefix_grown), sequential, true, digest};
     return over_rdma(session, channel, "RRTR " + remote, "get " + remote, offset, size, hooks, report,
                      [&](middleware::TransferProgress &progress) {
                          return channel.receive_file(spec, progress, received);

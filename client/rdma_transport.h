@@ -21,16 +21,18 @@ namespace rftp::client {
 Outcome<middleware::rdma::Channel *> rdma_channel_for(Session &session, const Options &o, FileReport &report);
 
 // Uploads [offset, size) of fd to remote with REST/RSTR over the channel.
+// digest: take the file's SHA-256 from the blocks sent (report.sha256).
 OutcomeStatus put_over_rdma(Session &session, middleware::rdma::Channel &channel, int fd, uint64_t offset,
                             uint64_t size, const std::string &remote, const FileProgressHooks &hooks,
-                            FileReport &report);
+                            FileReport &report, bool digest);
 
 // Downloads remote from offset into fd with REST/RRTR over the channel.
 // received records what arrived (its contiguous end is where a resume
-// starts); on_prefix_grown feeds the resume journal.
+// starts); on_prefix_grown feeds the resume journal. digest: take the
+// file's SHA-256 from the blocks written (report.sha256).
 OutcomeStatus get_over_rdma(Session &session, middleware::rdma::Channel &channel, int fd, uint64_t offset,
                             std::optional<uint64_t> size, const std::string &remote, const FileProgressHooks &hooks,
                             FileReport &report, middleware::RangeSet &received,
-                            std::function<void(uint64_t)> on_prefix_grown, bool sequential);
+                            std::function<void(uint64_t)> on_prefix_grown, bool sequential, bool digest);
 
 }  // namespace rftp::client

@@ -117,7 +117,7 @@ OutcomeStatus get_one_file(Session &session, const Options &o, const std::string
                                      [&journal](uint64_t prefix) {
                                          if (journal) journal->record(prefix);
                                      },
-                                     o.sequential_writes);
+                                     o.sequential_writes, o.verify);
             if (!got) {
                 // Only the contiguous prefix is trustworthy for a resume.
                 if (!dest.direct) (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
@@ -217,7 +217,7 @@ OutcomeStatus get_one_file(Session &session, const Options &o, const std::string
         return fail_as(ExitCode::local_file, "fsync " + dest.write_path + ": " + std::strerror(errno));
     file.reset();
     if (o.verify) {
-        if (auto ok = verify_digest(session, remote, dest.write_path); !ok) {
+        if (auto ok = verify_digest(session, remote, dest.write_path, report.sha256); !ok) {
             if (ok.error().exit == ExitCode::verification) ::unlink(dest.write_path.c_str());  // corrupt: never resume it
             return ok;
         }

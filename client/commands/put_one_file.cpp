@@ -73,9 +73,10 @@ OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSourc
     auto rdma_channel = rdma_channel_for(session, o, report);
     if (!rdma_channel) return std::unexpected(rdma_channel.error());
     if (*rdma_channel) {
-        auto sent = put_over_rdma(session, **rdma_channel, source.fd.get(), offset, size, remote, hooks, report);
+        auto sent = put_over_rdma(session, **rdma_channel, source.fd.get(), offset, size, remote, hooks, report,
+                                  o.verify);
         if (!sent) return sent;
-        if (o.verify) return verify_digest(session, remote, source.path);
+        if (o.verify) return verify_digest(session, remote, source.path, report.sha256);
         return {};
     }
     report.transport = "tcp";

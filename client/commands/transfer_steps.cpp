@@ -9,6 +9,7 @@
 
 #include <cstring>
 
+#include "common/log.h"
 #include "common/unique_fd.h"
 #include "middleware/integrity/file_digest.h"
 
@@ -24,6 +25,10 @@ OutcomeStatus set_binary_mode(Session &session) {
 OutcomeStatus prepare_transfer_session(Session &session, bool verify) {
     if (verify) {
         if (auto ok = require_hash_for_verify(session); !ok) return ok;
+        // Says digests will be asked for, so rftpd takes each RDMA file's
+        // while it moves; any server that refuses still answers HASH.
+        auto chosen = session.control.command("OPTS HASH SHA-256");
+        if (!chosen) return std::unexpected(chosen.error());
     }
     return set_binary_mode(session);
 }
@@ -112,17 +117,25 @@ OutcomeStatus require_hash_for_verify(const Session &session) {
                    "--verify needs a server that offers HASH SHA-256 (such as rftpd); this one does not");
 }
 
-OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path) {
+OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path,
+                            const std::optional<std::string> &taken_during_transfer) {
     auto remote = remote_sha256(session, remote_path);
     if (!remote) return fail_as(ExitCode::verification, "--verify: " + remote.error().message);
-    UniqueFd fd(::open(local_path.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat st {};
-    if (!fd || ::fstat(fd.get(), &st) < 0)
-        return fail_as(ExitCode::local_file, "--verify: open " + local_path + ": " + std::strerror(errno));
-    auto local = middleware::sha256_of_file(fd.get(), static_cast<uint64_t>(st.st_size));
-    if (!local) return fail_as(ExitCode::local_file, "--verify: " + local.error().message);
-    if (*remote != *local)
-        return fail_as(ExitCode::verification, "SHA-256 mismatch: server " + *remote + ", local " + *local);
+    std::string local;
+    if (taken_during_transfer) {
+        log::debug("verify: the local SHA-256 of " + local_path + " was taken during the transfer");
+        local = *taken_during_transfer;
+    } else {
+        log::debug("verify: reading " + local_path + " for its SHA-256");
+        UniqueFd fd(::open(local_path.c_str(), O_RDONLY | O_CLOEXEC));
+        struct stat st {};
+        if (!fd || ::fstat(fd.get(), &st) < 0)
+            return fail_as(ExitCode::local_file, "--verify: open " + local_path + ": " + std::strerror(errno));
+        auto read = middleware::sha256_of_file(fd.get(), static_cast<uint64_t>(st.st_size));
+        if (!read) return fail_as(ExitCode::local_file, "--verify: " + read.error().message);
+        local = *read;
+    }
+    if (*remote != local) return fail_as(ExitCode::verification, "SHA-256 mismatch: server " + *remote + ", local " + local);
     return {};
 }
 

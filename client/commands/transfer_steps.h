@@ -45,8 +45,10 @@ ExitCode exit_for_data_error(const Error &error);
 // HASH path -> lower-case SHA-256 hex; clear error when the server lacks HASH.
 Outcome<std::string> remote_sha256(Session &session, const std::string &path);
 
-// --verify: the server's digest of remote_path must equal the local file's.
-OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path);
+// --verify: the server's digest of remote_path must equal the local file's:
+// taken_during_transfer where the transfer took it, else read from local_path.
+OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path,
+                            const std::optional<std::string> &taken_during_transfer = std::nullopt);
 
 // Fails early when --verify is asked of a server that cannot compute digests.
 OutcomeStatus require_hash_for_verify(const Session &session);

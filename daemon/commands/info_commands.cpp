@@ -85,7 +85,10 @@ void cmd_opts(Session &s, const std::string &arg) {
     } else if (what == "HASH") {
         std::string alg;
         in >> alg;
-        if (alg.empty() || upper(alg) == "SHA-256") s.reply(200, "SHA-256");
+        if (alg.empty() || upper(alg) == "SHA-256") {
+            if (!alg.empty()) s.state.digest_transfers = true;
+            s.reply(200, "SHA-256");
+        }
         else s.reply(501, "Unsupported algorithm; only SHA-256.");
     } else if (what == "MLST") {
         s.reply(200, "MLST OPTS type;size;modify;perm;UNIX.mode;");

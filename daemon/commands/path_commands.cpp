@@ -119,6 +119,11 @@ void cmd_hash(Session &s, const std::string &arg) {
     if (!fd) return reply_fs_error(s, fd.error());
     struct stat st {};
     if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode)) return s.reply(550, "Not a plain file.");
+    if (s.state.last_digest && s.state.last_digest->matches(st)) {
+        log::debug(s.log_prefix() + " event=hash path=" + log::quote(*vpath) + " from=transfer");
+        return s.reply(213, "SHA-256 0-" + std::to_string(st.st_size) + " " + s.state.last_digest->sha256 + " " + *vpath);
+    }
+    log::debug(s.log_prefix() + " event=hash path=" + log::quote(*vpath) + " from=file");
     auto file = std::make_shared<UniqueFd>(std::move(*fd));
     auto digest = std::make_shared<Result<std::string>>(fail_msg("not run"));
     uint64_t size = static_cast<uint64_t>(st.st_size);

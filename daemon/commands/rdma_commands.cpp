@@ -144,6 +144,7 @@ void cmd_rstr(Session &s, const std::string &arg) {
     UploadRequest req{*vpath, rest, false, true, true, s.options().sync_before_rename};
     bool preallocate = s.options().preallocate;
     bool sequential = s.options().rdma.sequential_writes;
+    bool digest = s.state.digest_transfers;
     s.run_transfer(job, rdma_fields("store", *vpath, *rdma), [=]() -> TransferOutcome {
         middleware::rdma::Channel &channel = *rdma->channel();
         if (discard) {
@@ -155,16 +156,19 @@ void cmd_rstr(Session &s, const std::string &arg) {
                                 *job);
         }
         std::string detail;
+        std::optional<TransferDigest> taken;
         TransferOutcome out = run_upload(*root, req, *job, [&](UploadTarget &target, middleware::RangeSet &ranges,
                                                                const std::function<void(uint64_t)> &on_prefix) -> Status {
             job->preliminary("Ok to send data over RDMA.");
             auto r = channel.receive_file({target.fd.get(), target.start, 1ull << 62, std::nullopt, on_prefix, sequential,
-                                           preallocate},
+                                           preallocate, digest},
                                           job->progress, ranges);
             detail = notice_detail(r);
             if (!r) return fail(r.error());
+            if (r->sha256) taken = TransferDigest::of(target.fd.get(), *r->sha256);
             return {};
         });
+        if (out.code == 226) out.digest = std::move(taken);
         if (out.code == 426 && !job->aborted()) out.text = "RDMA transfer failed; " + out.text;
         out.detail = detail;
         return out;
@@ -184,9 +188,13 @@ void cmd_rrtr(Session &s, const std::string &arg) {
     auto job = s.new_transfer_job();
     auto file = std::make_shared<UniqueFd>(std::move(source->fd));
     std::string preliminary = "Opening RDMA transfer for " + *vpath + " (" + std::to_string(size) + " bytes).";
+    bool digest = s.state.digest_transfers;
     s.run_transfer(job, rdma_fields("retrieve", *vpath, *rdma), [=]() -> TransferOutcome {
         job->preliminary(preliminary);
-        return rdma_outcome(rdma->channel()->send_file({file->get(), rest, size}, job->progress), *job);
+        auto r = rdma->channel()->send_file({file->get(), rest, size, digest}, job->progress);
+        TransferOutcome out = rdma_outcome(r, *job);
+        if (r && r->sha256) out.digest = TransferDigest::of(file->get(), *r->sha256);
+        return out;
     });
 }
 

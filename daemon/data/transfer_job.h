@@ -13,9 +13,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "daemon/data/transfer_digest.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "daemon/data/data_channel.h"
@@ -30,6 +32,7 @@ struct TransferOutcome {
     uint64_t bytes = 0;
     std::string result = "ok";  // ok, aborted, failed
     std::string detail;         // extra key=value fields for the transfer log line
+    std::optional<TransferDigest> digest;  // the file's SHA-256, when taken during the transfer
 };
 
 class TransferJob {

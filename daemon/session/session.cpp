@@ -311,6 +311,7 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             auto self = weak.lock();
                             if (!self || self->closed_) return;
                             self->transfer_.reset();
+                            if (outcome->digest) self->state.last_digest = std::move(outcome->digest);
                             self->reply(outcome->code, outcome->text);
                             if (self->abort_requested_) self->reply(226, "ABOR command successful.");
                             self->finish_busy();

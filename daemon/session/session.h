@@ -16,6 +16,7 @@
 #include <string>
 
 #include "daemon/data/data_channel.h"
+#include "daemon/data/transfer_digest.h"
 #include "daemon/data/transfer_job.h"
 #include "daemon/rdma/session_rdma.h"
 #include "daemon/vfs/user_root.h"
@@ -49,6 +50,12 @@ struct SessionState {
     std::unique_ptr<DataChannel> data_channel;  // from PASV/EPSV/PORT/EPRT
     bool epsv_all = false;         // EPSV ALL: every other way to set up data connections is refused (RFC 2428 §3)
     std::shared_ptr<SessionRdma> rdma;  // from RADR; reused by RSTR/RRTR until replaced or the session ends
+
+    // OPTS HASH SHA-256: the client will ask for digests, so RSTR and RRTR
+    // take the file's SHA-256 while its blocks pass, and HASH answers from
+    // the last one while that file is unchanged (no second read).
+    bool digest_transfers = false;
+    std::optional<TransferDigest> last_digest;
 };
 
 class Session : public std::enable_shared_from_this<Session> {

@@ -109,6 +109,27 @@ void Channel::log_disk_summary_locked(const char *role, uint32_t file_id, const 
     log::debug(label_ + " event=disk_io role=" + role + " file=" + std::to_string(file_id) + " " + file->summary());
 }
 
+void Channel::hash_in_order(std::unique_lock<std::mutex> &lock, OrderedDigest &digest, bool source,
+                            const PieceStep &after_hash, const PieceStep &done) {
+    const uint32_t id = source ? source_->id : sink_->id;
+    auto current = [&] {
+        return source ? source_ && source_->id == id && !source_->done : sink_ && sink_->id == id && !sink_->done;
+    };
+    for (;;) {
+        std::vector<OrderedDigest::Piece> claimed = digest.claim();
+        if (claimed.empty()) return;
+        lock.unlock();
+        for (const auto &p : claimed) {
+            digest.update(res_.block(p.block), p.length);
+            if (after_hash) after_hash(p);
+        }
+        lock.lock();
+        digest.release(claimed);
+        if (!current()) return;
+        for (const auto &p : claimed) done(p);
+    }
+}
+
 ChannelStats Channel::stats() const {
     ChannelStats s;
     s.device = res_.device() ? ibv_get_device_name(res_.device()->device) : "";

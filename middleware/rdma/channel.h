@@ -39,6 +39,7 @@
 #include "common/unique_fd.h"
 #include "middleware/disk/block_io.h"
 #include "middleware/disk/disk_file.h"
+#include "middleware/integrity/ordered_digest.h"
 #include "middleware/range_set.h"
 #include "middleware/rdma/block_states.h"
 #include "middleware/rdma/channel_resources.h"
@@ -57,6 +58,9 @@ struct SendSpec {
     int fd = -1;          // read at each granted offset (never through its file offset); /dev/zero is never read
     uint64_t start = 0;   // REST offset
     uint64_t size = 0;    // the file's size: blocks cover [start, size)
+    // Take the file's SHA-256 from the blocks as they are read (start 0
+    // only): FileResult::sha256, no second pass.
+    bool digest = false;
 };
 
 struct ReceiveSpec {
@@ -73,6 +77,8 @@ struct ReceiveSpec {
     // Reserve [start, size) once the source announced the size (fallocate):
     // a full disk fails the file before any block moves.
     bool preallocate = false;
+    // Take the file's SHA-256 from the blocks as they are written (start 0 only).
+    bool digest = false;
 };
 
 struct FileResult {
@@ -81,6 +87,7 @@ struct FileResult {
     uint64_t bytes = 0;  // moved in this transfer
     double seconds = 0;
     NoticeMode notice = NoticeMode::unknown;
+    std::optional<std::string> sha256;  // when the spec asked for it: the whole file's, hex
 };
 
 struct ChannelStats {
@@ -126,6 +133,7 @@ private:
         std::vector<std::vector<uint32_t>> chain_of;
         std::deque<wire::Grant> waiting;           // granted, no local block yet
         std::unique_ptr<disk::DiskFile> disk;      // what the readers read (none for /dev/zero)
+        std::unique_ptr<OrderedDigest> digest;     // spec.digest: read blocks wait here for their turn
         std::deque<uint32_t> to_load;              // blocks the readers fill
         std::deque<uint32_t> to_send;              // blocks the sender posts
         RangeSet sent;                             // bytes whose WRITE completed
@@ -146,6 +154,7 @@ private:
         bool seekable = true;
         bool discard = false;                      // memory-to-memory: the sink is /dev/null
         std::unique_ptr<disk::DiskFile> disk;      // what the writers write (none for /dev/null)
+        std::unique_ptr<OrderedDigest> digest;     // spec.digest: written blocks wait here for their turn
         BlockStates<SinkBlock> slots;
         std::vector<uint64_t> slot_offset;
         std::vector<uint32_t> slot_length;
@@ -190,6 +199,7 @@ private:
     void flush_control_locked();
     void fail_locked(const Error &e, bool tell_peer);
     void assign_blocks_locked();
+    void make_ready_locked(uint32_t block);  // loaded (and sealed): to the sender
     void start_sink_locked(const wire::RdmaMessage &begin);
     void grant_locked();
     wire::Grant grant_of(uint32_t slot, uint64_t offset, uint32_t len) const;
@@ -197,6 +207,12 @@ private:
     void finish_sink_locked(std::optional<Error> error);
     void block_stored_locked(uint32_t slot);
     void checksum_failed_locked(uint32_t slot, uint32_t got, uint32_t want);
+    // Hashes whatever now continues the file's digest and runs after_hash on
+    // each such block, outside the lock (dropped and taken again); then, back
+    // under it and while the file is still going, hands each to done.
+    using PieceStep = std::function<void(const OrderedDigest::Piece &)>;
+    void hash_in_order(std::unique_lock<std::mutex> &lock, OrderedDigest &digest, bool source, const PieceStep &after_hash,
+                       const PieceStep &done);
     struct Posting {
         uint32_t block;
         wire::Grant grant;

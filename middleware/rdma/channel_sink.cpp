@@ -27,6 +27,7 @@ Result<FileResult> Channel::receive_file(const ReceiveSpec &spec, TransferProgre
     f.slot_length.resize(res_.params.blocks);
     f.discard = memory_endpoint(spec.fd) == MemoryEndpoint::discard;
     if (!f.discard) f.disk = disk::DiskFile::open(spec.fd, true, res_.params.disk.direct_io);
+    if (spec.digest && spec.start == 0 && !f.discard) f.digest = std::make_unique<OrderedDigest>();
     f.seekable = f.discard || f.disk->seekable;
     if (!f.seekable && !spec.sequential) {
         sink_.reset();
@@ -198,12 +199,16 @@ void Channel::writer_loop(unsigned index) {
         bool current = sink_ && sink_->id == id && !sink_->done;
         for (const Damaged &d : damaged)
             if (current && !sink_->done) checksum_failed_locked(d.slot, d.got, d.want);  // one may fail the file
+        OrderedDigest *digest = current ? sink_->digest.get() : nullptr;
         for (const disk::FinishedOp &f : finished) {
             if (!sink_ || sink_->id != id || sink_->done) continue;
             if (!f.status) fail_locked(f.status.error(), true);
-            else block_stored_locked(f.op.block);
+            else if (!digest || !digest->add({f.op.block, f.op.offset, f.op.length})) block_stored_locked(f.op.block);
+            // else: on disk, and kept until the digest has taken it
         }
         finished.clear();
+        if (digest && sink_ && sink_->id == id && !sink_->done)
+            hash_in_order(lock, *digest, false, {}, [&](const OrderedDigest::Piece &p) { block_stored_locked(p.block); });
         if (!io.pending()) {
             busy = false;
             --disk_busy_;

@@ -43,6 +43,7 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
     f.chain_of.resize(res_.params.blocks);
     f.zeros = memory_endpoint(spec.fd) == MemoryEndpoint::zeros;
     if (!f.zeros) f.disk = disk::DiskFile::open(spec.fd, false, res_.params.disk.direct_io);
+    if (spec.digest && spec.start == 0 && !f.zeros) f.digest = std::make_unique<OrderedDigest>();
     wire::RdmaMessage begin;
     begin.type = wire::RdmaMessageType::file_begin;
     begin.file_id = f.id;
@@ -78,6 +79,13 @@ void Channel::assign_blocks_locked() {
     if (to_sender) sender_cv_.notify_one();
 }
 
+void Channel::make_ready_locked(uint32_t block) {
+    if (auto ok = source_->blocks.move(block, SourceBlock::loading, SourceBlock::ready); !ok)
+        return fail_locked(ok.error(), true);
+    source_->to_send.push_back(block);
+    sender_cv_.notify_one();
+}
+
 // Each reader keeps up to its queue depth of block reads in flight. Blocks
 // are sealed with their CRC32C outside the lock, as they come back.
 void Channel::reader_loop(unsigned index) {
@@ -95,6 +103,7 @@ void Channel::reader_loop(unsigned index) {
         }
         uint32_t id = source_ ? source_->id : 0;
         bool zeros = source_ && source_->zeros;
+        OrderedDigest *digest = source_ ? source_->digest.get() : nullptr;
         std::vector<disk::BlockOp> ops;
         while (!stopping_ && has_work() && io.in_flight() + ops.size() < io.depth()) {
             SourceFile &f = *source_;
@@ -116,11 +125,15 @@ void Channel::reader_loop(unsigned index) {
             for (const disk::BlockOp &op : ops) io.start(op);
             if (io.pending()) finished = io.wait();
         }
+        // With a digest to take, a block is sealed only once it is hashed:
+        // the digest is of the file's bytes, whatever happens to them later.
+        auto seal = [&](uint32_t block, uint32_t length) {
+            return seal_block(res_.block(block), length, crc32c({res_.block(block), length}));
+        };
         std::vector<uint8_t> damaged(finished.size());
-        for (std::size_t i = 0; i < finished.size(); ++i) {
-            const disk::BlockOp &op = finished[i].op;
-            if (finished[i].status) damaged[i] = seal_block(res_.block(op.block), op.length, crc32c({res_.block(op.block), op.length}));
-        }
+        if (!digest)
+            for (std::size_t i = 0; i < finished.size(); ++i)
+                if (finished[i].status) damaged[i] = seal(finished[i].op.block, finished[i].op.length);
         lock.lock();
         readers_[index].in_ring_wait = false;
         for (std::size_t i = 0; i < finished.size(); ++i) {
@@ -131,14 +144,15 @@ void Channel::reader_loop(unsigned index) {
                 fail_locked(finished[i].status.error(), true);
                 continue;
             }
-            if (auto ok = source_->blocks.move(op.block, SourceBlock::loading, SourceBlock::ready); !ok) {
-                fail_locked(ok.error(), true);
-                continue;
-            }
-            source_->to_send.push_back(op.block);
-            sender_cv_.notify_one();
+            if (digest && digest->add({op.block, op.offset, op.length})) continue;  // waits for its turn
+            if (digest) seal(op.block, op.length);  // a block sent again: hashed the first time
+            make_ready_locked(op.block);
         }
         finished.clear();
+        if (digest && source_ && source_->id == id && !source_->done)
+            hash_in_order(
+                lock, *digest, true, [&](const OrderedDigest::Piece &p) { seal(p.block, p.length); },
+                [&](const OrderedDigest::Piece &p) { make_ready_locked(p.block); });
         if (!io.pending()) {
             busy = false;
             --disk_busy_;
@@ -360,6 +374,7 @@ Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool s
         r.start = start;
         r.size = size;
         r.bytes = source_->bytes_acked;
+        if (source_->digest) r.sha256 = source_->digest->finish(size);
         log_disk_summary_locked("source", source_->id, source_->disk.get());
         if (!source_->confirmed || source_->error) error = source_->error.value_or(Error::msg("transfer did not finish"));
         source_.reset();
@@ -368,6 +383,7 @@ Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool s
         r.size = sink_->size;
         r.bytes = sink_->bytes_written;
         r.notice = sink_->notice;
+        if (sink_->digest) r.sha256 = sink_->digest->finish(sink_->size);
         log_disk_summary_locked("sink", sink_->id, sink_->disk.get());
         if (sink_->error) error = sink_->error;
         sink_.reset();

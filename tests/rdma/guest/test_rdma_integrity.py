@@ -62,3 +62,43 @@ def test_a_block_that_never_arrives_whole_fails_the_file(daemon, device, tmp_pat
     rftp("put", str(src), url(addr, final.name))
     assert digest(final) == digest(src)
     final.unlink()
+
+
+def test_verify_takes_both_digests_while_the_blocks_pass(daemon, device, tmp_path):
+    """--verify over RDMA: rftp says OPTS HASH SHA-256, so both sides take the
+    file's SHA-256 from the blocks as they pass (out of order, four queue
+    pairs) and HASH answers from it: no second read of the file on either
+    side. Had either digest been wrong, the comparison would fail."""
+    name, addr = device
+    src = tmp_path / "verified.bin"
+    write_pattern(src, 9 * BLOCK + 4097, 21)
+    remote = f"verified-{name}.bin"
+    before = daemon.count(r"event=hash .* from=transfer")
+    p, up = rftp("-vv", "put", "--verify", "-P", "4", str(src), url(addr, remote))
+    assert up["transport"] == "rdma"
+    assert "was taken during the transfer" in p.stderr, p.stderr[-2000:]
+    assert daemon.count(r"event=hash .* from=transfer") == before + 1, daemon.log()[-2000:]
+    assert digest(daemon.root / remote) == digest(src)
+
+    back = tmp_path / "verified-back.bin"
+    p, down = rftp("-vv", "get", "--verify", "-P", "4", url(addr, remote), str(back))
+    assert down["transport"] == "rdma"
+    assert "was taken during the transfer" in p.stderr, p.stderr[-2000:]
+    assert daemon.count(r"event=hash .* from=transfer") == before + 2
+    assert digest(back) == digest(src)
+    (daemon.root / remote).unlink()
+
+
+def test_verify_after_a_resume_reads_the_file(daemon, device, tmp_path):
+    """A resumed transfer moves only the tail, so its digest cannot come from
+    the blocks: both sides read the whole file instead, and say so."""
+    name, addr = device
+    src = tmp_path / "resumed.bin"
+    write_pattern(src, 2 * BLOCK + 5, 22)
+    remote = daemon.root / f"resumed-{name}.bin"
+    remote.write_bytes(src.read_bytes()[:BLOCK])  # a first part already there
+    p, up = rftp("-vv", "put", "-c", "--verify", str(src), url(addr, remote.name))
+    assert up["transport"] == "rdma" and up["bytes"] == BLOCK + 5
+    assert f"reading {src} for its SHA-256" in p.stderr, p.stderr[-2000:]
+    assert digest(remote) == digest(src)
+    remote.unlink()

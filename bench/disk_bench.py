@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""make bench-disk: rftp file-to-file on a real disk against fio on the same
+disk. Runs in one of two places (bench/disk-bench.sh runs both):
+
+  --where host   on the machine's own disk, over TCP (1 and 4 streams);
+  --where guest  in the RDMA lab guest, on its ext4 block device
+                 ($LAB_DISK), over RDMA on each soft device (1 and 4 queue pairs).
+
+The limit is fio's sequential O_DIRECT read and write (io_uring, the same
+block size and queue depth as rftp's disk engine) on the same file system;
+the goal is rftp at 0.9 of the slower of the two. The page cache is dropped
+before every run where the system allows it (root). CPU seconds per GB for
+client and daemon. Prints a Markdown table; writes it into
+docs/benchmarks.md between this place's markers unless --doc no."""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "rdma" / "guest"))
+# The lab's Daemon helper serves any address; on the host it listens on loopback.
+os.environ.setdefault("RFTP_LAB_DEVICES", "loopback=127.0.0.1")
+from conftest import BUILD, PASSWORD, Daemon  # noqa: E402
+
+MiB = 1 << 20
+BLOCK = 4 * MiB   # rftp's RDMA block; TCP runs ask for the same
+DEPTH = 4         # storage.queue_depth's default
+
+
+def proc_cpu(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def drop_caches() -> bool:
+    subprocess.run(["sync"], check=False)
+    try:
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def fio(path: Path, rw: str, size_mib: int) -> float:
+    """GB/s of one sequential O_DIRECT pass."""
+    drop_caches()
+    out = subprocess.run(["fio", "--name=limit", f"--filename={path}", f"--rw={rw}", f"--bs={BLOCK}",
+                          f"--iodepth={DEPTH}", "--ioengine=io_uring", "--direct=1", f"--size={size_mib}M",
+                          "--output-format=json"], capture_output=True, text=True, check=True).stdout
+    job = json.loads(out[out.index("{"):])["jobs"][0]
+    return job["read" if rw == "read" else "write"]["bw_bytes"] / 1e9
+
+
+def rftp(daemon, args, size, transport):
+    drop_caches()
+    env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
+    server0 = proc_cpu(daemon.proc.pid)
+    t0 = os.times()
+    p = subprocess.run([str(BUILD / "rftp"), "--json", "--no-progress", *args], capture_output=True, text=True,
+                       env=env, timeout=900)
+    t1 = os.times()
+    summary = next((json.loads(l) for l in p.stdout.splitlines() if '"summary"' in l), {})
+    gb = size / 1e9
+    ok = p.returncode == 0 and summary.get("bytes") == size and summary.get("transport") == transport
+    seconds = summary.get("transfer_seconds") or summary.get("seconds") or 1e9
+    return {"ok": ok, "gbps": gb / seconds if ok else 0.0,
+            "client_cpu": ((t1.children_user - t0.children_user) + (t1.children_system - t0.children_system)) / gb,
+            "server_cpu": (proc_cpu(daemon.proc.pid) - server0) / gb,
+            "error": "" if ok else (summary.get("message") or p.stderr[-200:])}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--where", choices=["host", "guest"], required=True)
+    ap.add_argument("--size-mib", type=int, default=0, help="file size (default: 4096 on the host, 2048 in the guest)")
+    ap.add_argument("--dir", default="", help="a directory on the disk to measure (default: /var/tmp, or $LAB_DISK)")
+    ap.add_argument("--doc", default="yes")
+    a = ap.parse_args()
+    size_mib = a.size_mib or (4096 if a.where == "host" else 2048)
+    size = size_mib * MiB
+    base = Path(a.dir or (os.environ.get("LAB_DISK", "") if a.where == "guest" else "/var/tmp"))
+    work = Path(tempfile.mkdtemp(prefix="rftp-disk-bench-", dir=base))
+    fs = subprocess.run(["stat", "-f", "-c", "%T", str(work)], capture_output=True, text=True).stdout.strip()
+    if a.where == "guest":
+        places = [tuple(x.split("=", 1)) for x in os.environ["RFTP_LAB_DEVICES"].split()]
+        transport = "rdma"
+    else:
+        places = [("loopback", "127.0.0.1")]
+        transport = "tcp"
+    src = work / "src.bin"
+    with open(src, "wb") as f:  # distinct MiBs, cheaply
+        block = os.urandom(MiB)
+        for i in range(size_mib):
+            f.write(i.to_bytes(8, "little") + block[8:])
+    daemon = Daemon(work / "daemon", [addr for _, addr in places], port=2131)
+    rows = []
+    cache_dropped = drop_caches()
+    try:
+        probe = work / "fio.bin"
+        w = fio(probe, "write", size_mib)
+        r = fio(probe, "read", size_mib)
+        probe.unlink()
+        limit = min(w, r)
+        rows.append({"place": fs, "test": "fio write (O_DIRECT, io_uring)", "gbps": w, "limit": True})
+        rows.append({"place": fs, "test": "fio read (O_DIRECT, io_uring)", "gbps": r, "limit": True})
+        for name, addr in places:
+            url = f"rftp://alice@{addr}:2131"
+            for streams in (1, 4):
+                flags = ["-P", str(streams), "--block-size", f"{BLOCK // MiB}M"]
+                if transport == "tcp":
+                    flags += ["--transport", "tcp"]
+                for test, args in (
+                        (f"put disk->disk -P{streams}", ["put", *flags, str(src), f"{url}/up.bin"]),
+                        (f"get disk->disk -P{streams}", ["get", *flags, f"{url}/up.bin", str(work / "down.bin")])):
+                    row = rftp(daemon, args, size, transport)
+                    row.update(place=f"{fs}, {name}", test=test, ratio=row["gbps"] / limit if row["ok"] else None)
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
+                (daemon.root / "up.bin").unlink(missing_ok=True)
+                (work / "down.bin").unlink(missing_ok=True)
+    finally:
+        daemon.stop()
+        subprocess.run(["rm", "-rf", str(work)])
+
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    head = ("UML guest (1 vCPU), ext4 on the lab's ubd disk, RDMA" if a.where == "guest"
+            else f"{platform.node()}, {fs} on the machine's disk, TCP loopback")
+    lines = [f"#### {stamp} — {head}, kernel {platform.release()}", "",
+             f"{size_mib} MiB file, block {BLOCK // MiB} MiB, queue depth {DEPTH}, CRC32C on every RDMA block. "
+             f"GB = 10^9 bytes. One run per row. Page cache dropped before each run: "
+             f"{'yes' if cache_dropped else 'no (not root)'}.", "",
+             "| where | test | GB/s | vs slower fio | client CPU s/GB | server CPU s/GB | ok |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.get("limit"):
+            lines.append(f"| {r['place']} | {r['test']} | {r['gbps']:.2f} | limit | - | - | yes |")
+            continue
+        ratio = f"{r['ratio']:.2f} ×" if r.get("ratio") else "-"
+        lines.append(f"| {r['place']} | {r['test']} | {r['gbps']:.2f} | {ratio} | {r['client_cpu']:.3f} | "
+                     f"{r['server_cpu']:.3f} | {'yes' if r['ok'] else 'NO: ' + r['error'][:80]} |")
+    runs = [r for r in rows if not r.get("limit")]
+    met = [r for r in runs if r.get("ratio") and r["ratio"] >= 0.9]
+    lines += ["", f"- goal ≥ 0.9 × the slower fio rate: met by {len(met)} of {len(runs)} rows"]
+    table = "\n".join(lines)
+    print(table)
+    if a.doc == "yes":
+        begin, end = f"<!-- bench-disk:{a.where}:begin -->", f"<!-- bench-disk:{a.where}:end -->"
+        doc = ROOT / "docs" / "benchmarks.md"
+        text = doc.read_text()
+        if begin in text:
+            pre, rest = text.split(begin, 1)
+            doc.write_text(pre + begin + "\n" + table + "\n" + end + rest.split(end, 1)[1])
+    return 0 if all(r.get("ok", True) for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

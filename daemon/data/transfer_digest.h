@@ -1,0 +1,27 @@
+// A file's SHA-256 taken while it moved over RDMA, with what identified the
+// file's content at that moment: HASH answers from it, with no read of the
+// file, for as long as the file is unchanged.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <optional>
+#include <string>
+
+namespace rftp::daemon {
+
+struct TransferDigest {
+    dev_t device = 0;
+    ino_t inode = 0;
+    off_t size = 0;
+    timespec modified{};  // not the change time: the rename into place changes that
+    std::string sha256;
+
+    static std::optional<TransferDigest> of(int fd, std::string sha256);
+    bool matches(const struct stat &st) const {
+        return st.st_dev == device && st.st_ino == inode && st.st_size == size &&
+               st.st_mtim.tv_sec == modified.tv_sec && st.st_mtim.tv_nsec == modified.tv_nsec;
+    }
+};
+
+}  // namespace rftp::daemon

@@ -1,0 +1,42 @@
+// HASH answers from a digest taken during a transfer only while the file is
+// the one that was transferred: same inode, size and modification time.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "common/unique_fd.h"
+#include "daemon/data/transfer_digest.h"
+
+using namespace rftp;
+using namespace rftp::daemon;
+
+TEST(TransferDigest, MatchesOnlyTheUnchangedFile) {
+    std::string path = std::filesystem::current_path().string() + "/digest-probe";
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd);
+    ASSERT_EQ(::write(fd.get(), "abc", 3), 3);
+    auto d = TransferDigest::of(fd.get(), "ba7816bf");
+    ASSERT_TRUE(d);
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    EXPECT_TRUE(d->matches(st));
+
+    // Renamed into place: still the same content.
+    std::string moved = path + "-final";
+    ASSERT_EQ(::rename(path.c_str(), moved.c_str()), 0);
+    ASSERT_EQ(::stat(moved.c_str(), &st), 0);
+    EXPECT_TRUE(d->matches(st));
+
+    // Written again (even to the same size): the modification time moves on.
+    timespec later[2] = {{0, UTIME_OMIT}, {st.st_mtim.tv_sec + 1, st.st_mtim.tv_nsec}};
+    ASSERT_EQ(::pwrite(fd.get(), "x", 1, 0), 1);
+    ASSERT_EQ(::futimens(fd.get(), later), 0);
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    EXPECT_FALSE(d->matches(st));
+    ::unlink(moved.c_str());
+
+    EXPECT_FALSE(TransferDigest::of(fd.get(), ""));  // no digest, nothing to remember
+}
