@@ -88,7 +88,7 @@ def main():
     size = size_mib * MiB
     base = Path(a.dir or (os.environ.get("LAB_DISK", "") if a.where == "guest" else "/var/tmp"))
     work = Path(tempfile.mkdtemp(prefix="rftp-disk-bench-", dir=base))
-    fs = subprocess.run(["stat", "-f", "-c", "%T", str(work)], capture_output=True, text=True).stdout.strip()
+    fs = subprocess.run(["findmnt", "-no", "FSTYPE", "-T", str(work)], capture_output=True, text=True).stdout.strip()
     if a.where == "guest":
         places = [tuple(x.split("=", 1)) for x in os.environ["RFTP_LAB_DEVICES"].split()]
         transport = "rdma"
@@ -105,6 +105,10 @@ def main():
     cache_dropped = drop_caches()
     try:
         probe = work / "fio.bin"
+        # A first pass lays the space out (the lab's disk is a sparse image on
+        # the host: first writes there cost a host allocation); measure the second.
+        fio(probe, "write", size_mib)
+        probe.unlink()
         w = fio(probe, "write", size_mib)
         r = fio(probe, "read", size_mib)
         probe.unlink()
