@@ -1,5 +1,7 @@
 #include "client/commands/get_one_file.h"
 
+#include "common/log.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,10 +54,8 @@ bool already_complete(const Options &o, const Destination &dest, const std::opti
            static_cast<uint64_t>(st.st_size) == *size;
 }
 
-}  // namespace
-
-OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
-                           const FileProgressHooks &hooks, FileReport &report) {
+OutcomeStatus get_once(Session &session, const Options &o, const std::string &remote, const Destination &dest,
+                       const FileProgressHooks &hooks, FileReport &report) {
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());
     // SIZE offered but refused: the file is missing or not a plain file.
@@ -226,6 +226,21 @@ OutcomeStatus get_one_file(Session &session, const Options &o, const std::string
         return fail_as(ExitCode::local_file,
                        "rename " + dest.write_path + " to " + dest.final_path + ": " + std::strerror(errno));
     return {};
+}
+
+}  // namespace
+
+OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
+                           const FileProgressHooks &hooks, FileReport &report) {
+    Options attempt = o;
+    for (unsigned resumes = 0;; ++resumes) {
+        auto got = get_once(session, attempt, remote, dest, hooks, report);
+        if (got || dest.direct || resumes == kChecksumResumes || !resumable_checksum_failure(got.error(), report))
+            return got;
+        report.note(got.error().message + "; resuming from the last good byte");
+        log::warning("get " + remote + ": " + got.error().message + "; resuming from the last good byte");
+        attempt.resume = true;
+    }
 }
 
 }  // namespace rftp::client

@@ -1,5 +1,7 @@
 #include "client/commands/put_one_file.h"
 
+#include "common/log.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -53,8 +55,10 @@ Outcome<UploadSource> open_upload_source(const std::string &path, std::optional<
     return source;
 }
 
-OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
-                           const FileProgressHooks &hooks, FileReport &report) {
+namespace {
+
+OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
+                       const FileProgressHooks &hooks, FileReport &report) {
     const uint64_t size = source.size;
     uint64_t offset = 0;
     if (o.resume) {
@@ -160,6 +164,20 @@ OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSourc
     }
     if (o.verify) return verify_digest(session, remote, source.path);
     return {};
+}
+
+}  // namespace
+
+OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
+                           const FileProgressHooks &hooks, FileReport &report) {
+    Options attempt = o;
+    for (unsigned resumes = 0;; ++resumes) {
+        auto sent = put_once(session, attempt, source, remote, hooks, report);
+        if (sent || resumes == kChecksumResumes || !resumable_checksum_failure(sent.error(), report)) return sent;
+        report.note(sent.error().message + "; resuming from the last good byte");
+        log::warning("put " + remote + ": " + sent.error().message + "; resuming from the last good byte");
+        attempt.resume = true;
+    }
 }
 
 }  // namespace rftp::client

@@ -111,6 +111,10 @@ Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
     return hex;
 }
 
+bool resumable_checksum_failure(const Failure &failure, const FileReport &report) {
+    return report.transport == "tcp" && failure.message.find("failed its CRC32C check") != std::string::npos;
+}
+
 OutcomeStatus require_hash_for_verify(const Session &session) {
     if (session.features.hash_sha256) return {};
     return fail_as(ExitCode::verification,

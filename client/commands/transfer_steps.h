@@ -7,6 +7,7 @@
 #include <string>
 
 #include "client/exit_codes.h"
+#include "client/commands/file_report.h"
 #include "client/session.h"
 
 namespace rftp::client {
@@ -49,6 +50,12 @@ Outcome<std::string> remote_sha256(Session &session, const std::string &path);
 // taken_during_transfer where the transfer took it, else read from local_path.
 OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path,
                             const std::optional<std::string> &taken_during_transfer = std::nullopt);
+
+// A block that fails its CRC32C check on a TCP transfer ends it, with only
+// the good prefix kept on the receiving side; the file is then resumed from
+// there, at most this many times (over RDMA the channel resends the block).
+inline constexpr unsigned kChecksumResumes = 3;
+bool resumable_checksum_failure(const Failure &failure, const FileReport &report);
 
 // Fails early when --verify is asked of a server that cannot compute digests.
 OutcomeStatus require_hash_for_verify(const Session &session);

@@ -69,13 +69,15 @@ void store(Session &s, const std::string &arg, bool append) {
     auto root = s.state.root;
     bool ascii = s.state.ascii;
     uint32_t max_block = s.state.block_size;  // what OPTS PARALLEL agreed bounds every frame
+    bool direct_io = s.options().disk.direct_io;
     UploadRequest req{*vpath, rest, append, streams > 0, streams > 1, s.options().sync_before_rename};
     s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams), [=]() -> TransferOutcome {
         return run_upload(*root, req, *job, [&](UploadTarget &target, RangeSet &ranges, const auto &on_prefix) -> Status {
             auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), "Ok to send data.");
             if (!socks) return fail(Error{kDataConnectionNotOpened, socks.error().message});
             if (streams > 0) {
-                middleware::ParallelReceivePlan plan{target.fd.get(), target.start, max_block, 1ull << 62, on_prefix};
+                middleware::ParallelReceivePlan plan{target.fd.get(), target.start, max_block, 1ull << 62, on_prefix,
+                                                     direct_io};
                 auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
                 if (!r) return fail(r.error());
                 return {};
@@ -156,6 +158,7 @@ void cmd_retr(Session &s, const std::string &arg) {
     auto source = open_for_retrieve(s, *vpath, rest);
     if (!source) return;
     uint64_t size = source->size;
+    bool direct_io = s.options().disk.direct_io;
     auto job = take_channel_or_reply(s);
     if (!job) return;
 
@@ -169,7 +172,7 @@ void cmd_retr(Session &s, const std::string &arg) {
         if (!socks) return open_failed_outcome(socks.error(), job->aborted());
         Status sent;
         if (streams > 0) {
-            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block}, job->progress);
+            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block, direct_io}, job->progress);
         } else if (ascii) {
             auto r = send_ascii((*socks)[0], file->get(), rest, job->progress);
             if (!r) sent = fail(r.error());

@@ -3,11 +3,17 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include "middleware/disk/block_io.h"
+#include "middleware/disk/disk_file.h"
+#include "middleware/integrity/block_checksum.h"
 #include "middleware/tcp/socket_io.h"
 #include "protocol/block_frame.h"
 
@@ -60,23 +66,83 @@ Status send_header(int sock, const ftp::FrameHeader &h) {
     return write_all(sock, bytes.data(), bytes.size());
 }
 
+// Each stream's blocks in memory: page-aligned (direct I/O), with room for
+// the CRC32C trailer after each block.
+class StreamBuffers {
+public:
+    StreamBuffers(unsigned count, uint32_t block_size)
+        : stride_(static_cast<std::size_t>(block_size) + disk::kDirectAlign),
+          memory_(static_cast<uint8_t *>(std::aligned_alloc(disk::kDirectAlign, count * stride_)), &std::free) {
+        for (unsigned i = 0; i < count && memory_; ++i) iovecs_.push_back({block(i), stride_});
+    }
+    bool valid() const { return memory_ != nullptr; }
+    uint8_t *block(uint32_t i) const { return memory_.get() + i * stride_; }
+    std::span<const iovec> iovecs() const { return iovecs_; }
+
+private:
+    std::size_t stride_;
+    std::unique_ptr<uint8_t, decltype(&std::free)> memory_;
+    std::vector<iovec> iovecs_;
+};
+
+// Blocks each stream keeps in hand: one on the wire while the next is read
+// from or written to the disk.
+constexpr unsigned kStreamDepth = 2;
+
+Result<std::unique_ptr<disk::BlockIo>> stream_engine(const StreamBuffers &buffers, const char *role) {
+    if (!buffers.valid()) return fail_msg("out of memory for stream buffers", -ENOMEM);
+    return disk::BlockIo::create(buffers.iovecs(), kStreamDepth, std::string("tcp ") + role);
+}
+
 }  // namespace
 
+// Each stream claims the next block, reads it through the disk engine
+// (O_DIRECT where it can) while the previous one is on the wire, seals it
+// with its CRC32C and sends header, payload and trailer.
 Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, TransferProgress &progress) {
     if (socks.empty()) return fail_msg("no data connections");
     if (plan.block_size == 0) return fail_msg("block size 0");
+    const uint64_t blocks = plan.size <= plan.start ? 0 : (plan.size - plan.start + plan.block_size - 1) / plan.block_size;
     std::atomic<uint64_t> next_block{0};
+    auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
     StreamGroup group(socks, progress);
     return group.run([&](std::size_t, int sock) -> Status {
+        StreamBuffers buffers(kStreamDepth, plan.block_size);
+        auto io = stream_engine(buffers, "sender");
+        if (!io) return fail(io.error());
+        std::deque<disk::BlockOp> reading;  // in claim order: sent in that order
+        std::vector<bool> loaded(kStreamDepth, false);
+        std::vector<uint32_t> free_buffers;
+        for (uint32_t i = kStreamDepth; i > 0; --i) free_buffers.push_back(i - 1);
         set_cork(sock, true);
         for (;;) {
             if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
-            uint64_t index = next_block.fetch_add(1);
-            if (plan.size <= plan.start || index >= (plan.size - plan.start + plan.block_size - 1) / plan.block_size) break;
-            uint64_t offset = plan.start + index * plan.block_size;
-            uint64_t count = std::min<uint64_t>(plan.block_size, plan.size - offset);
-            if (auto s = send_header(sock, {ftp::kFrameData, count, offset}); !s) return s;
-            if (auto s = copy_file_to_socket(sock, plan.file_fd, offset, count, progress); !s) return s;
+            while (!free_buffers.empty()) {
+                uint64_t index = next_block.fetch_add(1);
+                if (index >= blocks) break;
+                uint64_t offset = plan.start + index * plan.block_size;
+                uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(plan.block_size, plan.size - offset));
+                disk::BlockOp op{disk::IoDirection::read, file.get(), free_buffers.back(), offset, count};
+                free_buffers.pop_back();
+                loaded[op.block] = false;
+                (*io)->start(op);
+                reading.push_back(op);
+            }
+            if (reading.empty()) break;
+            const disk::BlockOp next = reading.front();
+            while (!loaded[next.block])
+                for (const disk::FinishedOp &f : (*io)->wait()) {
+                    if (!f.status) return fail(f.status.error());
+                    loaded[f.op.block] = true;
+                }
+            reading.pop_front();
+            uint8_t *data = buffers.block(next.block);
+            put_block_trailer(data, next.length, crc32c({data, next.length}));
+            if (take_fault_flip() && next.length > 0) data[next.length / 2] ^= 0x10;  // test-only, after the CRC
+            if (auto s = send_header(sock, {ftp::kFrameData, next.length, next.offset}); !s) return s;
+            if (auto s = write_all(sock, data, next.length + kBlockTrailerBytes); !s) return s;
+            progress.bytes.fetch_add(next.length);
+            free_buffers.push_back(next.block);
         }
         if (auto s = send_header(sock, {ftp::kFrameEod, 0, plan.size}); !s) return s;
         set_cork(sock, false);
@@ -93,36 +159,76 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     std::mutex size_mutex;
     std::optional<uint64_t> announced_size;
 
+    auto file = disk::DiskFile::open(plan.file_fd, true, plan.direct_io);
     StreamGroup group(socks, progress);
     Status s = group.run([&](std::size_t, int sock) -> Status {
-        auto pipe = SplicePipe::create();
-        if (!pipe) return fail(pipe.error());
-        uint8_t raw[ftp::kFrameHeaderSize];
-        for (;;) {
-            auto got = read_full(sock, raw, sizeof raw);
-            if (!got) return fail(got.error());
-            if (*got != sizeof raw) return fail_msg("data connection closed before its end-of-data frame");
-            auto h = ftp::decode_frame(raw, plan.max_block_size, plan.max_size);
-            if (!h) return fail(h.error().with_context("bad frame"));
-            if (h->descriptor == ftp::kFrameEod) {
-                {
-                    std::lock_guard lock(size_mutex);
-                    if (announced_size && *announced_size != h->offset)
-                        return fail_msg("streams disagree on the file size");
-                    announced_size = h->offset;
-                }
-                char extra;
-                auto tail = read_full(sock, &extra, 1);
-                if (!tail) return fail(tail.error());
-                if (*tail != 0) return fail_msg("data after the end-of-data frame");
-                return {};
+        StreamBuffers buffers(kStreamDepth, plan.max_block_size);
+        auto io = stream_engine(buffers, "receiver");
+        if (!io) return fail(io.error());
+        std::vector<uint32_t> free_buffers;
+        for (uint32_t i = kStreamDepth; i > 0; --i) free_buffers.push_back(i - 1);
+        // A block counts once it is on disk: only then may the resume journal cover it.
+        auto take_written = [&](std::vector<disk::FinishedOp> done) -> Status {
+            for (const disk::FinishedOp &f : done) {
+                if (!f.status) return fail(f.status.error());
+                free_buffers.push_back(f.op.block);
+                if (!received.add(f.op.offset, f.op.length)) return fail_msg("overlapping blocks");
+                progress.bytes.fetch_add(f.op.length);
+                if (plan.on_prefix_grown) plan.on_prefix_grown(received.contiguous_end());
             }
-            if (h->offset < plan.start) return fail_msg("block before the restart offset");
-            if (auto c = copy_socket_to_file(sock, plan.file_fd, true, h->offset, h->count, *pipe, progress); !c)
-                return c;
-            if (!received.add(h->offset, h->count)) return fail_msg("overlapping blocks");
-            if (plan.on_prefix_grown) plan.on_prefix_grown(received.contiguous_end());
-        }
+            return {};
+        };
+        auto drain = [&]() -> Status {
+            while ((*io)->pending())
+                if (auto ok = take_written((*io)->wait()); !ok) return ok;
+            return {};
+        };
+        // Whatever the ending, blocks already handed to the disk are waited
+        // for and recorded: the prefix kept for a resume is all that is there.
+        auto stream = [&]() -> Status {
+            uint8_t raw[ftp::kFrameHeaderSize];
+            for (;;) {
+                auto got = read_full(sock, raw, sizeof raw);
+                if (!got) return fail(got.error());
+                if (*got != sizeof raw) return fail_msg("data connection closed before its end-of-data frame");
+                auto h = ftp::decode_frame(raw, plan.max_block_size, plan.max_size);
+                if (!h) return fail(h.error().with_context("bad frame"));
+                if (h->descriptor == ftp::kFrameEod) {
+                    {
+                        std::lock_guard lock(size_mutex);
+                        if (announced_size && *announced_size != h->offset)
+                            return fail_msg("streams disagree on the file size");
+                        announced_size = h->offset;
+                    }
+                    char extra;
+                    auto tail = read_full(sock, &extra, 1);
+                    if (!tail) return fail(tail.error());
+                    if (*tail != 0) return fail_msg("data after the end-of-data frame");
+                    return {};
+                }
+                if (h->offset < plan.start) return fail_msg("block before the restart offset");
+                while (free_buffers.empty())
+                    if (auto ok = take_written((*io)->wait()); !ok) return ok;
+                uint32_t slot = free_buffers.back();
+                free_buffers.pop_back();
+                uint8_t *data = buffers.block(slot);
+                const uint32_t count = static_cast<uint32_t>(h->count);
+                auto body = read_full(sock, data, count + kBlockTrailerBytes);
+                if (!body) return fail(body.error());
+                if (*body != count + kBlockTrailerBytes) return fail_msg("data connection closed inside a block");
+                // Checked before it is written: a damaged block never reaches the file.
+                uint32_t want = block_trailer(data, count), crc = crc32c({data, count});
+                if (crc != want)
+                    return fail_msg("the block at byte " + std::to_string(h->offset) + " (" + std::to_string(count) +
+                                        " bytes) failed its CRC32C check; data is being damaged between the two "
+                                        "hosts (check the NICs, cables and memory)",
+                                    -EIO);
+                (*io)->start({disk::IoDirection::write, file.get(), slot, h->offset, count});
+            }
+        };
+        Status ended = stream();
+        Status drained = drain();
+        return ended ? drained : ended;
     });
     if (!s) return fail(s.error());
     if (!announced_size || *announced_size < plan.start) return fail_msg("no valid end-of-data frame");

@@ -1,7 +1,9 @@
 // One file over N data connections in framed blocks (docs/protocol.md,
 // "Parallel streams"). One thread per connection; blocks are handed out from
-// a shared counter, so a fast connection carries more of them. Payload is
-// sent with sendfile(2) and received with splice(2) at the block's offset.
+// a shared counter, so a fast connection carries more of them. Each thread
+// reads or writes its blocks through the disk engine (io_uring, O_DIRECT
+// where the file system takes it), and every block carries a CRC32C that the
+// receiver checks before the block touches the file.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,7 @@ struct ParallelSendPlan {
     uint64_t start = 0;        // REST offset
     uint64_t size = 0;         // file size: blocks cover [start, size)
     uint32_t block_size = 8u << 20;
+    bool direct_io = true;     // read with O_DIRECT where the file system takes it
 };
 
 // Sends the plan over every socket in socks, then an EOD frame on each and
@@ -33,6 +36,7 @@ struct ParallelReceivePlan {
     // Called, from any stream thread, after the complete prefix grew (for a
     // ResumeJournal). Must be quick and thread-safe.
     std::function<void(uint64_t contiguous_end)> on_prefix_grown;
+    bool direct_io = true;        // write with O_DIRECT where the file system takes it
 };
 
 struct ParallelReceiveResult {

@@ -34,7 +34,7 @@ def password_hash(password: str) -> str:
 class Rftpd:
     """A running rftpd. alice is read-write in root/alice, bob read-only in root/bob."""
 
-    def __init__(self, workdir: Path, extra_config: str = "", anonymous: bool = False, wrapper=()):
+    def __init__(self, workdir: Path, extra_config: str = "", anonymous: bool = False, wrapper=(), env_extra=None):
         self.workdir = workdir
         self.port = free_port()
         self.roots = {"alice": workdir / "alice", "bob": workdir / "bob", "anonymous": workdir / "anon"}
@@ -52,8 +52,10 @@ class Rftpd:
         self.log_path = workdir / "rftpd.log"
         self._log = open(self.log_path, "w")
         # wrapper: a command to run the daemon under (strace, for the durability test).
+        # env_extra: the test-only fault switch, for one.
         self.proc = subprocess.Popen([*wrapper, str(BUILD / "rftpd"), "--config", str(self.config)],
-                                     stdout=self._log, stderr=subprocess.STDOUT)
+                                     stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=dict(os.environ, **(env_extra or {})))
         self._wait_listening()
 
     def _wait_listening(self):

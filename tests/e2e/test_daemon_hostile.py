@@ -1082,8 +1082,37 @@ def test_idle_timeout_does_not_cut_a_slow_transfer(rftpd_factory):
 # ------------------------------------------------------------ hostile parallel-stream frames
 
 
-def frame(offset: int, payload: bytes) -> bytes:
-    return struct.pack(">BQQ", 0x00, len(payload), offset) + payload
+def _crc32c_table():
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC32C = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    """CRC32C (Castagnoli), what every parallel-stream block carries; small payloads only."""
+    c = 0xFFFFFFFF
+    for b in data:
+        c = _CRC32C[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
+assert crc32c(b"123456789") == 0xE3069283
+
+
+def frame(offset: int, payload: bytes, damaged: bool = False) -> bytes:
+    """A data frame: header, payload, the payload's CRC32C (big-endian)."""
+    crc = crc32c(payload)
+    body = bytearray(payload)
+    if damaged:
+        body[len(body) // 2] ^= 0x10
+    return struct.pack(">BQQ", 0x00, len(payload), offset) + bytes(body) + struct.pack(">I", crc)
 
 
 def eod(size: int, count: int = 0) -> bytes:
@@ -1129,6 +1158,7 @@ BAD_FRAMINGS = {
     "stream without EOD": ([frame(0, A[:100]) + eod(200), frame(100, A[100:200])], 200),
     "truncated header": ([frame(0, A[:100]) + b"\x00\x00\x00"], 100),
     "truncated payload": ([frame(0, A[:100]) + struct.pack(">BQQ", 0, 500, 100) + A[100:150]], 100),
+    "a damaged block": ([frame(0, A[:100]) + frame(100, A[100:200], damaged=True) + eod(200)], 100),
     "unknown descriptor": ([frame(0, A[:100]) + struct.pack(">BQQ", 0x40, 10, 100) + A[100:110] + eod(110)], 100),
 }
 

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <random>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "middleware/integrity/block_checksum.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/stream_transfer.h"
 #include "protocol/block_frame.h"
@@ -66,6 +68,21 @@ struct TempFile {
         return out;
     }
 };
+
+// A data frame as send_parallel writes it: header, payload, CRC32C trailer.
+std::string data_frame(const std::string &payload, uint64_t offset, bool damage = false) {
+    auto h = ftp::encode_frame({ftp::kFrameData, payload.size(), offset});
+    std::string out(h.begin(), h.end());
+    out += payload;
+    uint8_t trailer[kBlockTrailerBytes + 1] = {};
+    std::vector<uint8_t> body(payload.begin(), payload.end());
+    body.resize(payload.size() + kBlockTrailerBytes);
+    put_block_trailer(body.data(), static_cast<uint32_t>(payload.size()), crc32c({body.data(), payload.size()}));
+    std::copy(body.end() - kBlockTrailerBytes, body.end(), trailer);
+    out.append(reinterpret_cast<const char *>(trailer), kBlockTrailerBytes);
+    if (damage) out[h.size() + payload.size() / 2] ^= 0x10;
+    return out;
+}
 
 std::string random_bytes(std::size_t n, unsigned seed) {
     std::mt19937 rng(seed);
@@ -149,23 +166,47 @@ TEST(ParallelTransfer, ConnectionDroppedMidwayIsAnErrorAndPrefixIsKept) {
     std::thread receiver([&] { got = receive_parallel(recv_socks, {dst.fd.get(), 0, 65536, 1ull << 62}, received, rp); });
 
     // Stream 1 sends block 0 and a proper EOD; stream 2 sends half of block 1 and dies.
-    auto h0 = ftp::encode_frame({ftp::kFrameData, 65536, 0});
-    ASSERT_EQ(::write(pairs[0].first.get(), h0.data(), h0.size()), (ssize_t)h0.size());
-    ASSERT_EQ(::write(pairs[0].first.get(), data.data(), 65536), 65536);
+    std::string f0 = data_frame(data.substr(0, 65536), 0);
+    ASSERT_EQ(::write(pairs[0].first.get(), f0.data(), f0.size()), (ssize_t)f0.size());
     auto eod = ftp::encode_frame({ftp::kFrameEod, 0, data.size()});
     ASSERT_EQ(::write(pairs[0].first.get(), eod.data(), eod.size()), (ssize_t)eod.size());
     pairs[0].first.reset();
     auto h1 = ftp::encode_frame({ftp::kFrameData, 65536, 65536});
     ASSERT_EQ(::write(pairs[1].first.get(), h1.data(), h1.size()), (ssize_t)h1.size());
     ASSERT_EQ(::write(pairs[1].first.get(), data.data() + 65536, 1000), 1000);
-    // Die only once everything sent so far was consumed: the first failure
-    // stops every stream, and this test is about what was complete by then.
-    for (int i = 0; i < 500 && rp.bytes.load() < 65536 + 1000; ++i) ::usleep(10000);
+    // Die only once block 0 is on disk: the first failure stops every
+    // stream, and this test is about what was complete by then.
+    for (int i = 0; i < 500 && rp.bytes.load() < 65536; ++i) ::usleep(10000);
     pairs[1].first.reset();
     receiver.join();
 
     EXPECT_FALSE(got);
     EXPECT_EQ(received.contiguous_end(), 65536u);
+}
+
+TEST(ParallelTransfer, ADamagedBlockNeverReachesTheFile) {
+    std::string data = random_bytes(3 * 65536, 10);
+    TempFile dst;
+    auto pairs = tcp_pairs(1);
+    std::string wire = data_frame(data.substr(0, 65536), 0) + data_frame(data.substr(65536, 65536), 65536, true) +
+                       data_frame(data.substr(131072), 131072);
+    auto eod = ftp::encode_frame({ftp::kFrameEod, 0, data.size()});
+    wire.append(eod.begin(), eod.end());
+    std::thread sender([&] {
+        (void)!::write(pairs[0].first.get(), wire.data(), wire.size());
+        pairs[0].first.reset();
+    });
+    std::vector<int> socks{pairs[0].second.get()};
+    TransferProgress rp;
+    RangeSet received(0);
+    auto got = receive_parallel(socks, {dst.fd.get(), 0, 65536, 1ull << 62}, received, rp);
+    sender.join();
+    ASSERT_FALSE(got);
+    EXPECT_NE(got.error().message.find("at byte 65536"), std::string::npos) << got.error().message;
+    EXPECT_NE(got.error().message.find("CRC32C"), std::string::npos) << got.error().message;
+    EXPECT_EQ(received.contiguous_end(), 65536u);  // the block before it, and nothing of it
+    std::string stored = dst.read_all();
+    EXPECT_EQ(stored.find(data.substr(65536, 100)), std::string::npos);
 }
 
 TEST(ParallelTransfer, HostileFramesAreRefused) {
