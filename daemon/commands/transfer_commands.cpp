@@ -83,7 +83,8 @@ void store(Session &s, const std::string &arg, bool append) {
                 return {};
             }
             auto r = ascii ? receive_ascii((*socks)[0], target.fd.get(), target.start, job->progress)
-                           : middleware::receive_stream((*socks)[0], target.fd.get(), target.start, job->progress);
+                           : middleware::receive_stream((*socks)[0], target.fd.get(), target.start, job->progress,
+                                                        direct_io);
             if (!r) return fail(r.error());
             return {};
         });

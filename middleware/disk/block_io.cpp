@@ -28,8 +28,8 @@ Result<std::unique_ptr<BlockIo>> BlockIo::create(std::span<const iovec> blocks, 
     io->wake_fd_ = UniqueFd(::eventfd(0, EFD_CLOEXEC));
     if (!io->wake_fd_) return fail_errno("eventfd");
     if (backend == Backend::positioned_calls) return io;
-    // One more entry than the depth: the poll that wake() ends.
-    auto ring = IoRing::create(io->depth() + 1);
+    // Two parts per block, and the poll that wake() ends.
+    auto ring = IoRing::create(2 * io->depth() + 1);
     if (!ring) {
         log::debug(io->label_ + " event=disk_engine io_uring unavailable (" + ring.error().message +
                    "); reading and writing with pread/pwrite");
@@ -51,91 +51,123 @@ BlockIo::~BlockIo() {
     while (ring_ && in_flight_ > 0) (void)wait();
 }
 
-// The next piece of a block: O_DIRECT while offset, memory and length allow
-// whole aligned sectors; buffered for the rest.
-BlockIo::Chunk BlockIo::plan(Slot &s) const {
+// Whole aligned sectors of an aligned block go direct; an unaligned tail,
+// or all of a block that starts off a sector boundary, goes buffered.
+void BlockIo::split(Slot &s) const {
     const BlockOp &op = s.op;
-    DiskFile &f = *op.file;
-    uint8_t *data = static_cast<uint8_t *>(blocks_[op.block].iov_base) + s.done;
-    uint32_t rest = op.length - s.done;
-    uint64_t offset = op.offset + s.done;
-    bool direct = f.seekable && f.direct_usable.load(std::memory_order_relaxed) && aligned(offset) &&
-                  aligned(reinterpret_cast<uintptr_t>(data)) && rest >= kDirectAlign;
-    if (direct) return {f.direct.get(), data, static_cast<uint32_t>(rest - rest % kDirectAlign), offset, true};
-    return {f.fd, data, rest, offset, false};
+    const DiskFile &f = *op.file;
+    auto *data = static_cast<uint8_t *>(blocks_[op.block].iov_base);
+    bool direct = f.seekable && f.direct_usable.load(std::memory_order_relaxed) && aligned(op.offset) &&
+                  aligned(reinterpret_cast<uintptr_t>(data)) && op.length >= kDirectAlign;
+    uint32_t head = direct ? static_cast<uint32_t>(op.length - op.length % kDirectAlign) : 0;
+    unsigned n = 0;
+    if (head > 0) s.parts[n++] = Part{op.offset, 0, head, 0, true, true};
+    if (head < op.length) s.parts[n++] = Part{op.offset + head, head, op.length - head, 0, false, true};
+    s.live = n;
 }
 
-std::optional<Status> BlockIo::advance(Slot &s, int64_t result) {
+bool BlockIo::advance(Slot &s, Part &p, int64_t result) {
     const BlockOp &op = s.op;
     bool reading = op.direction == IoDirection::read;
-    if (result == -EINTR || result == -EAGAIN) return std::nullopt;  // the same chunk again
-    if (result == -EINVAL && s.direct) {
+    // Of two parts that fail, the one nearer the start tells the truth (a
+    // file that ended early ended at its first missing byte).
+    auto failed = [&](Error e) {
+        if (!s.error || p.offset + p.done < s.error_offset) s.error = std::move(e), s.error_offset = p.offset + p.done;
+        return true;
+    };
+    if (result == -EINTR || result == -EAGAIN) return false;  // the same piece again
+    if (result == -EINVAL && p.direct) {
         // The file system took O_DIRECT at open but not for this I/O.
         op.file->refuse_direct(std::string("O_DIRECT ") + (reading ? "read" : "write") + " refused" +
-                               where(op, s.done) + ": " + std::strerror(EINVAL));
-        return std::nullopt;
+                               where(op, p.at + p.done) + ": " + std::strerror(EINVAL));
+        p.direct = false;
+        return false;
     }
-    if (result < 0)
-        return Status(fail_errno((reading ? "read" : "write") + where(op, s.done), static_cast<int>(-result)));
+    if (result < 0) return failed(Error::from_errno((reading ? "read" : "write") + where(op, p.at + p.done),
+                                                    static_cast<int>(-result)));
     if (result == 0) {
         if (reading)
-            return Status(fail_msg("the file ended at byte " + std::to_string(op.offset + s.done) +
-                                       " before its announced size (did it shrink while being sent?)",
-                                   -EIO));
-        return Status(fail_msg("write" + where(op, s.done) + " wrote nothing", -EIO));
+            return failed(Error{-EIO, "the file ended at byte " + std::to_string(p.offset + p.done) +
+                                          " before its announced size (did it shrink while being sent?)"});
+        return failed(Error{-EIO, "write" + where(op, p.at + p.done) + " wrote nothing"});
     }
-    (s.direct ? op.file->direct_bytes : op.file->buffered_bytes).fetch_add(static_cast<uint64_t>(result));
-    s.done += static_cast<uint32_t>(result);
-    if (s.done < op.length) return std::nullopt;
-    return Status{};
+    (p.direct ? op.file->direct_bytes : op.file->buffered_bytes).fetch_add(static_cast<uint64_t>(result));
+    p.done += static_cast<uint32_t>(result);
+    // A short direct transfer leaves a rest that may no longer be aligned.
+    if (p.done < p.length && p.direct && (p.done % kDirectAlign || (p.length - p.done) % kDirectAlign)) p.direct = false;
+    return p.done == p.length;
 }
 
 void BlockIo::start(const BlockOp &op) {
     uint32_t slot = 0;
     while (slots_[slot].busy) ++slot;  // the caller keeps fewer than depth() in flight
-    slots_[slot] = Slot{op, 0, false, true};
+    Slot &s = slots_[slot];
+    s = Slot{};
+    s.op = op;
+    s.busy = true;
     ++in_flight_;
     if (op.length == 0) return finish(slot, {});
-    if (ring_) queue_chunk(slot);
-    else run_sync(slot);
+    split(s);
+    if (!ring_) return run_sync(slot);
+    for (unsigned i = 0; i < 2; ++i)
+        if (s.parts[i].live) queue_part(slot, i);
+    // Submitted now: the caller may go off to the network before it waits,
+    // and the disk should be busy meanwhile. A failure here is retried (and
+    // then reported) by wait().
+    (void)ring_->submit();
 }
 
-void BlockIo::queue_chunk(uint32_t slot) {
+void BlockIo::queue_part(uint32_t slot, unsigned part) {
     Slot &s = slots_[slot];
-    Chunk c = plan(s);
-    s.direct = c.direct;
+    Part &p = s.parts[part];
     io_uring_sqe *sqe = ring_->next_sqe();
     if (!sqe) {
-        // Cannot happen with depth + 1 entries; fail the block rather than lose it.
-        return finish(slot, fail_msg("io_uring submission queue full", -EBUSY));
+        // Cannot happen with room for two parts per block; fail the block rather than lose it.
+        advance(s, p, -EBUSY);
+        p.live = false;
+        return part_done(slot);
     }
+    DiskFile &f = *s.op.file;
+    int fd = p.direct ? f.direct.get() : f.fd;
+    uint8_t *data = static_cast<uint8_t *>(blocks_[s.op.block].iov_base) + p.at + p.done;
+    uint32_t length = p.length - p.done;
     // A pipe is written at its own position: offset -1.
-    uint64_t offset = s.op.file->seekable ? c.offset : static_cast<uint64_t>(-1);
+    uint64_t offset = f.seekable ? p.offset + p.done : static_cast<uint64_t>(-1);
     bool reading = s.op.direction == IoDirection::read;
     if (ring_->has_fixed_buffers()) {
         int index = static_cast<int>(s.op.block);
-        if (reading) io_uring_prep_read_fixed(sqe, c.fd, c.data, c.length, offset, index);
-        else io_uring_prep_write_fixed(sqe, c.fd, c.data, c.length, offset, index);
+        if (reading) io_uring_prep_read_fixed(sqe, fd, data, length, offset, index);
+        else io_uring_prep_write_fixed(sqe, fd, data, length, offset, index);
     } else {
-        if (reading) io_uring_prep_read(sqe, c.fd, c.data, c.length, offset);
-        else io_uring_prep_write(sqe, c.fd, c.data, c.length, offset);
+        if (reading) io_uring_prep_read(sqe, fd, data, length, offset);
+        else io_uring_prep_write(sqe, fd, data, length, offset);
     }
-    io_uring_sqe_set_data64(sqe, slot);
+    io_uring_sqe_set_data64(sqe, slot * 2 + part);
 }
 
 void BlockIo::run_sync(uint32_t slot) {
     Slot &s = slots_[slot];
-    for (;;) {
-        Chunk c = plan(s);
-        s.direct = c.direct;
-        ssize_t n;
-        bool seekable = s.op.file->seekable;
-        if (s.op.direction == IoDirection::read)
-            n = ::pread(c.fd, c.data, c.length, static_cast<off_t>(c.offset));
-        else
-            n = seekable ? ::pwrite(c.fd, c.data, c.length, static_cast<off_t>(c.offset)) : ::write(c.fd, c.data, c.length);
-        if (auto status = advance(s, n < 0 ? -errno : n)) return finish(slot, std::move(*status));
+    bool seekable = s.op.file->seekable;
+    for (Part &p : s.parts) {
+        if (!p.live) continue;
+        for (bool whole = false; !whole;) {
+            int fd = p.direct ? s.op.file->direct.get() : s.op.file->fd;
+            uint8_t *data = static_cast<uint8_t *>(blocks_[s.op.block].iov_base) + p.at + p.done;
+            uint32_t length = p.length - p.done;
+            off_t offset = static_cast<off_t>(p.offset + p.done);
+            ssize_t n;
+            if (s.op.direction == IoDirection::read) n = ::pread(fd, data, length, offset);
+            else n = seekable ? ::pwrite(fd, data, length, offset) : ::write(fd, data, length);
+            whole = advance(s, p, n < 0 ? -errno : n);
+        }
+        if (s.error) break;
     }
+    finish(slot, s.error ? Status(fail(*s.error)) : Status{});
+}
+
+void BlockIo::part_done(uint32_t slot) {
+    Slot &s = slots_[slot];
+    if (--s.live == 0) finish(slot, s.error ? Status(fail(*s.error)) : Status{});
 }
 
 void BlockIo::finish(uint32_t slot, Status status) {
@@ -184,10 +216,16 @@ std::vector<FinishedOp> BlockIo::wait() {
                 woken = true;
                 continue;
             }
-            uint32_t slot = static_cast<uint32_t>(tag);
-            if (slot >= slots_.size() || !slots_[slot].busy) continue;  // not ours: ignore rather than trust
-            if (auto status = advance(slots_[slot], res)) finish(slot, std::move(*status));
-            else queue_chunk(slot);
+            uint32_t slot = static_cast<uint32_t>(tag / 2);
+            unsigned part = static_cast<unsigned>(tag % 2);
+            if (slot >= slots_.size() || !slots_[slot].busy || !slots_[slot].parts[part].live) continue;  // not ours
+            Slot &s = slots_[slot];
+            if (advance(s, s.parts[part], res)) {
+                s.parts[part].live = false;
+                part_done(slot);
+            } else {
+                queue_part(slot, part);
+            }
         } while (ring_->peek(&cqe) == 0);
     }
     return std::exchange(finished_, {});

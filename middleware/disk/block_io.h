@@ -61,7 +61,7 @@ public:
     // Operations started and not yet returned by wait() or take_finished().
     bool pending() const { return in_flight_ > 0 || !finished_.empty(); }
 
-    // Queues op (fewer than depth() in flight); it is submitted by the next wait().
+    // Starts op (fewer than depth() in flight): submitted at once.
     void start(const BlockOp &op);
     // Submits what was started, then blocks until at least one operation
     // finished or wake() was called; returns the finished operations.
@@ -72,26 +72,33 @@ public:
     void wake();
 
 private:
+    // A block goes as up to two parts in flight at once: the whole aligned
+    // sectors through the O_DIRECT descriptor, the rest buffered. Both are
+    // submitted together, so neither waits for this thread to come back.
+    struct Part {
+        uint64_t offset = 0;  // in the file
+        uint32_t at = 0;      // in the block's buffer
+        uint32_t length = 0;
+        uint32_t done = 0;
+        bool direct = false;
+        bool live = false;
+    };
     struct Slot {
         BlockOp op;
-        uint32_t done = 0;    // bytes already moved
-        bool direct = false;  // the chunk in flight goes through the O_DIRECT descriptor
+        Part parts[2];
+        unsigned live = 0;          // parts still moving
+        std::optional<Error> error; // of the part that failed nearest the block's start
+        uint64_t error_offset = 0;
         bool busy = false;
-    };
-    struct Chunk {
-        int fd;
-        uint8_t *data;
-        uint32_t length;
-        uint64_t offset;
-        bool direct;
     };
 
     BlockIo(std::span<const iovec> blocks, unsigned depth, std::string label);
-    Chunk plan(Slot &s) const;
-    // Takes one chunk's result; returns the block's final status once it is whole or failed.
-    std::optional<Status> advance(Slot &s, int64_t result);
-    void queue_chunk(uint32_t slot);
+    void split(Slot &s) const;
+    // Takes one part's result; true once that part is whole or failed.
+    bool advance(Slot &s, Part &p, int64_t result);
+    void queue_part(uint32_t slot, unsigned part);
     void run_sync(uint32_t slot);
+    void part_done(uint32_t slot);
     void arm_wake();
     void finish(uint32_t slot, Status status);
 

@@ -15,6 +15,7 @@ std::unique_ptr<DiskFile> DiskFile::open(int fd, bool writing, bool want_direct)
     struct stat st {};
     bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
     f->seekable = ::lseek(fd, 0, SEEK_CUR) >= 0;
+    f->regular = regular;
     if (!want_direct) {
         f->buffered_reason = "direct I/O is off";
     } else if (!regular) {

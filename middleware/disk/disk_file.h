@@ -21,6 +21,7 @@ struct DiskFile {
     int fd = -1;           // not owned
     UniqueFd direct;       // the same file opened O_DIRECT; empty where refused
     bool seekable = true;  // false: a pipe, written in order at its own position
+    bool regular = false;  // a regular file (not a device, pipe or socket)
     std::atomic<bool> direct_usable{false};
     std::string buffered_reason;  // why the file (or a part of it) goes buffered
     std::atomic<uint64_t> direct_bytes{0}, buffered_bytes{0};

@@ -15,6 +15,7 @@
 #include "middleware/disk/disk_file.h"
 #include "middleware/integrity/block_checksum.h"
 #include "middleware/tcp/socket_io.h"
+#include "middleware/tcp/stream_buffers.h"
 #include "protocol/block_frame.h"
 
 namespace rftp::middleware {
@@ -61,37 +62,13 @@ private:
     std::optional<Error> error_;
 };
 
+// Blocks each stream keeps in hand: one on the wire while the next ones are
+// read from or written to the disk (a disk wants a few in its queue).
+constexpr unsigned kStreamDepth = 4;
+
 Status send_header(int sock, const ftp::FrameHeader &h) {
     auto bytes = ftp::encode_frame(h);
     return write_all(sock, bytes.data(), bytes.size());
-}
-
-// Each stream's blocks in memory: page-aligned (direct I/O), with room for
-// the CRC32C trailer after each block.
-class StreamBuffers {
-public:
-    StreamBuffers(unsigned count, uint32_t block_size)
-        : stride_(static_cast<std::size_t>(block_size) + disk::kDirectAlign),
-          memory_(static_cast<uint8_t *>(std::aligned_alloc(disk::kDirectAlign, count * stride_)), &std::free) {
-        for (unsigned i = 0; i < count && memory_; ++i) iovecs_.push_back({block(i), stride_});
-    }
-    bool valid() const { return memory_ != nullptr; }
-    uint8_t *block(uint32_t i) const { return memory_.get() + i * stride_; }
-    std::span<const iovec> iovecs() const { return iovecs_; }
-
-private:
-    std::size_t stride_;
-    std::unique_ptr<uint8_t, decltype(&std::free)> memory_;
-    std::vector<iovec> iovecs_;
-};
-
-// Blocks each stream keeps in hand: one on the wire while the next is read
-// from or written to the disk.
-constexpr unsigned kStreamDepth = 2;
-
-Result<std::unique_ptr<disk::BlockIo>> stream_engine(const StreamBuffers &buffers, const char *role) {
-    if (!buffers.valid()) return fail_msg("out of memory for stream buffers", -ENOMEM);
-    return disk::BlockIo::create(buffers.iovecs(), kStreamDepth, std::string("tcp ") + role);
 }
 
 }  // namespace
@@ -108,7 +85,7 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
     StreamGroup group(socks, progress);
     return group.run([&](std::size_t, int sock) -> Status {
         StreamBuffers buffers(kStreamDepth, plan.block_size);
-        auto io = stream_engine(buffers, "sender");
+        auto io = stream_engine(buffers, kStreamDepth, "tcp sender");
         if (!io) return fail(io.error());
         std::deque<disk::BlockOp> reading;  // in claim order: sent in that order
         std::vector<bool> loaded(kStreamDepth, false);
@@ -163,7 +140,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     StreamGroup group(socks, progress);
     Status s = group.run([&](std::size_t, int sock) -> Status {
         StreamBuffers buffers(kStreamDepth, plan.max_block_size);
-        auto io = stream_engine(buffers, "receiver");
+        auto io = stream_engine(buffers, kStreamDepth, "tcp receiver");
         if (!io) return fail(io.error());
         std::vector<uint32_t> free_buffers;
         for (uint32_t i = kStreamDepth; i > 0; --i) free_buffers.push_back(i - 1);

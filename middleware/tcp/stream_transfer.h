@@ -1,6 +1,8 @@
 // One plain data connection (FTP MODE S, TYPE I): the file's bytes, start to
-// end, then close. Sending uses sendfile(2) with TCP_CORK; receiving uses
-// splice(2) from the socket through a pipe into the file at explicit offsets.
+// end, then close. Sending uses sendfile(2) with TCP_CORK. Receiving into a
+// regular file goes through the disk engine (blocks written at their
+// offsets, O_DIRECT where the file system takes it); into anything else it
+// uses splice(2) from the socket through a pipe.
 // Both fall back to read/write where the kernel refuses the zero-copy call
 // (e.g. a source that is not a regular file). Neither touches the file's
 // shared position. Blocking calls; the caller sets socket timeouts and, to
@@ -23,6 +25,8 @@ Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &
 
 // Receives until the peer closes, writing at offset onwards. Returns the end
 // offset. file_fd may also be a non-seekable sink (pipe, /dev/null, stdout).
-Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress);
+// On failure a regular file holds exactly what arrived whole, from offset on.
+Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress,
+                                bool direct_io = true);
 
 }  // namespace rftp::middleware

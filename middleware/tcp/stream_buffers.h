@@ -1,0 +1,43 @@
+// A TCP stream's blocks in memory, and the disk engine that reads or writes
+// them: page-aligned (direct I/O), each with room for a CRC32C trailer.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "middleware/disk/block_io.h"
+#include "middleware/disk/disk_file.h"
+
+namespace rftp::middleware {
+
+class StreamBuffers {
+public:
+    StreamBuffers(unsigned count, uint32_t block_size)
+        : stride_(static_cast<std::size_t>(block_size) + disk::kDirectAlign),
+          memory_(static_cast<uint8_t *>(std::aligned_alloc(disk::kDirectAlign, count * stride_)), &std::free) {
+        for (unsigned i = 0; i < count && memory_; ++i) iovecs_.push_back({block(i), stride_});
+    }
+    bool valid() const { return memory_ != nullptr; }
+    uint8_t *block(uint32_t i) const { return memory_.get() + i * stride_; }
+    std::span<const iovec> iovecs() const { return iovecs_; }
+
+private:
+    std::size_t stride_;
+    std::unique_ptr<uint8_t, decltype(&std::free)> memory_;
+    std::vector<iovec> iovecs_;
+};
+
+inline Result<std::unique_ptr<disk::BlockIo>> stream_engine(const StreamBuffers &buffers, unsigned depth,
+                                                            const std::string &label) {
+    if (!buffers.valid()) return fail_msg("out of memory for stream buffers", -ENOMEM);
+    return disk::BlockIo::create(buffers.iovecs(), depth, label);
+}
+
+}  // namespace rftp::middleware
