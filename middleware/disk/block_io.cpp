@@ -23,7 +23,7 @@ std::string where(const BlockOp &op, uint32_t done) {
 }  // namespace
 
 Result<std::unique_ptr<BlockIo>> BlockIo::create(std::span<const iovec> blocks, unsigned depth, std::string label,
-                                                 Backend backend) {
+                                                 Backend backend, Buffers buffers) {
     std::unique_ptr<BlockIo> io(new BlockIo(blocks, std::max(1u, depth), std::move(label)));
     io->wake_fd_ = UniqueFd(::eventfd(0, EFD_CLOEXEC));
     if (!io->wake_fd_) return fail_errno("eventfd");
@@ -33,6 +33,10 @@ Result<std::unique_ptr<BlockIo>> BlockIo::create(std::span<const iovec> blocks, 
     if (!ring) {
         log::debug(io->label_ + " event=disk_engine io_uring unavailable (" + ring.error().message +
                    "); reading and writing with pread/pwrite");
+        return io;
+    }
+    if (buffers == Buffers::plain) {
+        io->ring_.emplace(std::move(*ring));
         return io;
     }
     if (int rc = ring->register_buffers(io->blocks_); rc < 0)

@@ -46,10 +46,14 @@ struct FinishedOp {
 class BlockIo {
 public:
     enum class Backend { io_uring, positioned_calls };
+    // Registering buffers pins (and first touches) every page of them: worth
+    // it for a pool that lives as long as an RDMA channel, not for the
+    // buffers of one short TCP transfer.
+    enum class Buffers { fixed, plain };
     // blocks: the pool, one buffer per block. label prefixes the debug lines.
     // io_uring falls back to positioned calls where the kernel refuses it.
     static Result<std::unique_ptr<BlockIo>> create(std::span<const iovec> blocks, unsigned depth, std::string label,
-                                                   Backend backend = Backend::io_uring);
+                                                   Backend backend = Backend::io_uring, Buffers buffers = Buffers::fixed);
     bool uses_io_uring() const { return ring_.has_value(); }
     bool uses_fixed_buffers() const { return ring_ && ring_->has_fixed_buffers(); }
     ~BlockIo();

@@ -37,7 +37,8 @@ private:
 inline Result<std::unique_ptr<disk::BlockIo>> stream_engine(const StreamBuffers &buffers, unsigned depth,
                                                             const std::string &label) {
     if (!buffers.valid()) return fail_msg("out of memory for stream buffers", -ENOMEM);
-    return disk::BlockIo::create(buffers.iovecs(), depth, label);
+    return disk::BlockIo::create(buffers.iovecs(), depth, label, disk::BlockIo::Backend::io_uring,
+                                 disk::BlockIo::Buffers::plain);
 }
 
 }  // namespace rftp::middleware

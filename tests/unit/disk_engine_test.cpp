@@ -153,6 +153,11 @@ TEST(DiskEngine, IoUringRegistersThePoolAsFixedBuffers) {
     ASSERT_TRUE(io);
     if (!(*io)->uses_io_uring()) GTEST_SKIP() << "no io_uring in this kernel";
     EXPECT_TRUE((*io)->uses_fixed_buffers());
+    // A TCP transfer's own short-lived buffers are not pinned up front.
+    auto plain = BlockIo::create(pool.buffers(), 4, "test", BlockIo::Backend::io_uring, BlockIo::Buffers::plain);
+    ASSERT_TRUE(plain);
+    EXPECT_TRUE((*plain)->uses_io_uring());
+    EXPECT_FALSE((*plain)->uses_fixed_buffers());
 }
 
 TEST(DiskEngine, AFileThatEndsEarlyIsAnErrorNotZeros) {
