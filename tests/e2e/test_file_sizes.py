@@ -5,11 +5,14 @@ The RDMA side of the same matrix runs in the lab (tests/rdma/guest/test_rdma_fil
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+from sparse_file import SPARSE_SIZE, write_sparse  # noqa: E402
 from conftest import Rftpd
 from test_client_rftpd import env, rftp, sha256, summary, url  # noqa: F401 (env is a fixture)
 
@@ -57,18 +60,9 @@ def test_boundary_sizes_round_trip(daemon_on, place, env, streams):
         assert sha256(back) == sha256(src), name
 
 
-GiB = 1 << 30
-SPARSE_SIZE = 4 * GiB + 4097  # past 2^32: no 32-bit offset survives it
-MARKS = [0, 2 * GiB - 8, 4 * GiB - 8, SPARSE_SIZE - 16]
-
-
 def test_several_gib_sparse_file_on_disk(rftpd, env, tmp_path):
     src = tmp_path / "sparse.bin"
-    with open(src, "wb") as f:
-        f.truncate(SPARSE_SIZE)
-        for i, at in enumerate(MARKS):
-            f.seek(at)
-            f.write(f"mark{i:02d}{at:08x}"[:16].encode())
+    write_sparse(src)
     want = sha256(src)
     r = rftp(env, "--json", "put", "-P", "4", str(src), url(rftpd, "sparse.bin"), timeout=600)
     assert r.returncode == 0, r.stderr

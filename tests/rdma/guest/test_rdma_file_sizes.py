@@ -6,10 +6,13 @@ which bytes went direct and which went buffered, and why."""
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
+from sparse_file import SPARSE_SIZE, write_sparse  # noqa: E402
 from conftest import Daemon, lab_devices, rftp, url
 from test_rdma_transfers import BLOCK, digest
 
@@ -105,19 +108,10 @@ def test_boundary_sizes_between_tmpfs_and_disk(daemon, disk_daemon, device, tmp_
     back.rmdir()
 
 
-GiB = 1 << 30
-SPARSE_SIZE = 4 * GiB + 4097  # past 2^32: no 32-bit offset survives it
-MARKS = [0, 2 * GiB - 8, 4 * GiB - 8, SPARSE_SIZE - 16]
-
-
 def test_several_gib_sparse_file_up_and_down_on_disk(disk_daemon, device):
     name, addr = device
     src = lab_disk() / f"sparse-{name}.bin"
-    with open(src, "wb") as f:
-        f.truncate(SPARSE_SIZE)
-        for i, at in enumerate(MARKS):
-            f.seek(at)
-            f.write(f"mark{i:02d}{at:08x}"[:16].encode())
+    write_sparse(src)
     want = digest(src)
     try:
         _, up = rftp("put", "-P", "4", str(src), url(addr, src.name, port=DISK_PORT), timeout=600)
