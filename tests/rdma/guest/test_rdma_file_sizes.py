@@ -30,7 +30,10 @@ def lab_disk() -> Path:
 def disk_daemon():
     workdir = lab_disk() / "rftpd"
     workdir.mkdir()
-    d = Daemon(workdir, [a for _, a in lab_devices()], port=DISK_PORT)
+    # Two readers and two writers per transfer (the default daemon has one
+    # of each), so blocks also finish out of order between disk threads.
+    d = Daemon(workdir, [a for _, a in lab_devices()], port=DISK_PORT,
+               extra_config="storage: {readers: 2, writers: 2, queue_depth: 2}\n")
     yield d
     alive = d.alive()
     assert d.stop() == 0 and alive, d.log()[-3000:]
@@ -114,12 +117,16 @@ def test_several_gib_sparse_file_up_and_down_on_disk(disk_daemon, device):
     write_sparse(src)
     want = digest(src)
     try:
-        _, up = rftp("put", "-P", "4", str(src), url(addr, src.name, port=DISK_PORT), timeout=600)
+        # --verify: both sides take the digest as the blocks pass, through
+        # the daemon's two disk threads.
+        p, up = rftp("-vv", "put", "--verify", "-P", "4", str(src), url(addr, src.name, port=DISK_PORT), timeout=600)
+        assert "was taken during the transfer" in p.stderr, p.stderr[-2000:]
         assert up["transport"] == "rdma" and up["bytes"] == SPARSE_SIZE
         stored = disk_daemon.root / src.name
         assert digest(stored) == want
         back = lab_disk() / f"sparse-back-{name}.bin"
-        _, down = rftp("get", "-P", "4", url(addr, src.name, port=DISK_PORT), str(back), timeout=600)
+        p, down = rftp("-vv", "get", "--verify", "-P", "4", url(addr, src.name, port=DISK_PORT), str(back), timeout=600)
+        assert "was taken during the transfer" in p.stderr, p.stderr[-2000:]
         assert down["transport"] == "rdma" and down["bytes"] == SPARSE_SIZE
         assert digest(back) == want
     finally:
