@@ -48,7 +48,7 @@ namespace {
 
 // -c and LOCAL already holds exactly the server's size: nothing to fetch.
 bool already_complete(const Options &o, const Destination &dest, const std::optional<uint64_t> &size) {
-    if (!o.resume || dest.direct || !size) return false;
+    if (!o.resume || o.resume_own_partial || dest.direct || !size) return false;
     struct stat st {};
     return ::stat(dest.final_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
            static_cast<uint64_t>(st.st_size) == *size;
@@ -82,7 +82,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
     if (!dest.direct) {
         struct stat st {};
         ::fstat(file.get(), &st);
-        offset = o.resume ? static_cast<uint64_t>(st.st_size) : 0;
+        offset = o.resume || o.resume_own_partial ? static_cast<uint64_t>(st.st_size) : 0;
         // A parallel download that died leaves blocks beyond holes: only the
         // prefix its journal vouches for is good.
         if (auto journaled = middleware::read_resume_journal(journal_path); journaled && *journaled < offset)
@@ -117,7 +117,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                                      [&journal](uint64_t prefix) {
                                          if (journal) journal->record(prefix);
                                      },
-                                     o.sequential_writes, o.verify);
+                                     o.sequential_writes || dest.direct, o.verify);
             if (!got) {
                 // Only the contiguous prefix is trustworthy for a resume.
                 if (!dest.direct) (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
@@ -239,7 +239,7 @@ OutcomeStatus get_one_file(Session &session, const Options &o, const std::string
             return got;
         report.note(got.error().message + "; resuming from the last good byte");
         log::warning("get " + remote + ": " + got.error().message + "; resuming from the last good byte");
-        attempt.resume = true;
+        attempt.resume_own_partial = true;
     }
 }
 

@@ -21,12 +21,13 @@ namespace {
 
 // Where to continue an earlier upload; nullopt when the server already has it all.
 Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &session, const std::string &remote,
-                                               uint64_t local_size) {
+                                               uint64_t local_size, bool own_partial_only) {
     if (session.features.is_rftpd()) {
         auto partial = probe_size(session, remote_partial_name(remote));
         if (!partial) return std::unexpected(partial.error());
         if (partial->size && *partial->size <= local_size) return std::optional<uint64_t>{*partial->size};
     }
+    if (own_partial_only) return std::optional<uint64_t>{0};  // nothing of ours there: start over
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());
     const std::optional<uint64_t> &existing = probe->size;
@@ -61,8 +62,8 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
                        const FileProgressHooks &hooks, FileReport &report) {
     const uint64_t size = source.size;
     uint64_t offset = 0;
-    if (o.resume) {
-        auto found = resume_offset(report, session, remote, size);
+    if (o.resume || o.resume_own_partial) {
+        auto found = resume_offset(report, session, remote, size, o.resume_own_partial);
         if (!found) return std::unexpected(found.error());
         if (!*found) {
             report.skipped = true;
@@ -176,7 +177,7 @@ OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSourc
         if (sent || resumes == kChecksumResumes || !resumable_checksum_failure(sent.error(), report)) return sent;
         report.note(sent.error().message + "; resuming from the last good byte");
         log::warning("put " + remote + ": " + sent.error().message + "; resuming from the last good byte");
-        attempt.resume = true;
+        attempt.resume_own_partial = true;
     }
 }
 

@@ -191,9 +191,16 @@ void cmd_rrtr(Session &s, const std::string &arg) {
     bool digest = s.state.digest_transfers;
     s.run_transfer(job, rdma_fields("retrieve", *vpath, *rdma), [=]() -> TransferOutcome {
         job->preliminary(preliminary);
+        // The digest is remembered only for the file as it was when it
+        // started: one rewritten meanwhile was sent as a mix, and HASH
+        // must read it again.
+        auto before = TransferDigest::of(file->get(), "");
         auto r = rdma->channel()->send_file({file->get(), rest, size, digest}, job->progress);
         TransferOutcome out = rdma_outcome(r, *job);
-        if (r && r->sha256) out.digest = TransferDigest::of(file->get(), *r->sha256);
+        if (r && r->sha256) {
+            auto after = TransferDigest::of(file->get(), *r->sha256);
+            if (before && after && before->same_file_as(*after)) out.digest = std::move(after);
+        }
         return out;
     });
 }

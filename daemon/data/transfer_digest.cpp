@@ -4,7 +4,7 @@ namespace rftp::daemon {
 
 std::optional<TransferDigest> TransferDigest::of(int fd, std::string sha256) {
     struct stat st {};
-    if (sha256.empty() || ::fstat(fd, &st) != 0) return std::nullopt;
+    if (::fstat(fd, &st) != 0) return std::nullopt;
     return TransferDigest{st.st_dev, st.st_ino, st.st_size, st.st_mtim, std::move(sha256)};
 }
 

@@ -17,7 +17,12 @@ struct TransferDigest {
     timespec modified{};  // not the change time: the rename into place changes that
     std::string sha256;
 
+    // The file behind fd as it is now, with sha256 (empty: identity only).
     static std::optional<TransferDigest> of(int fd, std::string sha256);
+    bool same_file_as(const TransferDigest &o) const {
+        return device == o.device && inode == o.inode && size == o.size && modified.tv_sec == o.modified.tv_sec &&
+               modified.tv_nsec == o.modified.tv_nsec;
+    }
     bool matches(const struct stat &st) const {
         return st.st_dev == device && st.st_ino == inode && st.st_size == size &&
                st.st_mtim.tv_sec == modified.tv_sec && st.st_mtim.tv_nsec == modified.tv_nsec;

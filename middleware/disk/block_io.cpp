@@ -111,6 +111,9 @@ void BlockIo::start(const BlockOp &op) {
     s.busy = true;
     ++in_flight_;
     if (op.length == 0) return finish(slot, {});
+    // Reads in flight together would take a stream's bytes in any order.
+    if (op.direction == IoDirection::read && !op.file->seekable)
+        return finish(slot, fail_msg("a source that cannot seek cannot be read in blocks", -ESPIPE));
     split(s);
     if (!ring_) return run_sync(slot);
     for (unsigned i = 0; i < 2; ++i)
@@ -232,6 +235,9 @@ std::vector<FinishedOp> BlockIo::wait() {
             }
         } while (ring_->peek(&cqe) == 0);
     }
+    // Pieces queued again while reaping go to the kernel now, not at the
+    // next call: the caller may be off to the network for a while.
+    (void)ring_->submit();
     return std::exchange(finished_, {});
 }
 

@@ -14,7 +14,10 @@ std::unique_ptr<DiskFile> DiskFile::open(int fd, bool writing, bool want_direct)
     f->fd = fd;
     struct stat st {};
     bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    f->seekable = ::lseek(fd, 0, SEEK_CUR) >= 0;
+    // An O_APPEND descriptor (a shell's >>) writes at its end whatever offset
+    // is asked for: to us it is a stream, written in order.
+    int fl = ::fcntl(fd, F_GETFL);
+    f->seekable = ::lseek(fd, 0, SEEK_CUR) >= 0 && fl >= 0 && !(fl & O_APPEND);
     f->regular = regular;
     if (!want_direct) {
         f->buffered_reason = "direct I/O is off";

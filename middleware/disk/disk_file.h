@@ -20,7 +20,7 @@ inline constexpr uint64_t kDirectAlign = 4096;
 struct DiskFile {
     int fd = -1;           // not owned
     UniqueFd direct;       // the same file opened O_DIRECT; empty where refused
-    bool seekable = true;  // false: a pipe, written in order at its own position
+    bool seekable = true;  // false: a pipe or an O_APPEND file, written in order at its own position
     bool regular = false;  // a regular file (not a device, pipe or socket)
     std::atomic<bool> direct_usable{false};
     std::string buffered_reason;  // why the file (or a part of it) goes buffered

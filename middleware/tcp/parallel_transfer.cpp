@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <deque>
@@ -63,8 +64,16 @@ private:
 };
 
 // Blocks each stream keeps in hand: one on the wire while the next ones are
-// read from or written to the disk (a disk wants a few in its queue).
-constexpr unsigned kStreamDepth = 4;
+// read from or written to the disk (a disk wants a few in its queue), as far
+// as a per-transfer memory budget allows. A block must be whole in memory
+// before its CRC32C lets it near the file, so one per stream is the floor.
+constexpr unsigned kMaxStreamDepth = 4;
+constexpr uint64_t kTransferBufferBudget = 256ull << 20;
+
+unsigned stream_depth(std::size_t streams, uint32_t block_size) {
+    uint64_t fits = kTransferBufferBudget / (std::max<std::size_t>(streams, 1) * std::max<uint32_t>(block_size, 1));
+    return static_cast<unsigned>(std::clamp<uint64_t>(fits, 1, kMaxStreamDepth));
+}
 
 Status send_header(int sock, const ftp::FrameHeader &h) {
     auto bytes = ftp::encode_frame(h);
@@ -82,15 +91,16 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
     const uint64_t blocks = plan.size <= plan.start ? 0 : (plan.size - plan.start + plan.block_size - 1) / plan.block_size;
     std::atomic<uint64_t> next_block{0};
     auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
+    const unsigned depth = stream_depth(socks.size(), plan.block_size);
     StreamGroup group(socks, progress);
     return group.run([&](std::size_t, int sock) -> Status {
-        StreamBuffers buffers(kStreamDepth, plan.block_size);
-        auto io = stream_engine(buffers, kStreamDepth, "tcp sender");
+        StreamBuffers buffers(depth, plan.block_size);
+        auto io = stream_engine(buffers, depth, "tcp sender");
         if (!io) return fail(io.error());
         std::deque<disk::BlockOp> reading;  // in claim order: sent in that order
-        std::vector<bool> loaded(kStreamDepth, false);
+        std::vector<bool> loaded(depth, false);
         std::vector<uint32_t> free_buffers;
-        for (uint32_t i = kStreamDepth; i > 0; --i) free_buffers.push_back(i - 1);
+        for (uint32_t i = depth; i > 0; --i) free_buffers.push_back(i - 1);
         set_cork(sock, true);
         for (;;) {
             if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
@@ -137,13 +147,14 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     std::optional<uint64_t> announced_size;
 
     auto file = disk::DiskFile::open(plan.file_fd, true, plan.direct_io);
+    const unsigned depth = stream_depth(socks.size(), plan.max_block_size);
     StreamGroup group(socks, progress);
     Status s = group.run([&](std::size_t, int sock) -> Status {
-        StreamBuffers buffers(kStreamDepth, plan.max_block_size);
-        auto io = stream_engine(buffers, kStreamDepth, "tcp receiver");
+        StreamBuffers buffers(depth, plan.max_block_size);
+        auto io = stream_engine(buffers, depth, "tcp receiver");
         if (!io) return fail(io.error());
         std::vector<uint32_t> free_buffers;
-        for (uint32_t i = kStreamDepth; i > 0; --i) free_buffers.push_back(i - 1);
+        for (uint32_t i = depth; i > 0; --i) free_buffers.push_back(i - 1);
         // A block counts once it is on disk: only then may the resume journal cover it.
         auto take_written = [&](std::vector<disk::FinishedOp> done) -> Status {
             for (const disk::FinishedOp &f : done) {

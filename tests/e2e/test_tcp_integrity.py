@@ -38,6 +38,9 @@ def test_damaged_download_blocks_are_caught_and_resumed(tmp_path, env):
     try:
         served = random_file(d.roots["alice"] / "down.bin", 8 * MiB + 1)
         local = tmp_path / "down.bin"
+        # An older file of the same size under the name: the retry continues
+        # this run's own partial file and never takes that one for complete.
+        local.write_bytes(b"\0" * served.stat().st_size)
         r = rftp(env, "--json", "--no-progress", "get", "-P", "2", "--block-size", "1M", url(d, "down.bin"), str(local))
         assert r.returncode == 0, r.stderr
         assert resumed(r) == 1, notes(r)
