@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 
 #include "common/log.h"
 #include "middleware/integrity/block_checksum.h"
@@ -34,12 +35,13 @@ Result<std::unique_ptr<Channel>> Channel::start(ChannelResources resources, std:
     const unsigned workers = c->res_.params.workers;
     const disk::DiskOptions &d = c->res_.params.disk;
     auto buffers = c->pool_buffers();
-    for (unsigned i = 0; i < std::max(1u, d.readers) + std::max(1u, d.writers); ++i) {
-        bool reader = i < std::max(1u, d.readers);
-        auto io = disk::BlockIo::create(buffers, d.queue_depth, c->label_ + (reader ? " reader" : " writer"));
-        if (!io) return fail(io.error().with_context("disk engine"));
-        (reader ? c->readers_ : c->writers_).push_back(DiskThread{std::move(*io)});
-    }
+    for (auto [threads, count, role] : {std::tuple{&c->readers_, d.readers, " reader"},
+                                        std::tuple{&c->writers_, d.writers, " writer"}})
+        for (unsigned i = 0; i < std::max(1u, count); ++i) {
+            auto io = disk::BlockIo::create(buffers, d.queue_depth, c->label_ + role);
+            if (!io) return fail(io.error().with_context("disk engine"));
+            threads->push_back(DiskThread{std::move(*io)});
+        }
     for (unsigned i = 0; i < workers; ++i) c->worker_queues_.push_back(std::make_unique<WorkerQueue>());
     c->threads_.emplace_back([p = c.get()] { p->dispatcher_loop(); });
     for (unsigned i = 0; i < workers; ++i) c->threads_.emplace_back([p = c.get(), i] { p->worker_loop(i); });
@@ -61,9 +63,6 @@ Channel::~Channel() {
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;
-    }
-    {
-        std::lock_guard lock(mutex_);
         wake_disk_threads_locked(readers_, reader_cv_);
         wake_disk_threads_locked(writers_, writer_cv_);
     }

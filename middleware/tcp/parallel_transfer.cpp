@@ -99,18 +99,15 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
         if (!io) return fail(io.error());
         std::deque<disk::BlockOp> reading;  // in claim order: sent in that order
         std::vector<bool> loaded(depth, false);
-        std::vector<uint32_t> free_buffers;
-        for (uint32_t i = depth; i > 0; --i) free_buffers.push_back(i - 1);
         set_cork(sock, true);
         for (;;) {
             if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
-            while (!free_buffers.empty()) {
+            while (buffers.has_free()) {
                 uint64_t index = next_block.fetch_add(1);
                 if (index >= blocks) break;
                 uint64_t offset = plan.start + index * plan.block_size;
                 uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(plan.block_size, plan.size - offset));
-                disk::BlockOp op{disk::IoDirection::read, file.get(), free_buffers.back(), offset, count};
-                free_buffers.pop_back();
+                disk::BlockOp op{disk::IoDirection::read, file.get(), buffers.take(), offset, count};
                 loaded[op.block] = false;
                 (*io)->start(op);
                 reading.push_back(op);
@@ -129,7 +126,7 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
             if (auto s = send_header(sock, {ftp::kFrameData, next.length, next.offset}); !s) return s;
             if (auto s = write_all(sock, data, next.length + kBlockTrailerBytes); !s) return s;
             progress.bytes.fetch_add(next.length);
-            free_buffers.push_back(next.block);
+            buffers.give(next.block);
         }
         if (auto s = send_header(sock, {ftp::kFrameEod, 0, plan.size}); !s) return s;
         set_cork(sock, false);
@@ -153,13 +150,11 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         StreamBuffers buffers(depth, plan.max_block_size);
         auto io = stream_engine(buffers, depth, "tcp receiver");
         if (!io) return fail(io.error());
-        std::vector<uint32_t> free_buffers;
-        for (uint32_t i = depth; i > 0; --i) free_buffers.push_back(i - 1);
         // A block counts once it is on disk: only then may the resume journal cover it.
         auto take_written = [&](std::vector<disk::FinishedOp> done) -> Status {
             for (const disk::FinishedOp &f : done) {
                 if (!f.status) return fail(f.status.error());
-                free_buffers.push_back(f.op.block);
+                buffers.give(f.op.block);
                 if (!received.add(f.op.offset, f.op.length)) return fail_msg("overlapping blocks");
                 progress.bytes.fetch_add(f.op.length);
                 if (plan.on_prefix_grown) plan.on_prefix_grown(received.contiguous_end());
@@ -195,10 +190,9 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                     return {};
                 }
                 if (h->offset < plan.start) return fail_msg("block before the restart offset");
-                while (free_buffers.empty())
+                while (!buffers.has_free())
                     if (auto ok = take_written((*io)->wait()); !ok) return ok;
-                uint32_t slot = free_buffers.back();
-                free_buffers.pop_back();
+                uint32_t slot = buffers.take();
                 uint8_t *data = buffers.block(slot);
                 const uint32_t count = static_cast<uint32_t>(h->count);
                 auto body = read_full(sock, data, count + kBlockTrailerBytes);

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/sendfile.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -104,6 +105,29 @@ Result<std::size_t> read_full(int sock, void *buf, std::size_t len) {
         done += static_cast<std::size_t>(n);
     }
     return done;
+}
+
+Status fill_from_socket(int sock, uint8_t *buf, std::size_t len, int idle_ms, std::size_t &filled, bool &ended) {
+    filled = 0;
+    ended = false;
+    while (filled < len) {
+        if (filled > 0) {
+            pollfd p{sock, POLLIN, 0};
+            int ready = ::poll(&p, 1, idle_ms);
+            if (ready == 0) return {};
+            if (ready < 0 && errno != EINTR) return fail_errno("poll data connection");
+        }
+        ssize_t n = ::recv(sock, buf + filled, len - filled, 0);
+        if (n > 0) {
+            filled += static_cast<std::size_t>(n);
+        } else if (n == 0) {
+            ended = true;
+            return {};
+        } else if (errno != EINTR) {
+            return fail(io_error("recv", errno));
+        }
+    }
+    return {};
 }
 
 bool is_seekable(int fd) {

@@ -30,6 +30,11 @@ Status write_all(int sock, const void *data, std::size_t len);
 // Reads up to len bytes, stopping early only at end of stream. Returns the count.
 Result<std::size_t> read_full(int sock, void *buf, std::size_t len);
 
+// Fills buf from sock until it is full, the stream ends (ended), the stream
+// idles for idle_ms with something in hand, or an error comes; what arrived
+// before an error still counts (filled).
+Status fill_from_socket(int sock, uint8_t *buf, std::size_t len, int idle_ms, std::size_t &filled, bool &ended);
+
 // Moves exactly count bytes from sock into file_fd at offset (or at the
 // current position when the file is not seekable), by splice through pipe,
 // or by recv + write where the file refuses splice. Premature end of stream

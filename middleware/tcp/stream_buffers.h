@@ -23,15 +23,26 @@ public:
         : stride_(static_cast<std::size_t>(block_size) + disk::kDirectAlign),
           memory_(static_cast<uint8_t *>(std::aligned_alloc(disk::kDirectAlign, count * stride_)), &std::free) {
         for (unsigned i = 0; i < count && memory_; ++i) iovecs_.push_back({block(i), stride_});
+        for (unsigned i = count; i > 0 && memory_; --i) free_.push_back(i - 1);
     }
     bool valid() const { return memory_ != nullptr; }
     uint8_t *block(uint32_t i) const { return memory_.get() + i * stride_; }
     std::span<const iovec> iovecs() const { return iovecs_; }
 
+    // Which blocks are not in use: take one (has_free() must hold), give it back when done.
+    bool has_free() const { return !free_.empty(); }
+    uint32_t take() {
+        uint32_t b = free_.back();
+        free_.pop_back();
+        return b;
+    }
+    void give(uint32_t b) { free_.push_back(b); }
+
 private:
     std::size_t stride_;
     std::unique_ptr<uint8_t, decltype(&std::free)> memory_;
     std::vector<iovec> iovecs_;
+    std::vector<uint32_t> free_;
 };
 
 inline Result<std::unique_ptr<disk::BlockIo>> stream_engine(const StreamBuffers &buffers, unsigned depth,

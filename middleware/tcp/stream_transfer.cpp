@@ -1,7 +1,6 @@
 #include "middleware/tcp/stream_transfer.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,44 +23,15 @@ constexpr unsigned kEngineDepth = 4;
 // arrived is on disk (and counts for a resume) even while the peer idles.
 constexpr int kIdleFlushMs = 100;
 
-// Fills buf from the socket until it is full, the stream ends (*ended), it
-// idles for kIdleFlushMs with something in hand, or an error comes; what
-// arrived before an error still counts (*filled).
-Status fill_block(int sock, uint8_t *buf, std::size_t len, std::size_t &filled, bool &ended) {
-    filled = 0;
-    ended = false;
-    while (filled < len) {
-        if (filled > 0) {
-            pollfd p{sock, POLLIN, 0};
-            int ready = ::poll(&p, 1, kIdleFlushMs);
-            if (ready == 0) return {};
-            if (ready < 0 && errno != EINTR) return fail_errno("poll data connection");
-        }
-        ssize_t n = ::recv(sock, buf + filled, len - filled, 0);
-        if (n > 0) {
-            filled += static_cast<std::size_t>(n);
-        } else if (n == 0) {
-            ended = true;
-            return {};
-        } else if (errno != EINTR) {
-            if (errno == EAGAIN) return fail(Error{-ETIMEDOUT, "data connection stalled (timeout)"});
-            return fail_errno("recv");
-        }
-    }
-    return {};
-}
-
 Result<uint64_t> receive_through_engine(int sock, disk::DiskFile &file, uint64_t offset, TransferProgress &progress) {
     StreamBuffers buffers(kEngineDepth, kEngineBlock);
     auto io = stream_engine(buffers, kEngineDepth, "tcp stream receiver");
     if (!io) return fail(io.error());
-    std::vector<uint32_t> free_buffers;
-    for (uint32_t i = kEngineDepth; i > 0; --i) free_buffers.push_back(i - 1);
     std::optional<Error> error;
     uint64_t first_failed = UINT64_MAX;
     auto take = [&](std::vector<disk::FinishedOp> done) {
         for (const disk::FinishedOp &f : done) {
-            free_buffers.push_back(f.op.block);
+            buffers.give(f.op.block);
             if (!f.status) {
                 if (!error) error = f.status.error();
                 first_failed = std::min(first_failed, f.op.offset);
@@ -76,17 +46,16 @@ Result<uint64_t> receive_through_engine(int sock, disk::DiskFile &file, uint64_t
             error = Error{-ECANCELED, "transfer aborted"};
             break;
         }
-        while (free_buffers.empty()) take((*io)->wait());
+        while (!buffers.has_free()) take((*io)->wait());
         if (error) break;
-        uint32_t slot = free_buffers.back();
-        free_buffers.pop_back();
+        uint32_t slot = buffers.take();
         std::size_t filled = 0;
         // Up to the next block boundary of the file, so blocks stay aligned
         // for direct I/O after a short one.
         std::size_t want = kEngineBlock - end % kEngineBlock;
-        Status got = fill_block(sock, buffers.block(slot), want, filled, ended);
+        Status got = fill_from_socket(sock, buffers.block(slot), want, kIdleFlushMs, filled, ended);
         // Bytes that arrived are the file's, in order, even when the stream then broke.
-        if (filled == 0) free_buffers.push_back(slot);
+        if (filled == 0) buffers.give(slot);
         else (*io)->start({disk::IoDirection::write, &file, slot, end, static_cast<uint32_t>(filled)});
         end += filled;
         if (!got) error = got.error();
