@@ -76,10 +76,12 @@ OutcomeStatus disable_parallel(Session &session) {
 void abort_transfer(Session &session) {
     if (!session.control.send("ABOR")) return;
     // Typically 426 for the aborted transfer, then 226 for the ABOR itself.
-    for (int i = 0; i < 2; ++i) {
-        auto reply = session.control.read_reply(5);
-        if (!reply || reply->code == 226 || reply->code == 225 || reply->code >= 500) break;
-    }
+    // But the transfer may have ended before the ABOR came (its own 226 or
+    // 4xx), and then the ABOR's answer (225) still follows: it must be read
+    // here, or the next command would take it for its own reply.
+    auto first = session.control.read_reply(5);
+    if (!first || first->code == 225 || first->code >= 500) return;
+    (void)session.control.read_reply(first->code == 226 ? 1 : 5);
 }
 
 ExitCode exit_for_data_error(const Error &error) {
