@@ -171,7 +171,7 @@ OutcomeStatus put_over_rdma(Session &session, rdma::Channel &channel, int fd, ui
                             bool digest) {
     return over_rdma(session, channel, "RSTR " + remote, "put " + remote, offset, size, hooks, report,
                      [&](middleware::TransferProgress &progress) {
-                         return channel.send_file({fd, offset, size, digest}, progress);
+                         return channel.send_file({fd, offset, size, digest, session.block_checksums}, progress);
                      });
 }
 
@@ -180,7 +180,8 @@ OutcomeStatus get_over_rdma(Session &session, rdma::Channel &channel, int fd, ui
                             FileReport &report, middleware::RangeSet &received,
                             std::function<void(uint64_t)> on_prefix_grown, bool sequential, bool digest) {
     // Preallocated: a full local disk ends the download before any block moves.
-    rdma::ReceiveSpec spec{fd, offset, 1ull << 62, size, std::move(on_prefix_grown), sequential, true, digest};
+    rdma::ReceiveSpec spec{fd,         offset, 1ull << 62, size, std::move(on_prefix_grown),
+                           sequential, true,   digest,     session.block_checksums};
     return over_rdma(session, channel, "RRTR " + remote, "get " + remote, offset, size, hooks, report,
                      [&](middleware::TransferProgress &progress) {
                          return channel.receive_file(spec, progress, received);

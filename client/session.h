@@ -29,6 +29,8 @@ struct Session {
     // next; rdma_declined once this session settled on TCP.
     std::unique_ptr<middleware::rdma::Channel> rdma;
     bool rdma_declined = false;
+    // OPTS BLOCKSUM as agreed: whether framed and RDMA blocks carry a CRC32C.
+    bool block_checksums = true;
 };
 
 Outcome<Session> open_session(const Url &url, int timeout_seconds);

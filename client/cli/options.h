@@ -43,6 +43,9 @@ struct Options {
     int verbose = 0;
     int timeout_seconds = 60;
     bool verify = false;
+    // --no-block-checksums: ask the server for OPTS BLOCKSUM NONE (no CRC32C
+    // per framed or RDMA block; the links' own checks and --verify remain).
+    bool block_checksums = true;
 
     // Many files per invocation (docs/cli.md "Many files").
     bool recursive = false;

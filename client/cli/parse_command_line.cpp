@@ -66,6 +66,9 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
                    "auto (RDMA where both ends can, else TCP), rdma (RDMA or fail), tcp")
         ->check(CLI::IsMember({"auto", "rdma", "tcp"}));
     app.add_flag("--verify", o.verify, "compare the server's SHA-256 (HASH) with the local file");
+    bool no_block_checksums = false;
+    app.add_flag("--no-block-checksums", no_block_checksums,
+                 "skip the CRC32C on every block (-P and RDMA); the network's own checks and --verify remain");
     app.add_flag("-r,--recursive", o.recursive, "put/get whole directory trees");
     app.add_option("-j,--concurrency", o.concurrency, "sessions moving files at once, for many files (default 4)")
         ->check(CLI::Range(1, 64));
@@ -130,6 +133,7 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     }
     if (want_progress) o.progress = true;
     if (no_progress) o.progress = false;
+    o.block_checksums = !no_block_checksums;
 
     auto two_or_more = [](const std::vector<std::string> &args, const char *form) {
         if (args.size() >= 2) return true;

@@ -18,7 +18,7 @@ OutcomeStatus run_get(CommandContext &ctx) {
 
     auto session = open_session(ctx.url, o.timeout_seconds);
     if (!session) return std::unexpected(session.error());
-    if (auto ok = prepare_transfer_session(*session, o.verify); !ok) return ok;
+    if (auto ok = prepare_transfer_session(*session, o); !ok) return ok;
     ctx.summary.resume_hint = "rftp get -c '" + o.url + "' '" + o.local + "'";
 
     FileReport report;

@@ -179,6 +179,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                 if (!journal) return fail_as(ExitCode::local_file, journal.error().message);
                 middleware::ParallelReceivePlan plan{file.get(), offset, static_cast<uint32_t>(block), *size};
                 plan.on_prefix_grown = [&journal](uint64_t prefix) { journal->record(prefix); };
+                plan.block_checksums = session.block_checksums;
                 auto r = middleware::receive_parallel(fds, plan, received, progress);
                 end = received.contiguous_end();
                 if (r && r->size != *size)

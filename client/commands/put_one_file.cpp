@@ -132,6 +132,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
             moved = middleware::send_stream(fds[0], source.fd.get(), offset, size, progress);
         } else {
             middleware::ParallelSendPlan plan{source.fd.get(), offset, size, static_cast<uint32_t>(block)};
+            plan.block_checksums = session.block_checksums;
             moved = middleware::send_parallel(fds, plan, progress);
         }
     }

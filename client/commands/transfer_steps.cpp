@@ -22,13 +22,22 @@ OutcomeStatus set_binary_mode(Session &session) {
     return {};
 }
 
-OutcomeStatus prepare_transfer_session(Session &session, bool verify) {
-    if (verify) {
+OutcomeStatus prepare_transfer_session(Session &session, const Options &options) {
+    if (options.verify) {
         if (auto ok = require_hash_for_verify(session); !ok) return ok;
         // Says digests will be asked for, so rftpd takes each RDMA file's
         // while it moves; any server that refuses still answers HASH.
         auto chosen = session.control.command("OPTS HASH SHA-256");
         if (!chosen) return std::unexpected(chosen.error());
+    }
+    if (!options.block_checksums) {
+        // Both ends must agree, or every block would fail its check: a
+        // server that does not say NONE keeps them on for this session.
+        auto chosen = session.control.command("OPTS BLOCKSUM NONE");
+        if (!chosen) return std::unexpected(chosen.error());
+        session.block_checksums = !(chosen->code == 200 && chosen->text() == "NONE");
+        if (session.block_checksums)
+            log::warning("the server cannot turn block checksums off; every block is still checked");
     }
     return set_binary_mode(session);
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "client/cli/options.h"
 #include "client/exit_codes.h"
 #include "client/commands/file_report.h"
 #include "client/session.h"
@@ -15,8 +16,9 @@ namespace rftp::client {
 OutcomeStatus set_binary_mode(Session &session);
 
 // What every transfer session needs before its first file: HASH when
-// --verify is asked (fails early otherwise), then TYPE I.
-OutcomeStatus prepare_transfer_session(Session &session, bool verify);
+// --verify is asked (fails early otherwise), OPTS BLOCKSUM NONE with
+// --no-block-checksums (session.block_checksums says what was agreed), then TYPE I.
+OutcomeStatus prepare_transfer_session(Session &session, const Options &options);
 
 struct SizeProbe {
     std::optional<uint64_t> size;  // set on 213; absent on any refusal (no such file, not offered)

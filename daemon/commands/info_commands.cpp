@@ -60,6 +60,18 @@ void stat_path(Session &s, const std::string &arg) {
     s.reply(213, text + "\nEnd of status");
 }
 
+// OPTS BLOCKSUM [CRC32C|NONE]: sets (or, without an argument, tells) what
+// guards each framed or RDMA block of this session's transfers.
+void opts_blocksum(Session &s, std::istringstream &in) {
+    std::string choice;
+    in >> choice;
+    choice = upper(choice);
+    if (choice == "CRC32C") s.state.block_checksums = true;
+    else if (choice == "NONE") s.state.block_checksums = false;
+    else if (!choice.empty()) return s.reply(501, "Unsupported block checksum; CRC32C or NONE.");
+    s.reply(200, s.state.block_checksums ? "CRC32C" : "NONE");
+}
+
 }  // namespace
 
 void cmd_noop(Session &s, const std::string &) { s.reply(200, "NOOP ok."); }
@@ -67,11 +79,12 @@ void cmd_noop(Session &s, const std::string &) { s.reply(200, "NOOP ok."); }
 void cmd_syst(Session &s, const std::string &) { s.reply(215, "UNIX Type: L8"); }
 
 void cmd_feat(Session &s, const std::string &) {
+    std::string blocksum = s.state.block_checksums ? "CRC32C*;NONE" : "CRC32C;NONE*";
     std::string rdma = s.server().rdma_offered() ? "\n RDMA " + std::to_string(s.options().rdma.max_streams) : "";
     s.reply(211,
             "Features:\n"
             " EPRT\n EPSV\n MDTM\n MLST type*;size*;modify*;perm*;UNIX.mode*;\n PASV\n REST STREAM\n SIZE\n"
-            " TVFS\n UTF8\n HASH SHA-256*\n PARALLEL " +
+            " TVFS\n UTF8\n HASH SHA-256*\n BLOCKSUM " + blocksum + "\n PARALLEL " +
                 std::to_string(s.options().max_streams) + rdma + "\nEnd");
 }
 
@@ -94,6 +107,8 @@ void cmd_opts(Session &s, const std::string &arg) {
         s.reply(200, "MLST OPTS type;size;modify;perm;UNIX.mode;");
     } else if (what == "PARALLEL") {
         opts_parallel(s, in);
+    } else if (what == "BLOCKSUM") {
+        opts_blocksum(s, in);
     } else {
         s.reply(501, "Option not understood.");
     }

@@ -21,9 +21,10 @@ namespace {
 // The path memory-to-memory uploads name: the bytes are received and dropped.
 constexpr const char *kDiscardPath = "/dev/null";
 
-std::string rdma_fields(const char *direction, const std::string &path, const SessionRdma &r) {
+std::string rdma_fields(const char *direction, const std::string &path, const SessionRdma &r, bool block_checksums) {
     return std::string("direction=") + direction + " path=" + log::quote(path) + " transport=rdma streams=" +
-           std::to_string(r.params().streams) + " block=" + std::to_string(r.params().block_size);
+           std::to_string(r.params().streams) + " block=" + std::to_string(r.params().block_size) +
+           (block_checksums ? " blocksum=crc32c" : " blocksum=none");
 }
 
 // The channel RSTR/RRTR will use, or nullptr after the reply that says why not.
@@ -145,15 +146,17 @@ void cmd_rstr(Session &s, const std::string &arg) {
     bool preallocate = s.options().preallocate;
     bool sequential = s.options().rdma.sequential_writes;
     bool digest = s.state.digest_transfers;
-    s.run_transfer(job, rdma_fields("store", *vpath, *rdma), [=]() -> TransferOutcome {
+    bool checksums = s.state.block_checksums;
+    s.run_transfer(job, rdma_fields("store", *vpath, *rdma, checksums), [=]() -> TransferOutcome {
         middleware::rdma::Channel &channel = *rdma->channel();
         if (discard) {
             UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
             if (!null) return {451, "Could not open /dev/null.", 0, "failed"};
             job->preliminary("Ok to send data over RDMA (discarded).");
             middleware::RangeSet ranges(0);
-            return rdma_outcome(channel.receive_file({null.get(), 0, 1ull << 62, std::nullopt, {}}, job->progress, ranges),
-                                *job);
+            middleware::rdma::ReceiveSpec spec{null.get(), 0, 1ull << 62, std::nullopt, {}};
+            spec.block_checksums = checksums;
+            return rdma_outcome(channel.receive_file(spec, job->progress, ranges), *job);
         }
         std::string detail;
         std::optional<TransferDigest> taken;
@@ -161,7 +164,7 @@ void cmd_rstr(Session &s, const std::string &arg) {
                                                                const std::function<void(uint64_t)> &on_prefix) -> Status {
             job->preliminary("Ok to send data over RDMA.");
             auto r = channel.receive_file({target.fd.get(), target.start, 1ull << 62, std::nullopt, on_prefix, sequential,
-                                           preallocate, digest},
+                                           preallocate, digest, checksums},
                                           job->progress, ranges);
             detail = notice_detail(r);
             if (!r) return fail(r.error());
@@ -189,13 +192,14 @@ void cmd_rrtr(Session &s, const std::string &arg) {
     auto file = std::make_shared<UniqueFd>(std::move(source->fd));
     std::string preliminary = "Opening RDMA transfer for " + *vpath + " (" + std::to_string(size) + " bytes).";
     bool digest = s.state.digest_transfers;
-    s.run_transfer(job, rdma_fields("retrieve", *vpath, *rdma), [=]() -> TransferOutcome {
+    bool checksums = s.state.block_checksums;
+    s.run_transfer(job, rdma_fields("retrieve", *vpath, *rdma, checksums), [=]() -> TransferOutcome {
         job->preliminary(preliminary);
         // The digest is remembered only for the file as it was when it
         // started: one rewritten meanwhile was sent as a mix, and HASH
         // must read it again.
         auto before = TransferDigest::of(file->get(), "");
-        auto r = rdma->channel()->send_file({file->get(), rest, size, digest}, job->progress);
+        auto r = rdma->channel()->send_file({file->get(), rest, size, digest, checksums}, job->progress);
         TransferOutcome out = rdma_outcome(r, *job);
         if (r && r->sha256) {
             auto after = TransferDigest::of(file->get(), *r->sha256);

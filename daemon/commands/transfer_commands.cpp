@@ -51,8 +51,12 @@ void end_of_data(const std::vector<int> &socks) {
     for (int fd : socks) ::shutdown(fd, SHUT_WR);
 }
 
-std::string transfer_fields(const char *direction, const std::string &path, unsigned streams) {
-    return std::string("direction=") + direction + " path=" + log::quote(path) + " streams=" + std::to_string(streams);
+// blocksum= only where frames carry one: plain stream mode has no blocks.
+std::string transfer_fields(const char *direction, const std::string &path, unsigned streams, bool block_checksums) {
+    std::string fields =
+        std::string("direction=") + direction + " path=" + log::quote(path) + " streams=" + std::to_string(streams);
+    if (streams > 0) fields += block_checksums ? " blocksum=crc32c" : " blocksum=none";
+    return fields;
 }
 
 void store(Session &s, const std::string &arg, bool append) {
@@ -70,14 +74,16 @@ void store(Session &s, const std::string &arg, bool append) {
     bool ascii = s.state.ascii;
     uint32_t max_block = s.state.block_size;  // what OPTS PARALLEL agreed bounds every frame
     bool direct_io = s.options().disk.direct_io;
+    bool checksums = s.state.block_checksums;
     UploadRequest req{*vpath, rest, append, streams > 0, streams > 1, s.options().sync_before_rename};
-    s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams), [=]() -> TransferOutcome {
+    s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams, checksums),
+                   [=]() -> TransferOutcome {
         return run_upload(*root, req, *job, [&](UploadTarget &target, RangeSet &ranges, const auto &on_prefix) -> Status {
             auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), "Ok to send data.");
             if (!socks) return fail(Error{kDataConnectionNotOpened, socks.error().message});
             if (streams > 0) {
                 middleware::ParallelReceivePlan plan{target.fd.get(), target.start, max_block, 1ull << 62, on_prefix,
-                                                     direct_io};
+                                                     direct_io, checksums};
                 auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
                 if (!r) return fail(r.error());
                 return {};
@@ -112,7 +118,7 @@ void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
     if (!job) return;
     auto root = s.state.root;
     std::string path = *vpath;
-    s.run_transfer(job, transfer_fields("list", path, 1), [=]() -> TransferOutcome {
+    s.run_transfer(job, transfer_fields("list", path, 0, true), [=]() -> TransferOutcome {
         auto st = root->stat(path);
         if (!st) return {550, "Could not list: " + st.error().message + ".", 0, "failed"};
         std::string text;
@@ -160,6 +166,7 @@ void cmd_retr(Session &s, const std::string &arg) {
     if (!source) return;
     uint64_t size = source->size;
     bool direct_io = s.options().disk.direct_io;
+    bool checksums = s.state.block_checksums;
     auto job = take_channel_or_reply(s);
     if (!job) return;
 
@@ -168,12 +175,12 @@ void cmd_retr(Session &s, const std::string &arg) {
     uint32_t block = s.state.block_size;
     std::string preliminary = std::string("Opening ") + (ascii ? "ASCII" : "BINARY") + " mode data connection for " +
                               *vpath + " (" + std::to_string(size) + " bytes).";
-    s.run_transfer(job, transfer_fields("retrieve", *vpath, streams), [=]() -> TransferOutcome {
+    s.run_transfer(job, transfer_fields("retrieve", *vpath, streams, checksums), [=]() -> TransferOutcome {
         auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), preliminary);
         if (!socks) return open_failed_outcome(socks.error(), job->aborted());
         Status sent;
         if (streams > 0) {
-            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block, direct_io}, job->progress);
+            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block, direct_io, checksums}, job->progress);
         } else if (ascii) {
             auto r = send_ascii((*socks)[0], file->get(), rest, job->progress);
             if (!r) sent = fail(r.error());

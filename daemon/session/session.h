@@ -56,6 +56,9 @@ struct SessionState {
     // the last one while that file is unchanged (no second read).
     bool digest_transfers = false;
     std::optional<TransferDigest> last_digest;
+    // OPTS BLOCKSUM: whether framed and RDMA blocks carry a checked CRC32C
+    // (the client may turn them off for its own transfers).
+    bool block_checksums = true;
 };
 
 class Session : public std::enable_shared_from_this<Session> {

@@ -61,6 +61,9 @@ struct SendSpec {
     // Take the file's SHA-256 from the blocks as they are read (start 0
     // only): FileResult::sha256, no second pass.
     bool digest = false;
+    // Seal each block with its CRC32C. Off only when both ends agreed
+    // (OPTS BLOCKSUM NONE): the trailer then travels as zero.
+    bool block_checksums = true;
 };
 
 struct ReceiveSpec {
@@ -79,6 +82,9 @@ struct ReceiveSpec {
     bool preallocate = false;
     // Take the file's SHA-256 from the blocks as they are written (start 0 only).
     bool digest = false;
+    // Check each block's CRC32C before writing it; off only as agreed with
+    // the source (OPTS BLOCKSUM NONE), whose trailers are then zero.
+    bool block_checksums = true;
 };
 
 struct FileResult {

@@ -64,9 +64,11 @@ void Channel::assign_blocks_locked() {
         if (f.zeros && zeroed_[*b]) {
             // Already all zeros: the load is a no-op, straight to the sender.
             uint32_t len = f.block_grant[*b].length;
-            if (len != zero_crc_length_) zero_crc_ = crc32c({res_.block(*b), len}), zero_crc_length_ = len;
+            if (f.spec.block_checksums && len != zero_crc_length_)
+                zero_crc_ = crc32c({res_.block(*b), len}), zero_crc_length_ = len;
+            uint32_t crc = f.spec.block_checksums ? zero_crc_ : 0;
             // A short trailer lands inside the block's zeros: it is no longer all zeros.
-            if (seal_block(res_.block(*b), len, zero_crc_) || len < res_.params.block_size) zeroed_[*b] = 0;
+            if (seal_block(res_.block(*b), len, crc) || len < res_.params.block_size) zeroed_[*b] = 0;
             if (auto ok = f.blocks.move(*b, SourceBlock::loading, SourceBlock::ready); !ok) return fail_locked(ok.error(), true);
             f.to_send.push_back(*b);
             to_sender = true;
@@ -103,6 +105,7 @@ void Channel::reader_loop(unsigned index) {
         }
         uint32_t id = source_ ? source_->id : 0;
         bool zeros = source_ && source_->zeros;
+        bool checksums = !source_ || source_->spec.block_checksums;
         OrderedDigest *digest = source_ ? source_->digest.get() : nullptr;
         std::vector<disk::BlockOp> ops;
         while (!stopping_ && has_work() && io.in_flight() + ops.size() < io.depth()) {
@@ -128,7 +131,7 @@ void Channel::reader_loop(unsigned index) {
         // With a digest to take, a block is sealed only once it is hashed:
         // the digest is of the file's bytes, whatever happens to them later.
         auto seal = [&](uint32_t block, uint32_t length) {
-            return seal_block(res_.block(block), length, crc32c({res_.block(block), length}));
+            return seal_block(res_.block(block), length, checksums ? crc32c({res_.block(block), length}) : 0);
         };
         std::vector<uint8_t> damaged(finished.size());
         if (!digest)

@@ -3,7 +3,8 @@
 // a shared counter, so a fast connection carries more of them. Each thread
 // reads or writes its blocks through the disk engine (io_uring, O_DIRECT
 // where the file system takes it), and every block carries a CRC32C that the
-// receiver checks before the block touches the file.
+// receiver checks before the block touches the file (unless both ends agreed
+// to go without).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,9 @@ struct ParallelSendPlan {
     uint64_t size = 0;         // file size: blocks cover [start, size)
     uint32_t block_size = 8u << 20;
     bool direct_io = true;     // read with O_DIRECT where the file system takes it
+    // Seal each frame with its CRC32C; off only as agreed with the receiver
+    // (OPTS BLOCKSUM NONE): the trailer then travels as zero.
+    bool block_checksums = true;
 };
 
 // Sends the plan over every socket in socks, then an EOD frame on each and
@@ -37,6 +41,7 @@ struct ParallelReceivePlan {
     // ResumeJournal). Must be quick and thread-safe.
     std::function<void(uint64_t contiguous_end)> on_prefix_grown;
     bool direct_io = true;        // write with O_DIRECT where the file system takes it
+    bool block_checksums = true;  // check each frame's CRC32C (off: as agreed, the trailers are zero)
 };
 
 struct ParallelReceiveResult {

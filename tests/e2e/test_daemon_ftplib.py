@@ -174,6 +174,23 @@ def test_hash_matches_sha256(rftpd):
     f.quit()
 
 
+def test_block_checksums_can_be_turned_off_per_session(rftpd):
+    f = login(rftpd, "alice")
+    assert " BLOCKSUM CRC32C*;NONE" in f.sendcmd("FEAT")
+    assert f.sendcmd("OPTS BLOCKSUM") == "200 CRC32C"
+    assert f.sendcmd("OPTS BLOCKSUM none") == "200 NONE"
+    assert " BLOCKSUM CRC32C;NONE*" in f.sendcmd("FEAT")
+    with pytest.raises(ftplib.error_perm, match="501"):
+        f.sendcmd("OPTS BLOCKSUM MD5")
+    assert f.sendcmd("OPTS BLOCKSUM") == "200 NONE"  # a refused choice changes nothing
+    assert f.sendcmd("OPTS BLOCKSUM CRC32C") == "200 CRC32C"
+    f.quit()
+    # Another session starts with them on.
+    g = login(rftpd, "alice")
+    assert g.sendcmd("OPTS BLOCKSUM") == "200 CRC32C"
+    g.quit()
+
+
 def test_read_only_user_cannot_change_anything(rftpd):
     (rftpd.roots["bob"] / "keep.txt").write_bytes(b"keep")
     f = login(rftpd, "bob")

@@ -2,7 +2,9 @@
 checks before writing. The test-only fault switch (RFTP_TEST_FLIP_BLOCKS=N in
 the sending process) flips a bit in N blocks after their checksum was taken:
 each is caught, nothing damaged reaches the file, and rftp resumes from the
-last good byte (a few times at most), so the file arrives whole."""
+last good byte (a few times at most), so the file arrives whole. With
+--no-block-checksums (OPTS BLOCKSUM NONE) nothing checks blocks, which the
+same switch shows: only --verify's SHA-256 then catches the damage."""
 
 import json
 
@@ -61,3 +63,25 @@ def test_a_path_that_keeps_damaging_blocks_fails_cleanly(rftpd, env, tmp_path):
     # The daemon goes on serving: the same upload, undamaged, lands whole.
     assert rftp(env, "put", "-P", "2", "--block-size", "1M", str(src), url(rftpd, "bad.bin")).returncode == 0
     assert sha256(rftpd.roots["alice"] / "bad.bin") == sha256(src)
+
+
+def test_without_block_checksums_files_move_unchecked(rftpd, env, tmp_path):
+    src = random_file(tmp_path / "plain.bin", 8 * MiB + 4097)
+    up = rftp(env, "--no-progress", "put", "--no-block-checksums", "-P", "2", "--block-size", "1M", str(src),
+              url(rftpd, "plain.bin"))
+    assert up.returncode == 0, up.stderr
+    local = tmp_path / "back.bin"
+    down = rftp(env, "--no-progress", "get", "--no-block-checksums", "-P", "2", "--block-size", "1M",
+                url(rftpd, "plain.bin"), str(local))
+    assert down.returncode == 0, down.stderr
+    assert sha256(local) == sha256(src)
+    assert rftpd.log().count("blocksum=none") == 2
+
+
+def test_without_block_checksums_only_verify_catches_damage(rftpd, env, tmp_path):
+    src = random_file(tmp_path / "flip.bin", 8 * MiB)
+    r = rftp(dict(env, **{FLIP: "1"}), "--json", "--no-progress", "put", "--no-block-checksums", "--verify", "-P", "2",
+             "--block-size", "1M", str(src), url(rftpd, "flip.bin"))
+    assert r.returncode == 7, r.stderr  # the digests differ
+    assert resumed(r) == 0 and "failed its CRC32C check" not in rftpd.log()
+    assert "blocksum=none" in rftpd.log()

@@ -209,6 +209,43 @@ TEST(ParallelTransfer, ADamagedBlockNeverReachesTheFile) {
     EXPECT_EQ(stored.find(data.substr(65536, 100)), std::string::npos);
 }
 
+// One file over two streams, each side with its own view of OPTS BLOCKSUM.
+Result<ParallelReceiveResult> move_with_checksums(const std::string &data, TempFile &dst, bool sender_sums,
+                                                  bool receiver_sums) {
+    TempFile src(data);
+    auto pairs = tcp_pairs(2);
+    std::vector<int> send_socks{pairs[0].first.get(), pairs[1].first.get()};
+    std::vector<int> recv_socks{pairs[0].second.get(), pairs[1].second.get()};
+    TransferProgress sp, rp;
+    RangeSet received(0);
+    Result<ParallelReceiveResult> got;
+    std::thread receiver([&] {
+        ParallelReceivePlan plan{dst.fd.get(), 0, 65536, 1ull << 62};
+        plan.block_checksums = receiver_sums;
+        got = receive_parallel(recv_socks, plan, received, rp);
+    });
+    ParallelSendPlan plan{src.fd.get(), 0, data.size(), 65536};
+    plan.block_checksums = sender_sums;
+    (void)send_parallel(send_socks, plan, sp);  // fails too once the receiver gives up
+    for (auto &pr : pairs) pr.first.reset();
+    receiver.join();
+    return got;
+}
+
+TEST(ParallelTransfer, WithoutBlockChecksumsTheTrailerIsZeroAndUnchecked) {
+    std::string data = random_bytes(5 * 65536 + 7, 12);
+    TempFile agreed;
+    auto got = move_with_checksums(data, agreed, false, false);
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ(agreed.read_all(), data);
+    // A receiver that still checks finds the zero trailer wrong: the two
+    // ends must agree, and a disagreement is loud, never silent.
+    TempFile checked;
+    got = move_with_checksums(data, checked, false, true);
+    ASSERT_FALSE(got);
+    EXPECT_NE(got.error().message.find("CRC32C"), std::string::npos) << got.error().message;
+}
+
 TEST(ParallelTransfer, HostileFramesAreRefused) {
     for (auto frame : {ftp::FrameHeader{ftp::kFrameData, 1u << 30, 0},    // longer than agreed
                        ftp::FrameHeader{ftp::kFrameData, 10, 5},            // before restart offset

@@ -2,7 +2,9 @@
 The engine's test-only fault switch (RFTP_TEST_FLIP_BLOCKS=N in the sending
 process) flips a bit in N blocks after their checksum was taken: each one
 must be caught and sent again, and a block that never arrives whole must
-fail the transfer with nothing under the final name, on both devices."""
+fail the transfer with nothing under the final name, on both devices. With
+--no-block-checksums (OPTS BLOCKSUM NONE) no block is checked, which the same
+switch shows: only --verify's SHA-256 then catches the damage."""
 
 import re
 
@@ -102,3 +104,26 @@ def test_verify_after_a_resume_reads_the_file(daemon, device, tmp_path):
     assert f"reading {src} for its SHA-256" in p.stderr, p.stderr[-2000:]
     assert digest(remote) == digest(src)
     remote.unlink()
+
+
+def test_without_block_checksums_blocks_move_unchecked(daemon, device, tmp_path):
+    name, addr = device
+    src = tmp_path / "unchecked.bin"
+    write_pattern(src, 3 * BLOCK + 4097, 23)
+    remote = daemon.root / f"unchecked-{name}.bin"
+    before = daemon.count(r"transport=rdma .*blocksum=none")
+    _, up = rftp("put", "--no-block-checksums", "-P", "2", str(src), url(addr, remote.name))
+    back = tmp_path / "unchecked-back.bin"
+    _, down = rftp("get", "--no-block-checksums", "-P", "2", url(addr, remote.name), str(back))
+    assert up["transport"] == down["transport"] == "rdma"
+    assert digest(remote) == digest(back) == digest(src)
+    assert daemon.count(r"transport=rdma .*blocksum=none") == before + 2, daemon.log()[-2000:]
+
+    # Damage that the CRC32C would have caught now reaches the file; the
+    # in-transfer SHA-256 of --verify still tells.
+    mismatched = mismatches(daemon.log())
+    p, _ = rftp("put", "--no-block-checksums", "--verify", str(src), url(addr, remote.name), check=False,
+                env_extra={FLIP: "1"})
+    assert p.returncode == 7, p.stderr
+    assert mismatches(daemon.log()) == mismatched
+    remote.unlink(missing_ok=True)
