@@ -12,7 +12,8 @@ the goal is rftp at 0.9 of the slower of the two. A copy on one disk reads
 and writes it at once, so a second, fairer limit is fio's sequential 50/50
 read/write mix (each direction at rftp's depth): its read rate is the most a
 copy on this disk can reach. The -P4 rows run again with
---no-block-checksums, for CPU seconds per GB with checksums on and off. Each
+--no-block-checksums, for CPU seconds per GB with checksums on and off. Local copies with dd and cp
+on the same disk are the peers (their CPU is in the client column). Each
 row is the median of --runs runs. The page cache is dropped before every run
 where the system allows it (root). CPU seconds per GB for client and daemon.
 Prints a Markdown table; writes it into docs/benchmarks.md between this
@@ -64,6 +65,24 @@ def fio(path: Path, rw: str, size_mib: int) -> float:
                           "--output-format=json"], capture_output=True, text=True, check=True).stdout
     job = json.loads(out[out.index("{"):])["jobs"][0]
     return job["write" if rw == "write" else "read"]["bw_bytes"] / 1e9
+
+
+def local_copy(tool: str, src: Path, dst: Path) -> dict:
+    """A peer on the same disk: the file copied by dd (O_DIRECT both ends,
+    4 MiB) or by cp (buffered, then sync so the bytes are on the disk)."""
+    drop_caches()
+    dst.unlink(missing_ok=True)
+    cmd = {"dd": ["dd", f"if={src}", f"of={dst}", f"bs={BLOCK}", "iflag=direct", "oflag=direct", "status=none"],
+           "cp": ["sh", "-c", f"cp '{src}' '{dst}' && sync"]}[tool]
+    t0, c0 = time.monotonic(), os.times()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    seconds, c1 = time.monotonic() - t0, os.times()
+    ok = p.returncode == 0 and dst.stat().st_size == src.stat().st_size
+    gb = src.stat().st_size / 1e9
+    dst.unlink(missing_ok=True)
+    return {"ok": ok, "gbps": gb / seconds if ok else 0.0, "error": p.stderr[-200:],
+            "client_cpu": ((c1.children_user - c0.children_user) + (c1.children_system - c0.children_system)) / gb,
+            "server_cpu": 0.0}
 
 
 def median_row(runs: list) -> dict:
@@ -150,6 +169,12 @@ def main():
         rows.append({"place": fs, "test": "fio read (O_DIRECT, io_uring)", "gbps": r, "limit": True})
         rows.append({"place": fs, "test": "fio copy limit: 50/50 read/write mix, read rate", "gbps": copy,
                      "limit": True})
+        for tool, test in (("dd", "peer: dd copy, O_DIRECT, bs 4M"), ("cp", "peer: cp, then sync")):
+            row = median_row([local_copy(tool, src, work / "copy.bin") for _ in range(a.runs)])
+            row.update(place=fs, test=test, ratio=row["gbps"] / limit if row["ok"] else None,
+                       copy_ratio=row["gbps"] / copy if row["ok"] else None, peer=True)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
         for name, addr in places:
             url = f"rftp://alice@{addr}:2131"
             for streams, sums in ((1, True), (4, True), (4, False)):
@@ -192,9 +217,10 @@ def main():
             continue
         ratio = f"{r['ratio']:.2f} ×" if r.get("ratio") else "-"
         copy_ratio = f"{r['copy_ratio']:.2f} ×" if r.get("copy_ratio") else "-"
+        server_cpu = "-" if r.get("peer") else f"{r['server_cpu']:.3f}"
         lines.append(f"| {r['place']} | {r['test']} | {r['gbps']:.2f} | {ratio} | {copy_ratio} | {r['client_cpu']:.3f} | "
-                     f"{r['server_cpu']:.3f} | {'yes' if r['ok'] else 'NO: ' + r['error'][:80]} |")
-    runs = [r for r in rows if not r.get("limit")]
+                     f"{server_cpu} | {'yes' if r['ok'] else 'NO: ' + r['error'][:80]} |")
+    runs = [r for r in rows if not r.get("limit") and not r.get("peer")]
     met = [r for r in runs if r.get("ratio") and r["ratio"] >= 0.9]
     met_copy = [r for r in runs if r.get("copy_ratio") and r["copy_ratio"] >= 0.9]
     crc_cpu, crc_rate = crc32c_cost()

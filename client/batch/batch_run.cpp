@@ -65,6 +65,12 @@ void BatchRun::record(FileResult result) {
 void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, const FileAction &action) {
     planned_ += jobs.size();
     jobs_ = std::move(jobs);
+    // Largest first: the sessions then finish together, small files filling
+    // in around the large ones, instead of one large file starting last and
+    // running alone. Ties keep their planned order.
+    std::stable_sort(jobs_.begin(), jobs_.end(), [](const FileJob &a, const FileJob &b) {
+        return a.size.has_value() && (!b.size || *a.size > *b.size);
+    });
     next_job_.store(0);
     BatchProgress progress(ctx_.progress_view, planned_);
     {

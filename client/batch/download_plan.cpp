@@ -58,7 +58,7 @@ OutcomeStatus add_tree(Session &session, DownloadPlan &plan, const std::string &
         std::string remote = join(remote_dir, e.name);
         std::string local = join(local_dir, e.name);
         if (!e.is_directory) {
-            plan.files.push_back(FileJob{local, remote});
+            plan.files.push_back(FileJob{local, remote, e.size});
             continue;
         }
         if (auto ok = add_tree(session, plan, remote, local, depth + 1); !ok) return ok;

@@ -1,6 +1,7 @@
 // One file of a many-file transfer, and how it ended.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -12,6 +13,9 @@ namespace rftp::client {
 struct FileJob {
     std::string local;   // put: the source file; get: the final local path
     std::string remote;  // absolute path on the server
+    // As planning saw it (local stat, or the listing's size): larger files
+    // start first. Absent: unknown, started after those known.
+    std::optional<uint64_t> size;
 };
 
 struct FileResult {

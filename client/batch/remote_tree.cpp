@@ -1,5 +1,6 @@
 #include "client/batch/remote_tree.h"
 
+#include <charconv>
 #include <sstream>
 
 #include "client/data_connection.h"
@@ -40,8 +41,12 @@ bool parse_unix_list_line(const std::string &line, RemoteEntry &entry) {
     for (int field = 0; field < 8; ++field) {
         pos = line.find_first_not_of(' ', pos);
         if (pos == std::string::npos) return false;
-        pos = line.find(' ', pos);
-        if (pos == std::string::npos) return false;
+        std::size_t end = line.find(' ', pos);
+        if (end == std::string::npos) return false;
+        uint64_t size = 0;
+        if (field == 4 && std::from_chars(line.data() + pos, line.data() + end, size).ptr == line.data() + end)
+            entry.size = size;
+        pos = end;
     }
     pos = line.find_first_not_of(' ', pos);
     if (pos == std::string::npos) return false;
@@ -83,6 +88,7 @@ Outcome<std::vector<RemoteEntry>> list_remote_directory(Session &session, const 
             if (type != "file" && type != "dir") continue;  // cdir, pdir, symlinks, devices
             entry.name = parsed->name;
             entry.is_directory = type == "dir";
+            entry.size = parsed->size();
         } else if (!parse_unix_list_line(line, entry)) {
             log::info("skipping LIST line rftp does not read: " + line);
             continue;

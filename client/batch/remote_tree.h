@@ -3,6 +3,8 @@
 // and list one (MLSD when FEAT offers MLST, else LIST read best effort).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,7 @@ OutcomeStatus ensure_remote_directory(Session &session, const std::string &path)
 struct RemoteEntry {
     std::string name;  // one path component, never "", ".", ".." or containing '/'
     bool is_directory = false;
+    std::optional<uint64_t> size;  // files: from MLSD's size fact or LIST's size column
 };
 
 // Files and subdirectories of path. Other types (symlinks, devices) are left

@@ -17,6 +17,13 @@ std::string source_name(const std::string &source) {
     return p.filename().string();
 }
 
+std::optional<uint64_t> size_of(const fs::directory_entry &entry) {
+    std::error_code ec;
+    uint64_t size = entry.file_size(ec);
+    if (ec) return std::nullopt;
+    return size;
+}
+
 void add_tree(UploadPlan &plan, const std::string &source, const std::string &remote_root) {
     plan.remote_directories.push_back(remote_root);
     std::error_code ec;
@@ -35,7 +42,7 @@ void add_tree(UploadPlan &plan, const std::string &source, const std::string &re
         if (it->is_symlink(type_ec) && it->is_directory(type_ec))
             log::warning("skipping " + path.string() + ": symlink to a directory");
         else if (it->is_directory(type_ec)) plan.remote_directories.push_back(remote);
-        else if (it->is_regular_file(type_ec)) plan.files.push_back(FileJob{path.string(), remote});
+        else if (it->is_regular_file(type_ec)) plan.files.push_back(FileJob{path.string(), remote, size_of(*it)});
         else log::warning("skipping " + path.string() + ": not a regular file or directory");
     }
     if (ec)
@@ -55,6 +62,7 @@ UploadPlan plan_upload(const std::vector<std::string> &sources, bool recursive, 
             plan.failures.push_back({job, Failure{ExitCode::local_file, "open " + source + ": " +
                                                   (ec ? ec.message() : std::string("No such file or directory"))}});
         } else if (fs::is_regular_file(status)) {
+            job.size = size_of(fs::directory_entry(source, ec));
             plan.files.push_back(job);
         } else if (fs::is_directory(status) && recursive && !name.empty()) {
             add_tree(plan, source, remote_dir + name);

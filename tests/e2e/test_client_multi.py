@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -118,6 +119,38 @@ def test_several_files_into_a_directory_and_back(rftpd, alice_env, tmp_path):
     assert r.returncode == 0, r.stderr
     for n in names:
         assert sha256(out / n) == sha256(tmp_path / n)
+
+
+def sized_tree(root: Path) -> Path:
+    """Files whose planned (walk) order is not their size order."""
+    for rel, size in (("a-small.bin", 100), ("b/c-large.bin", 3 * 2**20), ("b/d-empty.bin", 0),
+                      ("e-medium.bin", 2**20 + 3)):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(os.urandom(size))
+    return root
+
+
+BY_SIZE = ["b/c-large.bin", "e-medium.bin", "a-small.bin", "b/d-empty.bin"]
+
+
+def moved_order(result, prefix: str) -> list:
+    return [e["path"].removeprefix(prefix) for e in events(result) if e["event"] == "file"]
+
+
+def test_the_largest_files_start_first(rftpd, alice_env, tmp_path):
+    """With one session the files finish in the order they start: largest
+    first (sizes from the local tree, then from MLSD), so a large file never
+    starts last and runs alone while the other sessions sit idle."""
+    src = sized_tree(tmp_path / "src")
+    up = rftp(alice_env, "-j", "1", "--json", "put", "-r", src, alice_url(rftpd, "/up/"))
+    assert up.returncode == 0, up.stderr
+    assert moved_order(up, "/up/src/") == BY_SIZE
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    down = rftp(alice_env, "-j", "1", "--json", "get", "-r", alice_url(rftpd, "/up/src"), dst)
+    assert down.returncode == 0, down.stderr
+    assert moved_order(down, "/up/src/") == BY_SIZE
+    assert tree_digests(dst / "src") == tree_digests(src)
 
 
 def test_put_to_a_remote_file_that_is_not_a_directory_is_refused(rftpd, alice_env, tmp_path):
@@ -247,6 +280,22 @@ def test_tree_round_trip_against_vsftpd(tmp_path, anon_env):
         assert r.returncode == 0, r.stderr
         assert tree_digests(dst / "src") == want
         assert events(r)[-1]["files"]["ok"] == len(want)
+    finally:
+        server.stop()
+
+
+@needs_vsftpd
+def test_the_largest_files_start_first_by_list_sizes(tmp_path, anon_env):
+    """vsftpd has no MLSD: the sizes come from LIST's size column."""
+    server = VsftpdServer(tmp_path / "ftproot").start()
+    try:
+        src = sized_tree(tmp_path / "src")
+        shutil.copytree(src, server.pub / "src")
+        dst = tmp_path / "dst"
+        dst.mkdir()
+        r = rftp(anon_env, "-j", "1", "--json", "get", "-r", server.url("/pub/src"), dst)
+        assert r.returncode == 0, r.stderr
+        assert moved_order(r, "/pub/src/") == BY_SIZE
     finally:
         server.stop()
 

@@ -13,9 +13,17 @@ TEST(UnixListLine, FileAndDirectoryWithSpacesInName) {
     ASSERT_TRUE(parse_unix_list_line("-rw-r--r--    1 14       50           8192 Jan 01 12:00 small 001.dat", e));
     EXPECT_EQ(e.name, "small 001.dat");
     EXPECT_FALSE(e.is_directory);
+    EXPECT_EQ(e.size, 8192u);  // the largest files of a tree start first
     ASSERT_TRUE(parse_unix_list_line("drwxr-xr-x    2 0        0            4096 Mar 03  2023 e f", e));
     EXPECT_EQ(e.name, "e f");
     EXPECT_TRUE(e.is_directory);
+}
+
+TEST(UnixListLine, ASizeColumnThatIsNotANumberIsUnknown) {
+    RemoteEntry e;
+    ASSERT_TRUE(parse_unix_list_line("-rw-r--r-- 1 ftp ftp 12k Jan 01 12:00 odd", e));
+    EXPECT_EQ(e.name, "odd");
+    EXPECT_FALSE(e.size);
 }
 
 TEST(UnixListLine, OtherLinesAreNotEntries) {
