@@ -4,12 +4,17 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace rftp::middleware {
 
 struct TransferProgress {
     std::atomic<uint64_t> bytes{0};   // payload bytes moved so far by all streams
     std::atomic<bool> abort{false};   // set to stop every stream at the next chance
+    // How the disk engine read or wrote the file (disk::DiskFile::summary():
+    // direct and buffered bytes, and why any went buffered). Set once by the
+    // mover as it returns, for the transfer log; empty where no file was involved.
+    std::string disk_summary;
 };
 
 }  // namespace rftp::middleware

@@ -296,7 +296,7 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
     std::string fields = log_prefix() + " event=transfer " + what;
     std::weak_ptr<Session> weak = weak_from_this();
     server_.tasks().run([outcome, body = std::move(body)] { *outcome = body(); },
-                        [weak, outcome, started, fields] {
+                        [weak, job, outcome, started, fields] {
                             // Logged even when the client is gone: the log is
                             // how an operator learns a transfer failed.
                             double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -307,7 +307,10 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                                           outcome->result.c_str());
                             // A failure says why, in the reply the client got.
                             std::string reason = outcome->result == "ok" ? "" : " reason=" + log::quote(std::to_string(outcome->code) + " " + outcome->text);
-                            log::info(fields + numbers + (outcome->detail.empty() ? "" : " " + outcome->detail) + reason);
+                            // How the file met the disk (TCP; an RDMA channel logs its own).
+                            const std::string &disk = job->progress.disk_summary;
+                            log::info(fields + numbers + (outcome->detail.empty() ? "" : " " + outcome->detail) +
+                                      (disk.empty() ? "" : " " + disk) + reason);
                             auto self = weak.lock();
                             if (!self || self->closed_) return;
                             self->transfer_.reset();

@@ -93,7 +93,7 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
     auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
     const unsigned depth = stream_depth(socks.size(), plan.block_size);
     StreamGroup group(socks, progress);
-    return group.run([&](std::size_t, int sock) -> Status {
+    Status s = group.run([&](std::size_t, int sock) -> Status {
         StreamBuffers buffers(depth, plan.block_size);
         auto io = stream_engine(buffers, depth, "tcp sender");
         if (!io) return fail(io.error());
@@ -133,6 +133,8 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
         ::shutdown(sock, SHUT_WR);
         return {};
     });
+    progress.disk_summary = file->summary();
+    return s;
 }
 
 Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const ParallelReceivePlan &plan,
@@ -213,6 +215,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         Status drained = drain();
         return ended ? drained : ended;
     });
+    progress.disk_summary = file->summary();
     if (!s) return fail(s.error());
     if (!announced_size || *announced_size < plan.start) return fail_msg("no valid end-of-data frame");
     if (!received.covers_exactly(*announced_size))

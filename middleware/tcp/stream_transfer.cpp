@@ -96,8 +96,11 @@ Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &
 }
 
 Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress, bool direct_io) {
-    if (auto file = disk::DiskFile::open(file_fd, true, direct_io); file->seekable && file->regular)
-        return receive_through_engine(sock, *file, offset, progress);
+    if (auto file = disk::DiskFile::open(file_fd, true, direct_io); file->seekable && file->regular) {
+        auto received = receive_through_engine(sock, *file, offset, progress);
+        progress.disk_summary = file->summary();
+        return received;
+    }
     auto pipe = SplicePipe::create();
     if (!pipe) return fail(pipe.error());
     bool seekable = is_seekable(file_fd);

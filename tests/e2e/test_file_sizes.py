@@ -1,9 +1,12 @@
 """Files on every alignment boundary, and a sparse file of several GiB, over
 TCP (one stream and four framed parallel streams), with the daemon's root and
 the client's files on the machine's own disk and on tmpfs, compared by digest.
+The daemon's transfer log says how its disk engine split each file between
+O_DIRECT and buffered I/O; that split is checked byte for byte.
 The RDMA side of the same matrix runs in the lab (tests/rdma/guest/test_rdma_file_sizes.py)."""
 
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -40,6 +43,41 @@ def daemon_on(place):
     assert d.stop() == 0 and alive, d.log()[-3000:]
 
 
+def disk_split(daemon, direction: str, name: str):
+    """(direct_bytes, buffered_bytes, buffered_reason) from the daemon's
+    transfer line for that file; None for a plain stream sent by sendfile
+    (no disk engine involved)."""
+    for line in daemon.log().splitlines():
+        if f"event=transfer direction={direction} " in line and re.search(rf'path="?/{re.escape(name)}"? ', line):
+            if direction == "retrieve" and " streams=0 " in line:
+                return None
+            m = re.search(r'direct_bytes=(\d+) buffered_bytes=(\d+)(?: buffered_reason="([^"]*)")?', line)
+            assert m, line
+            return int(m[1]), int(m[2]), m[3] or ""
+    raise AssertionError(f"no {direction} line for {name}:\n{daemon.log()[-3000:]}")
+
+
+def takes_direct_io(directory: Path) -> bool:
+    """tmpfs refuses O_DIRECT before Linux 6.6 and takes it after."""
+    probe = directory / ".direct-probe"
+    probe.write_bytes(b"")
+    try:
+        os.close(os.open(probe, os.O_RDONLY | os.O_DIRECT))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.unlink()
+
+
+def expected_split(direct: bool, size: int) -> tuple:
+    """Blocks of 1 MiB start aligned: each one's whole 4 KiB sectors go
+    direct where the file system takes O_DIRECT, its tail buffered."""
+    if not direct:
+        return 0, size
+    return size // 4096 * 4096, size % 4096
+
+
 @pytest.mark.parametrize("streams", [1, 4])
 def test_boundary_sizes_round_trip(daemon_on, place, env, streams):
     src_dir = place / "src"
@@ -54,10 +92,19 @@ def test_boundary_sizes_round_trip(daemon_on, place, env, streams):
         assert r.returncode == 0, r.stderr
         assert summary(r)["bytes"] == size
         assert sha256(daemon_on.roots["alice"] / name) == sha256(src), name
+        # rftp uploads to rftpd framed even on one stream, so the daemon's
+        # disk engine writes every upload.
+        direct = takes_direct_io(daemon_on.roots["alice"])
+        assert disk_split(daemon_on, "store", name)[:2] == expected_split(direct, size), name
         back = back_dir / name
         r = rftp(env, "--json", "get", "-P", str(streams), "--block-size", "1M", url(daemon_on, name), str(back))
         assert r.returncode == 0, r.stderr
         assert sha256(back) == sha256(src), name
+        read = disk_split(daemon_on, "retrieve", name)
+        # rftp frames a download only with -P > 1 and more than one block to move.
+        assert (read is None) == (streams == 1 or size <= BLOCK), name
+        if read:
+            assert read[:2] == expected_split(direct, size), name
 
 
 def test_several_gib_sparse_file_on_disk(rftpd, env, tmp_path):
@@ -76,3 +123,21 @@ def test_several_gib_sparse_file_on_disk(rftpd, env, tmp_path):
     assert sha256(back) == want
     stored.unlink()
     back.unlink()
+
+
+def test_direct_io_off_writes_everything_buffered(tmp_path, env):
+    d = Rftpd(tmp_path / "buffered", extra_config="storage: {direct_io: false}\n")
+    try:
+        src = tmp_path / "b.bin"
+        src.write_bytes(os.urandom(BLOCK + 1))
+        r = rftp(env, "put", "-P", "4", "--block-size", "1M", str(src), url(d, "b.bin"))
+        assert r.returncode == 0, r.stderr
+        assert sha256(d.roots["alice"] / "b.bin") == sha256(src)
+        assert disk_split(d, "store", "b.bin") == (0, BLOCK + 1, "direct I/O is off")
+        back = tmp_path / "back.bin"
+        assert rftp(env, "get", "-P", "4", "--block-size", "1M", url(d, "b.bin"), str(back)).returncode == 0
+        assert sha256(back) == sha256(src)
+        assert disk_split(d, "retrieve", "b.bin") == (0, BLOCK + 1, "direct I/O is off")
+    finally:
+        alive = d.alive()
+        assert d.stop() == 0 and alive, d.log()[-3000:]
