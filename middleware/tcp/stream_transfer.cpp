@@ -23,6 +23,28 @@ constexpr unsigned kEngineDepth = 4;
 // arrived is on disk (and counts for a resume) even while the peer idles.
 constexpr int kIdleFlushMs = 100;
 
+// recv + write until end of stream: for what splice cannot write to. An
+// O_APPEND descriptor is written in order, never at offsets.
+Result<uint64_t> receive_by_copy(int sock, int file_fd, uint64_t offset, TransferProgress &progress) {
+    int flags = ::fcntl(file_fd, F_GETFL);
+    const bool seekable = is_seekable(file_fd) && flags >= 0 && !(flags & O_APPEND);
+    std::vector<char> buf(256u << 10);
+    for (;;) {
+        if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
+        ssize_t n = ::recv(sock, buf.data(), buf.size(), 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return fail(Error{-ETIMEDOUT, "data connection stalled (timeout)"});
+            return fail_errno("recv");
+        }
+        if (n == 0) return offset;
+        if (auto s = write_to_file(file_fd, seekable, offset, buf.data(), static_cast<std::size_t>(n)); !s)
+            return fail(s.error());
+        offset += static_cast<uint64_t>(n);
+        progress.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    }
+}
+
 Result<uint64_t> receive_through_engine(int sock, disk::DiskFile &file, uint64_t offset, TransferProgress &progress) {
     StreamBuffers buffers(kEngineDepth, kEngineBlock);
     auto io = stream_engine(buffers, kEngineDepth, "tcp stream receiver");
@@ -96,14 +118,19 @@ Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &
 }
 
 Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress, bool direct_io) {
-    if (auto file = disk::DiskFile::open(file_fd, true, direct_io); file->seekable && file->regular) {
+    auto file = disk::DiskFile::open(file_fd, true, direct_io);
+    if (file->seekable && file->regular) {
         auto received = receive_through_engine(sock, *file, offset, progress);
         progress.disk_summary = file->summary();
         return received;
     }
+    // Not seekable (a pipe, a terminal) or O_APPEND (a shell's >>): written
+    // in order through the descriptor. splice refuses an O_APPEND file.
+    const bool seekable = file->seekable;
+    int flags = ::fcntl(file_fd, F_GETFL);
+    if (flags >= 0 && (flags & O_APPEND)) return receive_by_copy(sock, file_fd, offset, progress);
     auto pipe = SplicePipe::create();
     if (!pipe) return fail(pipe.error());
-    bool seekable = is_seekable(file_fd);
     // Unknown length: move pipe-sized chunks until the peer closes. A chunk
     // that hits end of stream early is the normal end, not an error, so ask
     // for one pipe-full at a time and stop at the first empty splice.
@@ -113,7 +140,7 @@ Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, Transfer
         if (in < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) return fail(Error{-ETIMEDOUT, "data connection stalled (timeout)"});
-            if (errno == EINVAL || errno == ENOSYS) break;  // no splice from this socket: bounce below
+            if (errno == EINVAL || errno == ENOSYS) return receive_by_copy(sock, file_fd, offset, progress);
             return fail_errno("splice from data connection");
         }
         if (in == 0) return offset;
@@ -124,33 +151,24 @@ Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, Transfer
             if (out < 0) {
                 if (errno == EINTR) continue;
                 if (errno != EINVAL && errno != ENOSYS) return fail_errno("write to file");
-                // The sink refuses splice: drain the pipe by hand.
+                // The sink refuses splice: drain the pipe by hand (read(2):
+                // a pipe is not a socket), then copy from here on.
                 std::vector<char> buf(pending);
-                auto got = read_full(pipe->read_end(), buf.data(), pending);
-                if (!got || *got != pending) return fail_msg("draining splice pipe failed");
+                for (std::size_t got = 0; got < pending;) {
+                    ssize_t n = ::read(pipe->read_end(), buf.data() + got, pending - got);
+                    if (n < 0 && errno == EINTR) continue;
+                    if (n <= 0) return fail_errno("draining splice pipe");
+                    got += static_cast<std::size_t>(n);
+                }
                 if (auto s = write_to_file(file_fd, seekable, offset, buf.data(), pending); !s) return fail(s.error());
-                out = static_cast<ssize_t>(pending);
+                offset += pending;
+                progress.bytes.fetch_add(pending, std::memory_order_relaxed);
+                return receive_by_copy(sock, file_fd, offset, progress);
             }
             pending -= static_cast<std::size_t>(out);
             offset += static_cast<uint64_t>(out);
             progress.bytes.fetch_add(static_cast<uint64_t>(out), std::memory_order_relaxed);
         }
-    }
-    // Fallback: plain recv + write until end of stream.
-    std::vector<char> buf(256u << 10);
-    for (;;) {
-        if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
-        ssize_t n = ::recv(sock, buf.data(), buf.size(), 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN) return fail(Error{-ETIMEDOUT, "data connection stalled (timeout)"});
-            return fail_errno("recv");
-        }
-        if (n == 0) return offset;
-        if (auto s = write_to_file(file_fd, seekable, offset, buf.data(), static_cast<std::size_t>(n)); !s)
-            return fail(s.error());
-        offset += static_cast<uint64_t>(n);
-        progress.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     }
 }
 

@@ -73,6 +73,21 @@ def test_put_get_round_trip(rftpd, env, tmp_path, streams, size):
     assert "direction=store" in rftpd.log() and "direction=retrieve" in rftpd.log()
 
 
+@pytest.mark.parametrize("streams", [1, 4])
+def test_get_to_stdout_appends_to_what_the_shell_opened(rftpd, env, tmp_path, streams):
+    """`rftp get URL - >> log`: stdout is O_APPEND. Written in order through
+    that descriptor, the download lands after what was there; written at
+    offsets (or through a second, O_DIRECT descriptor) it would overwrite it."""
+    served = random_file(rftpd.roots["alice"] / "tail.bin", 3 * MiB + 5)
+    out = tmp_path / "appended.bin"
+    out.write_bytes(b"kept before the download\n")
+    with open(out, "ab") as sink:
+        r = subprocess.run([RFTP, "get", "-P", str(streams), "--block-size", "1M", url(rftpd, "tail.bin"), "-"],
+                           env=env, stdout=sink, stderr=subprocess.PIPE, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == b"kept before the download\n" + served.read_bytes()
+
+
 def test_one_gib_file_with_one_and_four_streams(rftpd, env, tmp_path):
     src = random_file(rftpd.roots["alice"] / "gib.bin", 1024 * MiB)
     digest = sha256(src)
