@@ -13,6 +13,7 @@
 #include "client/data_connection.h"
 #include "client/interrupt.h"
 #include "client/rdma_transport.h"
+#include "middleware/disk/preallocate.h"
 #include "middleware/range_set.h"
 #include "middleware/resume_journal.h"
 #include "middleware/tcp/parallel_transfer.h"
@@ -149,6 +150,11 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         if (streams == 1 && session.parallel_in_force) {
             if (auto off = disable_parallel(session); !off) return off;
         }
+        // A local disk without room for the rest fails now, before a byte
+        // moves (and before REST, which would linger for the next file).
+        if (!dest.direct && size && *size > offset)
+            if (auto reserved = middleware::preallocate(file.get(), offset, *size - offset); !reserved)
+                return fail_as(ExitCode::local_file, "get " + remote + ": " + reserved.error().message);
         if (offset > 0) {
             auto rest = session.control.command("REST " + std::to_string(offset));
             if (!rest) return std::unexpected(rest.error());

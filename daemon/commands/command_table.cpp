@@ -21,7 +21,7 @@ constexpr std::array kCommands{
     CommandSpec{"TYPE", true, A::required, cmd_type, "TYPE A|I: ASCII or binary"},
     CommandSpec{"MODE", true, A::required, cmd_mode, "MODE S: stream mode only"},
     CommandSpec{"STRU", true, A::required, cmd_stru, "STRU F: file structure only"},
-    CommandSpec{"ALLO", true, A::optional, cmd_allo, "ALLO: not needed"},
+    CommandSpec{"ALLO", true, A::optional, cmd_allo, "ALLO <size>: the next STOR reserves the file's space first"},
     CommandSpec{"PWD", true, A::none, cmd_pwd, "PWD: working directory"},
     CommandSpec{"XPWD", true, A::none, cmd_pwd, "XPWD: same as PWD"},
     CommandSpec{"CWD", true, A::required, cmd_cwd, "CWD <dir>: change directory"},

@@ -168,6 +168,18 @@ void cmd_stru(Session &s, const std::string &arg) {
     else s.reply(504, "Only STRU F is supported.");
 }
 
-void cmd_allo(Session &s, const std::string &) { s.reply(202, "ALLO not needed."); }
+// ALLO <size> [R <record size>] (RFC 959): without a size there is nothing
+// to do; with one, the next STOR reserves the file's space first.
+void cmd_allo(Session &s, const std::string &arg) {
+    std::istringstream in(arg);
+    std::string size_text, r, record;
+    in >> size_text >> r >> record;
+    uint64_t size = 0;
+    if (size_text.empty()) return s.reply(202, "ALLO not needed.");
+    if (!parse_decimal(size_text, 1ull << 62, size) || (!r.empty() && (upper(r) != "R" || record.empty())))
+        return s.reply(501, "Usage: ALLO <size in bytes> [R <record size>]");
+    s.state.allocate_size = size;
+    s.reply(200, "The next STOR reserves " + std::to_string(size) + " bytes first.");
+}
 
 }  // namespace rftp::daemon

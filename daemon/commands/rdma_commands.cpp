@@ -139,6 +139,7 @@ void cmd_rstr(Session &s, const std::string &arg) {
     if (!rdma) return;
     uint64_t rest = s.state.restart_offset;
     s.state.restart_offset = 0;
+    s.state.allocate_size.reset();  // the source announces the size itself
     if (discard && rest != 0) return s.reply(554, "REST makes no sense for /dev/null.");
     auto job = s.new_transfer_job();
     auto root = s.state.root;

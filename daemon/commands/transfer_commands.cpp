@@ -67,6 +67,8 @@ void store(Session &s, const std::string &arg, bool append) {
     if (!append && !streams_for_transfer(s, streams)) return;
     uint64_t rest = s.state.restart_offset;
     s.state.restart_offset = 0;
+    std::optional<uint64_t> allocate = append ? std::nullopt : s.state.allocate_size;
+    s.state.allocate_size.reset();
     auto job = take_channel_or_reply(s);
     if (!job) return;
 
@@ -76,6 +78,7 @@ void store(Session &s, const std::string &arg, bool append) {
     bool direct_io = s.options().disk.direct_io;
     bool checksums = s.state.block_checksums;
     UploadRequest req{*vpath, rest, append, streams > 0, streams > 1, s.options().sync_before_rename};
+    if (s.options().preallocate) req.reserve_size = allocate;
     s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams, checksums),
                    [=]() -> TransferOutcome {
         return run_upload(*root, req, *job, [&](UploadTarget &target, RangeSet &ranges, const auto &on_prefix) -> Status {

@@ -1,15 +1,27 @@
 #include "daemon/data/upload_flow.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <optional>
 
 #include "daemon/commands/command_support.h"
+#include "middleware/disk/preallocate.h"
 #include "middleware/resume_journal.h"
 
 namespace rftp::daemon {
+namespace {
+
+// A file that ended short of what ALLO announced would keep the rest of its
+// reservation past its end; truncating to its own size gives that back.
+void trim_reservation(int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0) (void)::ftruncate(fd, st.st_size);
+}
+
+}  // namespace
 
 TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, TransferJob &job,
                            const UploadReceiver &receive) {
@@ -21,6 +33,15 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         if (e.code == -ENOENT) return {553, "Could not create file: no such directory.", 0, "failed"};
         FtpReply r = fs_error_reply(e);
         return {r.code, r.text, 0, "failed"};
+    }
+    if (req.reserve_size && *req.reserve_size > target->start) {
+        auto reserved = middleware::preallocate(target->fd.get(), target->start, *req.reserve_size - target->start);
+        if (!reserved) {
+            int code = reserved.error().code;
+            if (code == -ENOSPC || code == -EDQUOT)
+                return {452, "Insufficient storage space: " + reserved.error().message + ".", 0, "failed"};
+            return {451, "Could not reserve space: " + reserved.error().message + ".", 0, "failed"};
+        }
     }
     // Out-of-order blocks: journal the complete prefix so even a crash of the
     // daemon leaves a correct resume point.
@@ -39,6 +60,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     middleware::RangeSet received(target->start);
     Status moved = receive(*target, received, on_prefix);
     if (!moved && req.ranged) (void)::ftruncate(target->fd.get(), static_cast<off_t>(received.contiguous_end()));
+    else if (req.reserve_size) trim_reservation(target->fd.get());
     if (journal) (void)root.remove_file(journal_path);
 
     uint64_t bytes = job.progress.bytes.load();

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
@@ -23,6 +24,9 @@ struct UploadRequest {
     bool ranged = false;       // bytes arrive as ranges: on failure keep only the complete prefix
     bool out_of_order = false; // ranges may arrive out of order: keep a resume journal meanwhile
     bool sync = true;          // fdatasync before the rename into place (storage.sync_before_rename)
+    // The file's final size when known before its bytes (ALLO): [rest,
+    // size) is reserved before any data connection opens (storage.preallocate).
+    std::optional<uint64_t> reserve_size;
 };
 
 // Moves the bytes into target (opening data connections, sending 150 and so

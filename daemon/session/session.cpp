@@ -309,8 +309,8 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             std::string reason = outcome->result == "ok" ? "" : " reason=" + log::quote(std::to_string(outcome->code) + " " + outcome->text);
                             // How the file met the disk (TCP; an RDMA channel logs its own).
                             const std::string &disk = job->progress.disk_summary;
-                            log::info(fields + numbers + (outcome->detail.empty() ? "" : " " + outcome->detail) +
-                                      (disk.empty() ? "" : " " + disk) + reason);
+                            log::info(fields + numbers + (outcome->detail.empty() ? "" : " " + outcome->detail) + reason +
+                                      (disk.empty() ? "" : " " + disk));
                             auto self = weak.lock();
                             if (!self || self->closed_) return;
                             self->transfer_.reset();

@@ -1,6 +1,8 @@
 #include "middleware/disk/preallocate.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -13,8 +15,14 @@ Status preallocate(int fd, uint64_t offset, uint64_t length) {
     while (rc < 0 && errno == EINTR);
     if (rc == 0) return {};
     if (errno == EOPNOTSUPP || errno == ENOSYS || errno == ENODEV) return {};  // written without it
-    if (errno == ENOSPC || errno == EDQUOT)
-        return fail_errno("no room for " + std::to_string(length) + " bytes on the destination's file system");
+    if (errno == ENOSPC || errno == EDQUOT) {
+        int err = errno;
+        // What the failed call reserved beyond the file's end is given back:
+        // truncating to the same size trims it.
+        struct stat st {};
+        if (::fstat(fd, &st) == 0) (void)::ftruncate(fd, st.st_size);
+        return fail_errno("no room for " + std::to_string(length) + " bytes on the destination's file system", err);
+    }
     return fail_errno("preallocate " + std::to_string(length) + " bytes");
 }
 

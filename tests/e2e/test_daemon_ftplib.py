@@ -191,6 +191,26 @@ def test_block_checksums_can_be_turned_off_per_session(rftpd):
     g.quit()
 
 
+def test_allo_announces_the_size_of_the_next_stor(rftpd):
+    f = login(rftpd, "alice")
+    assert f.sendcmd("ALLO").startswith("202")
+    with pytest.raises(ftplib.error_perm, match="501"):
+        f.sendcmd("ALLO lots")
+    with pytest.raises(ftplib.error_perm, match="501"):
+        f.sendcmd("ALLO 10 X 5")
+    assert f.sendcmd("ALLO 100 R 10").startswith("200")
+    data = os.urandom(100)
+    f.storbinary("STOR allo.bin", io.BytesIO(data))
+    assert (rftpd.roots["alice"] / "allo.bin").read_bytes() == data
+    # The reservation keeps the visible size honest: a shorter file than
+    # announced is stored as it arrived, not padded.
+    assert f.sendcmd("ALLO 1000000").startswith("200")
+    f.storbinary("STOR short.bin", io.BytesIO(data))
+    st = (rftpd.roots["alice"] / "short.bin").stat()
+    assert st.st_size == 100 and st.st_blocks * 512 < 100_000  # and the rest of the reservation given back
+    f.quit()
+
+
 def test_read_only_user_cannot_change_anything(rftpd):
     (rftpd.roots["bob"] / "keep.txt").write_bytes(b"keep")
     f = login(rftpd, "bob")
