@@ -23,6 +23,8 @@ std::unique_ptr<DiskFile> DiskFile::open(int fd, bool writing, bool want_direct)
         f->buffered_reason = "direct I/O is off";
     } else if (!regular) {
         f->buffered_reason = "not a regular file";
+    } else if (!f->seekable) {
+        f->buffered_reason = "appending: written in order";  // a direct twin would not append
     } else {
         // A second open file description on the same inode, through our own
         // descriptor table: nothing is resolved by name, and the caller's

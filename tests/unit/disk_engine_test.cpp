@@ -203,6 +203,50 @@ TEST(DiskEngine, APipeIsWrittenInOrderAtItsOwnPosition) {
     }
 }
 
+TEST(DiskEngine, APipeIsNeverReadOutOfOrder) {
+    int p[2];
+    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    UniqueFd r(p[0]), w(p[1]);
+    Pool pool;
+    for (auto backend : {BlockIo::Backend::io_uring, BlockIo::Backend::positioned_calls}) {
+        auto io = BlockIo::create(pool.buffers(), 2, "test", backend);
+        auto f = DiskFile::open(r.get(), false, true);
+        (*io)->start({IoDirection::read, f.get(), 0, 4096, 1000});
+        auto got = (*io)->wait();
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_FALSE(got[0].status);  // refused, not read from wherever the pipe is
+    }
+}
+
+TEST(DiskEngine, AnAppendOnlyFileIsWrittenInOrderAtItsEnd) {
+    std::string path = std::filesystem::current_path().string() + "/append-file";
+    {
+        UniqueFd seed(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+        ASSERT_EQ(::write(seed.get(), "head", 4), 4);
+    }
+    Pool pool;
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+    auto f = DiskFile::open(fd.get(), true, true);
+    EXPECT_FALSE(f->seekable);  // >> writes at its end whatever offset is named
+    EXPECT_FALSE(f->direct_usable.load());  // an O_DIRECT twin would not append
+    auto io = BlockIo::create(pool.buffers(), 2, "test", BlockIo::Backend::io_uring);
+    for (uint32_t i = 0; i < 2; ++i) {
+        std::memset(pool.block(i), 'x' + static_cast<int>(i), 8192);
+        (*io)->start({IoDirection::write, f.get(), i, 8192ull * i, 8192});
+        auto got = (*io)->wait();
+        ASSERT_EQ(got.size(), 1u);
+        ASSERT_TRUE(got[0].status) << got[0].status.error().message;
+    }
+    std::string content(4 + 2 * 8192, '\0');
+    UniqueFd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_EQ(::read(in.get(), content.data(), content.size()), static_cast<ssize_t>(content.size()));
+    ::unlink(path.c_str());
+    EXPECT_EQ(content.substr(0, 4), "head");
+    EXPECT_EQ(content[4], 'x');
+    EXPECT_EQ(content[4 + 8192], 'y');
+    EXPECT_EQ(f->buffered_bytes.load(), 2u * 8192);
+}
+
 TEST(DiskEngine, WakeEndsAWaitWithNothingFinished) {
     Pool pool;
     auto io = BlockIo::create(pool.buffers(), 2, "test");
