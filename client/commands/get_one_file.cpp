@@ -240,10 +240,10 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
 OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
                            const FileProgressHooks &hooks, FileReport &report) {
     Options attempt = o;
-    for (unsigned resumes = 0;; ++resumes) {
+    ChecksumRetries retries;
+    for (;;) {
         auto got = get_once(session, attempt, remote, dest, hooks, report);
-        if (got || dest.direct || resumes == kChecksumResumes || !resumable_checksum_failure(got.error(), report))
-            return got;
+        if (got || dest.direct || !retries.resume_after(got.error(), report)) return got;
         report.note(got.error().message + "; resuming from the last good byte");
         log::warning("get " + remote + ": " + got.error().message + "; resuming from the last good byte");
         attempt.resume_own_partial = true;

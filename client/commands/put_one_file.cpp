@@ -184,9 +184,10 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
 OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
                            const FileProgressHooks &hooks, FileReport &report) {
     Options attempt = o;
-    for (unsigned resumes = 0;; ++resumes) {
+    ChecksumRetries retries;
+    for (;;) {
         auto sent = put_once(session, attempt, source, remote, hooks, report);
-        if (sent || resumes == kChecksumResumes || !resumable_checksum_failure(sent.error(), report)) return sent;
+        if (sent || !retries.resume_after(sent.error(), report)) return sent;
         report.note(sent.error().message + "; resuming from the last good byte");
         log::warning("put " + remote + ": " + sent.error().message + "; resuming from the last good byte");
         attempt.resume_own_partial = true;

@@ -122,8 +122,20 @@ Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
     return hex;
 }
 
-bool resumable_checksum_failure(const Failure &failure, const FileReport &report) {
-    return report.transport == "tcp" && failure.message.find("failed its CRC32C check") != std::string::npos;
+bool ChecksumRetries::resume_after(const Failure &failure, const FileReport &report) {
+    if (report.transport != "tcp" || failure.message.find("failed its CRC32C check") == std::string::npos) return false;
+    // "the block at byte N (...)": where the damage was (unknown: one spot).
+    uint64_t at = UINT64_MAX;
+    constexpr std::string_view kAt = "the block at byte ";
+    if (auto pos = failure.message.find(kAt); pos != std::string::npos) {
+        const char *first = failure.message.data() + pos + kAt.size();
+        (void)std::from_chars(first, failure.message.data() + failure.message.size(), at);
+    }
+    unsigned &here = by_offset_[at];
+    if (here == kChecksumResumes || total_ == kChecksumResumesPerFile) return false;
+    ++here;
+    ++total_;
+    return true;
 }
 
 OutcomeStatus require_hash_for_verify(const Session &session) {

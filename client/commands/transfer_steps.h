@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -55,9 +56,22 @@ OutcomeStatus verify_digest(Session &session, const std::string &remote_path, co
 
 // A block that fails its CRC32C check on a TCP transfer ends it, with only
 // the good prefix kept on the receiving side; the file is then resumed from
-// there, at most this many times (over RDMA the channel resends the block).
+// there (over RDMA the channel resends the block itself). As over RDMA,
+// the bound is per block: the same block failing a fourth time ends the
+// file, so a long transfer over a link that damages a block now and then
+// goes through. kChecksumResumesPerFile caps the whole file all the same.
 inline constexpr unsigned kChecksumResumes = 3;
-bool resumable_checksum_failure(const Failure &failure, const FileReport &report);
+inline constexpr unsigned kChecksumResumesPerFile = 64;
+
+class ChecksumRetries {
+public:
+    // Whether to resume after this failure (a TCP block's CRC32C, within bounds).
+    bool resume_after(const Failure &failure, const FileReport &report);
+
+private:
+    unsigned total_ = 0;
+    std::map<uint64_t, unsigned> by_offset_;  // failures per damaged block (by its byte offset)
+};
 
 // Fails early when --verify is asked of a server that cannot compute digests.
 OutcomeStatus require_hash_for_verify(const Session &session);

@@ -29,14 +29,25 @@ void put_block_trailer(uint8_t *block, uint32_t length, uint32_t crc) { wire::pu
 uint32_t block_trailer(const uint8_t *block, uint32_t length) { return wire::get_be<uint32_t>(block + length); }
 
 bool take_fault_flip() {
-    static std::atomic<long> budget{[] {
-        const char *v = std::getenv("RFTP_TEST_FLIP_BLOCKS");
-        return v ? std::strtol(v, nullptr, 10) : 0L;
-    }()};
-    long left = budget.load();
-    while (left > 0)
-        if (budget.compare_exchange_weak(left, left - 1)) return true;
-    return false;
+    // "N": the next N blocks. "N/K": N blocks, each followed by K that pass
+    // (a link that damages a block now and then).
+    struct Plan {
+        long blocks = 0, spacing = 0;
+    };
+    static const Plan plan = [] {
+        Plan p;
+        if (const char *v = std::getenv("RFTP_TEST_FLIP_BLOCKS")) {
+            char *rest = nullptr;
+            p.blocks = std::strtol(v, &rest, 10);
+            if (rest && *rest == '/') p.spacing = std::strtol(rest + 1, nullptr, 10);
+        }
+        return p;
+    }();
+    static std::atomic<long> seen{0};
+    if (plan.blocks <= 0) return false;
+    long n = seen.fetch_add(1);
+    long period = plan.spacing + 1;
+    return n % period == 0 && n / period < plan.blocks;
 }
 
 }  // namespace rftp::middleware

@@ -21,8 +21,9 @@ uint32_t block_trailer(const uint8_t *block, uint32_t length);
 
 // Test-only fault switch: RFTP_TEST_FLIP_BLOCKS=N in a sender's environment
 // flips one bit in each of the next N blocks it sends, after their checksum
-// was computed, so the tests can show every one is caught. Returns whether
-// this block is to be damaged (and counts it). Off unless set.
+// was computed, so the tests can show every one is caught; "N/K" lets K
+// blocks pass after each damaged one. Returns whether this block is to be
+// damaged (and counts it). Off unless set.
 bool take_fault_flip();
 
 }  // namespace rftp::middleware

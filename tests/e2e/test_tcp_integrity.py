@@ -52,13 +52,29 @@ def test_damaged_download_blocks_are_caught_and_resumed(tmp_path, env):
         assert d.stop() == 0 and alive, d.log()[-3000:]
 
 
+def test_a_block_damaged_now_and_then_does_not_end_a_long_transfer(rftpd, env, tmp_path):
+    """The bound is per block, as over RDMA: five damaged blocks, each
+    further into the file than the last, and the file arrives whole after
+    more resumes than any one block may take. (One of the five may be a
+    block still on the wire when the transfer stopped, never checked.)"""
+    src = random_file(tmp_path / "long.bin", 40 * MiB)
+    r = rftp(dict(env, **{FLIP: "5/8"}), "--json", "--no-progress", "put", "-P", "1", "--block-size", "1M", str(src),
+             url(rftpd, "long.bin"))
+    assert r.returncode == 0, r.stderr
+    assert 4 <= resumed(r) <= 5, notes(r)
+    assert sha256(rftpd.roots["alice"] / "long.bin") == sha256(src)
+
+
 def test_a_path_that_keeps_damaging_blocks_fails_cleanly(rftpd, env, tmp_path):
     src = random_file(tmp_path / "bad.bin", 4 * MiB)
     r = rftp(dict(env, **{FLIP: "1000"}), "--json", "--no-progress", "put", "-P", "2", "--block-size", "1M", str(src),
              url(rftpd, "bad.bin"))
     assert r.returncode != 0
     assert "failed its CRC32C check" in r.stderr.decode(), r.stderr
-    assert resumed(r) == 3  # bounded
+    # Bounded per block, as over RDMA: three resumes for a block, the fourth
+    # failure of one ends the file. Two streams may fail first at either of
+    # two blocks, so between three and six resumes in all.
+    assert 3 <= resumed(r) <= 6, notes(r)
     assert not (rftpd.roots["alice"] / "bad.bin").exists()
     # The daemon goes on serving: the same upload, undamaged, lands whole.
     assert rftp(env, "put", "-P", "2", "--block-size", "1M", str(src), url(rftpd, "bad.bin")).returncode == 0
