@@ -27,6 +27,8 @@ Features parse_features(const std::vector<std::string> &lines) {
             f.rdma_max = ec == std::errc() && max > 0 ? max : 1;
         } else if (name == "HASH") {
             f.hash_sha256 = upper_arg.find("SHA-256") != std::string::npos;
+        } else if (name == "BLOCKSUM") {
+            f.blocksum_none = upper_arg.find("NONE") != std::string::npos;
         } else if (name == "MLST") {
             f.mlst = true;
         } else if (name == "SIZE") {

@@ -14,6 +14,7 @@ struct Features {
     bool rdma = false;           // rftpd's "RDMA <max queue pairs>": RADR/RSTR/RRTR
     unsigned rdma_max = 1;
     bool hash_sha256 = false;    // "HASH SHA-256*"
+    bool blocksum_none = false;  // rftpd's "BLOCKSUM CRC32C*;NONE": block checksums can be turned off
     bool mlst = false;
     bool size = false;
     bool mdtm = false;

@@ -68,7 +68,7 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     app.add_flag("--verify", o.verify, "compare the server's SHA-256 (HASH) with the local file");
     bool no_block_checksums = false;
     app.add_flag("--no-block-checksums", no_block_checksums,
-                 "skip the CRC32C on every block (-P and RDMA); the network's own checks and --verify remain");
+                 "skip the CRC32C on every block (framed and RDMA transfers); the network's own checks and --verify remain");
     app.add_flag("-r,--recursive", o.recursive, "put/get whole directory trees");
     app.add_option("-j,--concurrency", o.concurrency, "sessions moving files at once, for many files (default 4)")
         ->check(CLI::Range(1, 64));

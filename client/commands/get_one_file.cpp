@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "client/commands/transfer_steps.h"
@@ -152,9 +153,12 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         }
         // A local disk without room for the rest fails now, before a byte
         // moves (and before REST, which would linger for the next file).
-        if (!dest.direct && size && *size > offset)
+        std::optional<middleware::ReservationGuard> unreserve_on_failure;
+        if (!dest.direct && size && *size > offset) {
             if (auto reserved = middleware::preallocate(file.get(), offset, *size - offset); !reserved)
                 return fail_as(ExitCode::local_file, "get " + remote + ": " + reserved.error().message);
+            unreserve_on_failure.emplace(file.get());
+        }
         if (offset > 0) {
             auto rest = session.control.command("REST " + std::to_string(offset));
             if (!rest) return std::unexpected(rest.error());

@@ -109,13 +109,6 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         streams = grant->streams;
         block = grant->block_size;
     }
-    if (size - offset >= kAnnounceSizeFrom) {
-        // ALLO (RFC 959): rftpd reserves the file's space before the 150,
-        // so a disk without room says 452 now, not after a terabyte. Other
-        // servers mostly answer 202 (not needed); any answer is fine.
-        auto allo = session.control.command("ALLO " + std::to_string(size));
-        if (!allo) return std::unexpected(allo.error());
-    }
     std::string verb = "STOR";
     if (offset > 0) {
         auto rest = session.control.command("REST " + std::to_string(offset));
@@ -127,6 +120,14 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
     }
     auto socks = open_data_connections(session, streams);
     if (!socks) return std::unexpected(socks.error());
+    if (verb == "STOR" && size - offset >= kAnnounceSizeFrom) {
+        // ALLO (RFC 959), right before the STOR it is for: rftpd reserves
+        // the file's space before its 150, so a disk without room says 452
+        // now, not after a terabyte. Other servers mostly answer 202 (not
+        // needed); any answer is fine.
+        auto allo = session.control.command("ALLO " + std::to_string(size));
+        if (!allo) return std::unexpected(allo.error());
+    }
     auto started = session.control.command(verb + " " + remote);
     if (!started) return std::unexpected(started.error());
     if (!started->positive_preliminary()) return refused("put " + remote, *started);

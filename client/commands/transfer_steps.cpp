@@ -30,15 +30,18 @@ OutcomeStatus prepare_transfer_session(Session &session, const Options &options)
         auto chosen = session.control.command("OPTS HASH SHA-256");
         if (!chosen) return std::unexpected(chosen.error());
     }
-    if (!options.block_checksums) {
+    if (!options.block_checksums && session.features.blocksum_none) {
         // Both ends must agree, or every block would fail its check: a
         // server that does not say NONE keeps them on for this session.
         auto chosen = session.control.command("OPTS BLOCKSUM NONE");
         if (!chosen) return std::unexpected(chosen.error());
         session.block_checksums = !(chosen->code == 200 && chosen->text() == "NONE");
         if (session.block_checksums)
-            log::warning("the server cannot turn block checksums off; every block is still checked");
+            log::warning("the server would not turn block checksums off; every block is still checked");
+    } else if (!options.block_checksums && session.features.is_rftpd()) {
+        log::warning("this rftpd cannot turn block checksums off; every block is still checked");
     }
+    // (A server without rftp's framing has no blocks to check: nothing to say.)
     return set_binary_mode(session);
 }
 

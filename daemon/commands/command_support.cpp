@@ -55,6 +55,13 @@ std::string quote_257(const std::string &path) {
     return out + "\"";
 }
 
+PendingTransfer take_pending_transfer(Session &s) {
+    PendingTransfer p{s.state.restart_offset, s.state.allocate_size};
+    s.state.restart_offset = 0;
+    s.state.allocate_size.reset();
+    return p;
+}
+
 bool parse_decimal(const std::string &text, uint64_t max, uint64_t &out) {
     if (text.empty() || text.size() > 20) return false;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);

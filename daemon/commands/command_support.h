@@ -2,6 +2,7 @@
 // safe virtual path and a file-system error into the right FTP reply.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,15 @@ struct RetrieveSource {
 // Opens vpath for reading and checks the REST offset against its size;
 // nullopt after replying 550/554 (or what the file system said).
 std::optional<RetrieveSource> open_for_retrieve(Session &s, const std::string &vpath, uint64_t rest);
+
+// What REST and ALLO set for "the next transfer". Every transfer command
+// takes it first thing, so a refused one (bad path, no permission) leaves
+// nothing behind for a later, unrelated command.
+struct PendingTransfer {
+    uint64_t rest = 0;
+    std::optional<uint64_t> allocate;
+};
+PendingTransfer take_pending_transfer(Session &s);
 
 // Parses a decimal offset (REST) or count; false unless all digits and in range.
 bool parse_decimal(const std::string &text, uint64_t max, uint64_t &out);

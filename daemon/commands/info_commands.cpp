@@ -93,6 +93,8 @@ void cmd_opts(Session &s, const std::string &arg) {
     std::string what;
     in >> what;
     what = upper(what);
+    // Clients ask OPTS UTF8 before logging in; the rest set up transfers.
+    if (what != "UTF8" && !s.logged_in()) return s.reply(530, "Please login with USER and PASS.");
     if (what == "UTF8") {
         s.reply(200, "Always in UTF8 mode.");
     } else if (what == "HASH") {
@@ -171,6 +173,7 @@ void cmd_stru(Session &s, const std::string &arg) {
 // ALLO <size> [R <record size>] (RFC 959): without a size there is nothing
 // to do; with one, the next STOR reserves the file's space first.
 void cmd_allo(Session &s, const std::string &arg) {
+    s.state.allocate_size.reset();  // a new ALLO replaces the last, even a refused one
     std::istringstream in(arg);
     std::string size_text, r, record;
     in >> size_text >> r >> record;
@@ -178,6 +181,7 @@ void cmd_allo(Session &s, const std::string &arg) {
     if (size_text.empty()) return s.reply(202, "ALLO not needed.");
     if (!parse_decimal(size_text, 1ull << 62, size) || (!r.empty() && (upper(r) != "R" || record.empty())))
         return s.reply(501, "Usage: ALLO <size in bytes> [R <record size>]");
+    if (!s.options().preallocate || !s.state.root->writable()) return s.reply(202, "ALLO not needed.");
     s.state.allocate_size = size;
     s.reply(200, "The next STOR reserves " + std::to_string(size) + " bytes first.");
 }

@@ -131,15 +131,13 @@ void cmd_radr(Session &s, const std::string &arg) {
 }
 
 void cmd_rstr(Session &s, const std::string &arg) {
+    uint64_t rest = take_pending_transfer(s).rest;  // ALLO is not needed: the source announces the size
     bool discard = arg == kDiscardPath;
     std::optional<std::string> vpath = discard ? std::optional<std::string>(arg) : resolve_or_reply(s, arg);
     if (!vpath) return;
     if (!discard && !s.state.root->writable()) return s.reply(550, "Permission denied.");
     auto rdma = channel_or_reply(s);
     if (!rdma) return;
-    uint64_t rest = s.state.restart_offset;
-    s.state.restart_offset = 0;
-    s.state.allocate_size.reset();  // the source announces the size itself
     if (discard && rest != 0) return s.reply(554, "REST makes no sense for /dev/null.");
     auto job = s.new_transfer_job();
     auto root = s.state.root;
@@ -180,10 +178,9 @@ void cmd_rstr(Session &s, const std::string &arg) {
 }
 
 void cmd_rrtr(Session &s, const std::string &arg) {
+    uint64_t rest = take_pending_transfer(s).rest;
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
-    uint64_t rest = s.state.restart_offset;
-    s.state.restart_offset = 0;
     auto source = open_for_retrieve(s, *vpath, rest);
     if (!source) return;
     uint64_t size = source->size;

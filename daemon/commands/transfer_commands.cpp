@@ -60,15 +60,13 @@ std::string transfer_fields(const char *direction, const std::string &path, unsi
 }
 
 void store(Session &s, const std::string &arg, bool append) {
+    auto [rest, allocate] = take_pending_transfer(s);
+    if (append) allocate.reset();
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
     if (!s.state.root->writable()) return s.reply(550, "Permission denied.");
     unsigned streams = 0;
     if (!append && !streams_for_transfer(s, streams)) return;
-    uint64_t rest = s.state.restart_offset;
-    s.state.restart_offset = 0;
-    std::optional<uint64_t> allocate = append ? std::nullopt : s.state.allocate_size;
-    s.state.allocate_size.reset();
     auto job = take_channel_or_reply(s);
     if (!job) return;
 
@@ -114,6 +112,7 @@ std::string strip_list_options(const std::string &arg) {
 }
 
 void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
+    (void)take_pending_transfer(s);
     std::string arg = kind == ListingKind::mlsd ? raw_arg : strip_list_options(raw_arg);
     auto vpath = resolve_or_reply(s, arg.empty() ? "." : arg);
     if (!vpath) return;
@@ -159,12 +158,11 @@ void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
 }  // namespace
 
 void cmd_retr(Session &s, const std::string &arg) {
+    uint64_t rest = take_pending_transfer(s).rest;
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
     unsigned streams = 0;
     if (!streams_for_transfer(s, streams)) return;
-    uint64_t rest = s.state.restart_offset;
-    s.state.restart_offset = 0;
     auto source = open_for_retrieve(s, *vpath, rest);
     if (!source) return;
     uint64_t size = source->size;

@@ -1,7 +1,6 @@
 #include "daemon/data/upload_flow.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -12,16 +11,6 @@
 #include "middleware/resume_journal.h"
 
 namespace rftp::daemon {
-namespace {
-
-// A file that ended short of what ALLO announced would keep the rest of its
-// reservation past its end; truncating to its own size gives that back.
-void trim_reservation(int fd) {
-    struct stat st {};
-    if (::fstat(fd, &st) == 0) (void)::ftruncate(fd, st.st_size);
-}
-
-}  // namespace
 
 TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, TransferJob &job,
                            const UploadReceiver &receive) {
@@ -36,11 +25,11 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     }
     if (req.reserve_size && *req.reserve_size > target->start) {
         auto reserved = middleware::preallocate(target->fd.get(), target->start, *req.reserve_size - target->start);
+        // No room (452) or too large (552): said before a byte moves, and a
+        // new upload's empty partial file is not left behind.
         if (!reserved) {
-            int code = reserved.error().code;
-            if (code == -ENOSPC || code == -EDQUOT)
-                return {452, "Insufficient storage space: " + reserved.error().message + ".", 0, "failed"};
-            return {451, "Could not reserve space: " + reserved.error().message + ".", 0, "failed"};
+            if (target->start == 0) (void)root.remove_file(target->partial);
+            return failed_outcome(reserved.error(), false, 0);
         }
     }
     // Out-of-order blocks: journal the complete prefix so even a crash of the
@@ -60,7 +49,8 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     middleware::RangeSet received(target->start);
     Status moved = receive(*target, received, on_prefix);
     if (!moved && req.ranged) (void)::ftruncate(target->fd.get(), static_cast<off_t>(received.contiguous_end()));
-    else if (req.reserve_size) trim_reservation(target->fd.get());
+    // A file that ended short of what ALLO announced gives the rest back.
+    else if (req.reserve_size) middleware::release_reservation(target->fd.get());
     if (journal) (void)root.remove_file(journal_path);
 
     uint64_t bytes = job.progress.bytes.load();

@@ -11,7 +11,25 @@ namespace rftp::middleware {
 // still grows only as bytes are written, so a partial file never looks
 // complete. A file system that cannot preallocate is not an error; a full
 // disk (ENOSPC) or a quota (EDQUOT) is, with a message that says so, and
-// whatever the attempt reserved is given back.
+// whatever the attempt reserved is given back; so is a size the file system
+// cannot hold (EFBIG).
 Status preallocate(int fd, uint64_t offset, uint64_t length);
+
+// Gives back what a reservation holds past the file's end: for a file that
+// ended shorter than reserved, or a transfer that failed.
+void release_reservation(int fd);
+
+// Releases at scope exit whatever is still reserved past the file's end:
+// a no-op once the file grew to its full size, the rest back on any failure.
+class ReservationGuard {
+public:
+    explicit ReservationGuard(int fd) : fd_(fd) {}
+    ~ReservationGuard() { release_reservation(fd_); }
+    ReservationGuard(const ReservationGuard &) = delete;
+    ReservationGuard &operator=(const ReservationGuard &) = delete;
+
+private:
+    int fd_;
+};
 
 }  // namespace rftp::middleware

@@ -19,6 +19,21 @@ constexpr std::size_t kBlockTrailerBytes = 4;
 void put_block_trailer(uint8_t *block, uint32_t length, uint32_t crc);
 uint32_t block_trailer(const uint8_t *block, uint32_t length);
 
+// What a block's trailer carries: its data's CRC32C, or zero where both
+// ends agreed to go without (OPTS BLOCKSUM NONE).
+inline uint32_t trailer_crc(std::span<const uint8_t> data, bool checksums) { return checksums ? crc32c(data) : 0; }
+
+// A received block against its trailer; always intact without checksums.
+struct TrailerCheck {
+    bool intact = true;
+    uint32_t got = 0, want = 0;
+};
+inline TrailerCheck check_block_trailer(const uint8_t *block, uint32_t length, bool checksums) {
+    if (!checksums) return {};
+    uint32_t want = block_trailer(block, length), got = crc32c({block, length});
+    return {got == want, got, want};
+}
+
 // Test-only fault switch: RFTP_TEST_FLIP_BLOCKS=N in a sender's environment
 // flips one bit in each of the next N blocks it sends, after their checksum
 // was computed, so the tests can show every one is caught; "N/K" lets K

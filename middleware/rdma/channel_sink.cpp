@@ -188,10 +188,9 @@ void Channel::writer_loop(unsigned index) {
         lock.unlock();
         damaged.clear();
         for (const disk::BlockOp &op : ops) {
-            uint32_t want = checksums ? block_trailer(res_.block(op.block), op.length) : 0;
-            uint32_t got = checksums ? crc32c({res_.block(op.block), op.length}) : 0;
-            if (got == want) io.start(op);
-            else damaged.push_back({op.block, got, want});
+            TrailerCheck check = check_block_trailer(res_.block(op.block), op.length, checksums);
+            if (check.intact) io.start(op);
+            else damaged.push_back({op.block, check.got, check.want});
         }
         // A damaged block is granted again at once, without waiting for the disk.
         finished = damaged.empty() && io.pending() ? io.wait() : io.take_finished();

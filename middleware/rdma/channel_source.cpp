@@ -131,7 +131,7 @@ void Channel::reader_loop(unsigned index) {
         // With a digest to take, a block is sealed only once it is hashed:
         // the digest is of the file's bytes, whatever happens to them later.
         auto seal = [&](uint32_t block, uint32_t length) {
-            return seal_block(res_.block(block), length, checksums ? crc32c({res_.block(block), length}) : 0);
+            return seal_block(res_.block(block), length, trailer_crc({res_.block(block), length}, checksums));
         };
         std::vector<uint8_t> damaged(finished.size());
         if (!digest)

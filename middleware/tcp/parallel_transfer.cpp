@@ -121,7 +121,7 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
                 }
             reading.pop_front();
             uint8_t *data = buffers.block(next.block);
-            put_block_trailer(data, next.length, plan.block_checksums ? crc32c({data, next.length}) : 0);
+            put_block_trailer(data, next.length, trailer_crc({data, next.length}, plan.block_checksums));
             if (take_fault_flip() && next.length > 0) data[next.length / 2] ^= 0x10;  // test-only, after the CRC
             if (auto s = send_header(sock, {ftp::kFrameData, next.length, next.offset}); !s) return s;
             if (auto s = write_all(sock, data, next.length + kBlockTrailerBytes); !s) return s;
@@ -201,9 +201,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                 if (!body) return fail(body.error());
                 if (*body != count + kBlockTrailerBytes) return fail_msg("data connection closed inside a block");
                 // Checked before it is written: a damaged block never reaches the file.
-                uint32_t want = plan.block_checksums ? block_trailer(data, count) : 0;
-                uint32_t crc = plan.block_checksums ? crc32c({data, count}) : 0;
-                if (crc != want)
+                if (!check_block_trailer(data, count, plan.block_checksums).intact)
                     return fail_msg("the block at byte " + std::to_string(h->offset) + " (" + std::to_string(count) +
                                         " bytes) failed its CRC32C check; data is being damaged between the two "
                                         "hosts (check the NICs, cables and memory)",

@@ -44,26 +44,6 @@ Status write_to_file(int fd, bool seekable, uint64_t offset, const char *data, s
     return {};
 }
 
-namespace {
-
-Status bounce_socket_to_file(int sock, int fd, bool seekable, uint64_t offset, uint64_t count,
-                             TransferProgress &progress) {
-    std::vector<char> buf(std::min<uint64_t>(count, kBounceBuffer));
-    while (count > 0) {
-        if (auto s = check_abort(progress); !s) return s;
-        auto got = read_full(sock, buf.data(), std::min<uint64_t>(count, buf.size()));
-        if (!got) return fail(got.error());
-        if (*got == 0) return fail_msg("data connection closed in the middle of a block");
-        if (auto s = write_to_file(fd, seekable, offset, buf.data(), *got); !s) return s;
-        offset += *got;
-        count -= *got;
-        progress.bytes.fetch_add(*got, std::memory_order_relaxed);
-    }
-    return {};
-}
-
-}  // namespace
-
 Result<SplicePipe> SplicePipe::create() {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return fail_errno("pipe2");
@@ -140,48 +120,6 @@ bool is_seekable(int fd) {
 void set_cork(int sock, bool on) {
     int v = on ? 1 : 0;
     (void)::setsockopt(sock, IPPROTO_TCP, TCP_CORK, &v, sizeof v);
-}
-
-Status copy_socket_to_file(int sock, int fd, bool seekable, uint64_t offset, uint64_t count,
-                           SplicePipe &pipe, TransferProgress &progress) {
-    bool first = true;
-    while (count > 0) {
-        if (auto s = check_abort(progress); !s) return s;
-        std::size_t want = static_cast<std::size_t>(std::min<uint64_t>(count, pipe.capacity()));
-        ssize_t in = ::splice(sock, nullptr, pipe.write_end(), nullptr, want, SPLICE_F_MOVE | SPLICE_F_MORE);
-        if (in < 0) {
-            if (errno == EINTR) continue;
-            if (first && (errno == EINVAL || errno == ENOSYS))
-                return bounce_socket_to_file(sock, fd, seekable, offset, count, progress);
-            return fail(io_error("splice from data connection", errno));
-        }
-        if (in == 0) return fail_msg("data connection closed in the middle of a block");
-        std::size_t pending = static_cast<std::size_t>(in);
-        while (pending > 0) {
-            loff_t off = static_cast<loff_t>(offset);
-            ssize_t out = ::splice(pipe.read_end(), nullptr, fd, seekable ? &off : nullptr, pending, SPLICE_F_MOVE);
-            if (out < 0) {
-                if (errno == EINTR) continue;
-                if (first && (errno == EINVAL || errno == ENOSYS)) {
-                    // The file refuses splice (O_APPEND, some file systems):
-                    // drain what is in the pipe by hand, then bounce the rest.
-                    std::vector<char> buf(pending);
-                    auto got = read_full(pipe.read_end(), buf.data(), pending);
-                    if (!got || *got != pending) return fail_msg("draining splice pipe failed");
-                    if (auto s = write_to_file(fd, seekable, offset, buf.data(), pending); !s) return s;
-                    progress.bytes.fetch_add(pending, std::memory_order_relaxed);
-                    return bounce_socket_to_file(sock, fd, seekable, offset + pending, count - pending, progress);
-                }
-                return fail_errno("write to file");
-            }
-            first = false;
-            pending -= static_cast<std::size_t>(out);
-            offset += static_cast<uint64_t>(out);
-            count -= static_cast<uint64_t>(out);
-            progress.bytes.fetch_add(static_cast<uint64_t>(out), std::memory_order_relaxed);
-        }
-    }
-    return {};
 }
 
 Status copy_file_to_socket(int sock, int fd, uint64_t offset, uint64_t count, TransferProgress &progress) {

@@ -35,13 +35,6 @@ Result<std::size_t> read_full(int sock, void *buf, std::size_t len);
 // before an error still counts (filled).
 Status fill_from_socket(int sock, uint8_t *buf, std::size_t len, int idle_ms, std::size_t &filled, bool &ended);
 
-// Moves exactly count bytes from sock into file_fd at offset (or at the
-// current position when the file is not seekable), by splice through pipe,
-// or by recv + write where the file refuses splice. Premature end of stream
-// is an error.
-Status copy_socket_to_file(int sock, int file_fd, bool seekable, uint64_t offset, uint64_t count,
-                           SplicePipe &pipe, TransferProgress &progress);
-
 // Sends exactly count bytes of file_fd from offset with sendfile(2), or with
 // pread + send where the source refuses sendfile.
 Status copy_file_to_socket(int sock, int file_fd, uint64_t offset, uint64_t count, TransferProgress &progress);

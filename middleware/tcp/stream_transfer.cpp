@@ -23,11 +23,10 @@ constexpr unsigned kEngineDepth = 4;
 // arrived is on disk (and counts for a resume) even while the peer idles.
 constexpr int kIdleFlushMs = 100;
 
-// recv + write until end of stream: for what splice cannot write to. An
-// O_APPEND descriptor is written in order, never at offsets.
-Result<uint64_t> receive_by_copy(int sock, int file_fd, uint64_t offset, TransferProgress &progress) {
-    int flags = ::fcntl(file_fd, F_GETFL);
-    const bool seekable = is_seekable(file_fd) && flags >= 0 && !(flags & O_APPEND);
+// recv + write until end of stream: for what splice cannot write to.
+// seekable as disk::DiskFile says: an O_APPEND descriptor is not (written in
+// order, never at offsets).
+Result<uint64_t> receive_by_copy(int sock, int file_fd, bool seekable, uint64_t offset, TransferProgress &progress) {
     std::vector<char> buf(256u << 10);
     for (;;) {
         if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
@@ -128,7 +127,7 @@ Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, Transfer
     // in order through the descriptor. splice refuses an O_APPEND file.
     const bool seekable = file->seekable;
     int flags = ::fcntl(file_fd, F_GETFL);
-    if (flags >= 0 && (flags & O_APPEND)) return receive_by_copy(sock, file_fd, offset, progress);
+    if (flags >= 0 && (flags & O_APPEND)) return receive_by_copy(sock, file_fd, seekable, offset, progress);
     auto pipe = SplicePipe::create();
     if (!pipe) return fail(pipe.error());
     // Unknown length: move pipe-sized chunks until the peer closes. A chunk
@@ -140,7 +139,7 @@ Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, Transfer
         if (in < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN) return fail(Error{-ETIMEDOUT, "data connection stalled (timeout)"});
-            if (errno == EINVAL || errno == ENOSYS) return receive_by_copy(sock, file_fd, offset, progress);
+            if (errno == EINVAL || errno == ENOSYS) return receive_by_copy(sock, file_fd, seekable, offset, progress);
             return fail_errno("splice from data connection");
         }
         if (in == 0) return offset;
@@ -157,13 +156,14 @@ Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, Transfer
                 for (std::size_t got = 0; got < pending;) {
                     ssize_t n = ::read(pipe->read_end(), buf.data() + got, pending - got);
                     if (n < 0 && errno == EINTR) continue;
-                    if (n <= 0) return fail_errno("draining splice pipe");
+                    if (n < 0) return fail_errno("draining splice pipe");
+                    if (n == 0) return fail_msg("splice pipe ended early");
                     got += static_cast<std::size_t>(n);
                 }
                 if (auto s = write_to_file(file_fd, seekable, offset, buf.data(), pending); !s) return fail(s.error());
                 offset += pending;
                 progress.bytes.fetch_add(pending, std::memory_order_relaxed);
-                return receive_by_copy(sock, file_fd, offset, progress);
+                return receive_by_copy(sock, file_fd, seekable, offset, progress);
             }
             pending -= static_cast<std::size_t>(out);
             offset += static_cast<uint64_t>(out);

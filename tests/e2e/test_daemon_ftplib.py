@@ -208,7 +208,27 @@ def test_allo_announces_the_size_of_the_next_stor(rftpd):
     f.storbinary("STOR short.bin", io.BytesIO(data))
     st = (rftpd.roots["alice"] / "short.bin").stat()
     assert st.st_size == 100 and st.st_blocks * 512 < 100_000  # and the rest of the reservation given back
+    # Like REST, ALLO is for the next transfer command only, even one that
+    # is refused: it never reaches a later, unrelated STOR.
+    assert f.sendcmd("ALLO 1000000").startswith("200")
+    assert f.sendcmd("REST 5").startswith("350")
+    with pytest.raises(ftplib.error_perm, match="55"):
+        f.storbinary("STOR no/such/dir/x.bin", io.BytesIO(data))
+    f.storbinary("STOR later.bin", io.BytesIO(data))
+    st = (rftpd.roots["alice"] / "later.bin").stat()
+    assert st.st_size == 100 and st.st_blocks * 512 < 100_000
+    assert retr_bytes(f, "later.bin") == data  # from byte 0: the REST went with the refused STOR
     f.quit()
+
+
+def test_options_other_than_utf8_need_a_login(rftpd):
+    f = ftplib.FTP()
+    f.connect("127.0.0.1", rftpd.port, timeout=10)
+    assert f.sendcmd("OPTS UTF8 ON").startswith("200")
+    for opts in ("OPTS BLOCKSUM NONE", "OPTS PARALLEL 4", "OPTS HASH SHA-256"):
+        with pytest.raises(ftplib.error_perm, match="530"):
+            f.sendcmd(opts)
+    f.close()
 
 
 def test_read_only_user_cannot_change_anything(rftpd):

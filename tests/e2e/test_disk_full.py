@@ -61,6 +61,7 @@ def test_upload_to_a_full_disk_fails_clearly_and_keeps_serving(small_disk_daemon
         assert "no room for" in err, err
         assert re.search(r"event=transfer direction=store path=/big.bin .* bytes=0 .*result=failed", d.log())
         assert used_bytes(d.roots["alice"]) < 1 * MiB
+        assert list(d.roots["alice"].iterdir()) == []  # not even an empty partial file
     # Still serving: a listing works, and once the partial is gone a small file fits.
     for partial in d.roots["alice"].glob(".big.bin*"):
         partial.unlink()
