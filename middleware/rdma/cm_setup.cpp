@@ -93,28 +93,37 @@ Result<std::unique_ptr<ChannelListener>> ChannelListener::listen(const sockaddr_
     auto ch = new_event_channel();
     if (!ch) return fail(ch.error());
     l->events_ = std::move(*ch);
-    rdma_cm_id *id = nullptr;
-    if (rdma_create_id(l->events_.get(), &id, nullptr, RDMA_PS_TCP) != 0) return fail_errno("rdma_create_id");
-    l->listen_id_ = CmConnection(id);
-    int err = 0;
-    uint32_t first = port_min, last = port_max;
-    if (first == 0 && last == 0) last = 0;
-    for (uint32_t port = first; port <= last; ++port) {
-        sockaddr_storage a = with_port(local, static_cast<uint16_t>(port));
-        if (rdma_bind_addr(id, reinterpret_cast<sockaddr *>(&a)) == 0) {
-            err = 0;
-            break;
-        }
-        err = errno;
-        if (err != EADDRINUSE) break;
-    }
-    if (err == ENODEV || err == EADDRNOTAVAIL || err == EINVAL)
+    // 0 or the errno of the step that failed. iWARP listens on a real TCP
+    // port that the RDMA CM's own port allocation does not know about, so
+    // rdma_listen can find a port taken (EADDRINUSE) that the bind accepted:
+    // such a port is skipped like one the bind refused.
+    auto try_port = [&](uint16_t port, std::string &step) -> int {
+        rdma_cm_id *raw = nullptr;
+        step = "rdma_create_id";
+        if (rdma_create_id(l->events_.get(), &raw, nullptr, RDMA_PS_TCP) != 0) return errno;
+        CmConnection id(raw);
+        sockaddr_storage a = with_port(local, port);
+        step = "rdma_bind_addr " + address_string(local);
+        if (rdma_bind_addr(raw, reinterpret_cast<sockaddr *>(&a)) != 0) return errno;
+        if (!raw->verbs) return ENODEV;
+        step = "rdma_listen";
+        if (rdma_listen(raw, 8) != 0) return errno;
+        l->listen_id_ = std::move(id);
+        return 0;
+    };
+    // No range configured: the CM picks a port; a few tries past taken ones.
+    constexpr uint32_t kAnyPortTries = 8;
+    const bool any = port_min == 0 && port_max == 0;
+    const uint32_t first = any ? 0 : port_min, tries = any ? kAnyPortTries : uint32_t{port_max} - port_min + 1;
+    int err = EADDRINUSE;
+    std::string step;
+    for (uint32_t i = 0; i < tries && err == EADDRINUSE; ++i)
+        err = try_port(static_cast<uint16_t>(any ? 0 : first + i), step);
+    if (err == ENODEV || (step.starts_with("rdma_bind_addr") && (err == EADDRNOTAVAIL || err == EINVAL)))
         return fail_msg("no RDMA device serves " + address_string(local), -ENODEV);
     if (err == EADDRINUSE) return fail_msg("no free RDMA port in the configured range", -EADDRINUSE);
-    if (err) return fail_errno("rdma_bind_addr " + address_string(local), err);
-    if (!id->verbs) return fail_msg("no RDMA device serves " + address_string(local), -ENODEV);
-    if (rdma_listen(id, 8) != 0) return fail_errno("rdma_listen");
-    l->port_ = ntohs(rdma_get_src_port(id));
+    if (err) return fail_errno(step, err);
+    l->port_ = ntohs(rdma_get_src_port(l->listen_id_.get()));
     return l;
 }
 

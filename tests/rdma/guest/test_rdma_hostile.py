@@ -4,6 +4,7 @@ pinned memory than the daemon allows. Each ends with the daemon serving
 others as before."""
 
 import re
+import socket
 import subprocess
 
 import pytest
@@ -133,3 +134,33 @@ def test_low_memlock_limit_is_explained(tmp_path, daemon):
     assert s["transport"] == "tcp", p.stderr
     assert "locked-memory limit" in p.stderr and "ulimit -l unlimited" in p.stderr, p.stderr
     assert (daemon.root / src.name).read_bytes() == src.read_bytes()
+
+
+def test_a_taken_port_in_the_rdma_range_is_skipped(tmp_path_factory, device, tmp_path):
+    """iWARP listens on a real TCP port, which the RDMA CM's port allocation
+    does not know about: a port some TCP socket holds is skipped at
+    rdma_listen (seen as a flaky 'rdma_listen: Address already in use'
+    when the CM picked a port in use). On RoCE the same range just works."""
+    name, addr = device
+    holder = socket.socket()
+    holder.bind((addr, 0))
+    holder.listen()
+    taken = holder.getsockname()[1]
+    d = Daemon(tmp_path_factory.mktemp(f"ports-{name}"), [addr], port=2128,
+               extra_config=f"rdma: {{ports: {{min: {taken}, max: {taken + 1}}}}}\n")
+    try:
+        ftp = d.ftp(addr)
+        got = int(radr(ftp)["port"])
+        ftp.quit()
+        assert got in (taken, taken + 1)
+        if name.startswith("siw"):
+            assert got == taken + 1
+        src = tmp_path / "ported.bin"
+        src.write_bytes(b"through the next port\n" * 1000)
+        _, s = rftp("put", str(src), url(addr, src.name, port=2128))
+        assert s["transport"] == "rdma"
+        assert (d.root / src.name).read_bytes() == src.read_bytes()
+    finally:
+        holder.close()
+        alive = d.alive()
+        assert d.stop() == 0 and alive, d.log()[-3000:]
