@@ -39,13 +39,9 @@ Result<uint64_t> receive_ascii(int sock, int file_fd, uint64_t offset, middlewar
     std::string out;
     bool held_cr = false;  // a CR at the end of one read may pair with an LF in the next
     for (;;) {
-        if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
-        ssize_t n = ::recv(sock, in.data(), in.size(), 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN) return fail(Error{-ETIMEDOUT, "data connection stalled (timeout)"});
-            return fail_errno("recv");
-        }
+        auto got = middleware::recv_some(sock, in.data(), in.size(), progress);
+        if (!got) return fail(got.error());
+        const auto n = static_cast<ssize_t>(*got);
         out.clear();
         if (n == 0) {
             if (held_cr) out += '\r';

@@ -72,6 +72,15 @@ Status write_all(int sock, const void *data, std::size_t len) {
     return {};
 }
 
+Result<std::size_t> recv_some(int sock, void *buf, std::size_t len, const TransferProgress &progress) {
+    for (;;) {
+        if (auto s = check_abort(progress); !s) return fail(s.error());
+        ssize_t n = ::recv(sock, buf, len, 0);
+        if (n >= 0) return static_cast<std::size_t>(n);
+        if (errno != EINTR) return fail(io_error("recv", errno));
+    }
+}
+
 Result<std::size_t> read_full(int sock, void *buf, std::size_t len) {
     char *p = static_cast<char *>(buf);
     std::size_t done = 0;

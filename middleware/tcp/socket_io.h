@@ -27,6 +27,10 @@ private:
 
 Status write_all(int sock, const void *data, std::size_t len);
 
+// Whatever one recv brings, up to len bytes (0: end of stream); an abort
+// or a stalled connection (the socket's receive timeout) is an error.
+Result<std::size_t> recv_some(int sock, void *buf, std::size_t len, const TransferProgress &progress);
+
 // Reads up to len bytes, stopping early only at end of stream. Returns the count.
 Result<std::size_t> read_full(int sock, void *buf, std::size_t len);
 

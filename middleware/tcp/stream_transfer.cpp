@@ -29,18 +29,12 @@ constexpr int kIdleFlushMs = 100;
 Result<uint64_t> receive_by_copy(int sock, int file_fd, bool seekable, uint64_t offset, TransferProgress &progress) {
     std::vector<char> buf(256u << 10);
     for (;;) {
-        if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
-        ssize_t n = ::recv(sock, buf.data(), buf.size(), 0);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno == EAGAIN) return fail(Error{-ETIMEDOUT, "data connection stalled (timeout)"});
-            return fail_errno("recv");
-        }
-        if (n == 0) return offset;
-        if (auto s = write_to_file(file_fd, seekable, offset, buf.data(), static_cast<std::size_t>(n)); !s)
-            return fail(s.error());
-        offset += static_cast<uint64_t>(n);
-        progress.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+        auto n = recv_some(sock, buf.data(), buf.size(), progress);
+        if (!n) return fail(n.error());
+        if (*n == 0) return offset;
+        if (auto s = write_to_file(file_fd, seekable, offset, buf.data(), *n); !s) return fail(s.error());
+        offset += *n;
+        progress.bytes.fetch_add(*n, std::memory_order_relaxed);
     }
 }
 

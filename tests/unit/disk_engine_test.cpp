@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -178,10 +179,15 @@ TEST(DiskEngine, AFileThatEndsEarlyIsAnErrorNotZeros) {
     }
 }
 
+// A pipe: [0] its read end, [1] its write end.
+std::array<UniqueFd, 2> make_pipe() {
+    int p[2] = {-1, -1};
+    EXPECT_EQ(::pipe2(p, O_CLOEXEC), 0);
+    return {UniqueFd(p[0]), UniqueFd(p[1])};
+}
+
 TEST(DiskEngine, APipeIsWrittenInOrderAtItsOwnPosition) {
-    int p[2];
-    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
-    UniqueFd r(p[0]), w(p[1]);
+    auto [r, w] = make_pipe();
     Pool pool;
     for (auto backend : {BlockIo::Backend::io_uring, BlockIo::Backend::positioned_calls}) {
         auto io = BlockIo::create(pool.buffers(), 2, "test", backend);
@@ -204,9 +210,7 @@ TEST(DiskEngine, APipeIsWrittenInOrderAtItsOwnPosition) {
 }
 
 TEST(DiskEngine, APipeIsNeverReadOutOfOrder) {
-    int p[2];
-    ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
-    UniqueFd r(p[0]), w(p[1]);
+    auto [r, w] = make_pipe();
     Pool pool;
     for (auto backend : {BlockIo::Backend::io_uring, BlockIo::Backend::positioned_calls}) {
         auto io = BlockIo::create(pool.buffers(), 2, "test", backend);
