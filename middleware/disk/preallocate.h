@@ -12,7 +12,8 @@ namespace rftp::middleware {
 // complete. A file system that cannot preallocate is not an error; a full
 // disk (ENOSPC) or a quota (EDQUOT) is, with a message that says so, and
 // whatever the attempt reserved is given back; so is a size the file system
-// cannot hold (EFBIG).
+// cannot hold (EFBIG). On tmpfs nothing is reserved: only its free space is
+// checked (ENOSPC when the file cannot fit).
 Status preallocate(int fd, uint64_t offset, uint64_t length);
 
 // Gives back what a reservation holds past the file's end: for a file that

@@ -18,6 +18,7 @@
 
 #include "middleware/disk/block_io.h"
 #include "middleware/disk/disk_file.h"
+#include "middleware/disk/preallocate.h"
 
 using namespace rftp;
 using namespace rftp::middleware::disk;
@@ -249,6 +250,36 @@ TEST(DiskEngine, AnAppendOnlyFileIsWrittenInOrderAtItsEnd) {
     EXPECT_EQ(content[4], 'x');
     EXPECT_EQ(content[4 + 8192], 'y');
     EXPECT_EQ(f->buffered_bytes.load(), 2u * 8192);
+}
+
+TEST(Preallocate, TmpfsIsCheckedForRoomNotFilledWithPages) {
+    std::string path = scratch_dir("/dev/shm") + "/reserved";
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd);
+    ::unlink(path.c_str());
+    ASSERT_TRUE(rftp::middleware::preallocate(fd.get(), 0, 64u << 20));
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    EXPECT_EQ(st.st_blocks, 0);  // no 64 MiB of pages cleared for nothing
+    auto too_big = rftp::middleware::preallocate(fd.get(), 0, 1ull << 60);
+    ASSERT_FALSE(too_big);
+    EXPECT_EQ(too_big.error().code, -ENOSPC);
+    EXPECT_NE(too_big.error().message.find("no room for"), std::string::npos);
+}
+
+TEST(Preallocate, TheMachinesDiskReservesAndGivesBack) {
+    std::string path = std::filesystem::current_path().string() + "/reserved-file";
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd);
+    ::unlink(path.c_str());
+    ASSERT_TRUE(rftp::middleware::preallocate(fd.get(), 0, 8u << 20));
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    if (st.st_blocks == 0) GTEST_SKIP() << "this file system does not preallocate";
+    EXPECT_EQ(st.st_size, 0);  // the visible size grows only as bytes arrive
+    rftp::middleware::release_reservation(fd.get());
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    EXPECT_EQ(st.st_blocks, 0);
 }
 
 TEST(DiskEngine, WakeEndsAWaitWithNothingFinished) {
