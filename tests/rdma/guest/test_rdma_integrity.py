@@ -6,9 +6,12 @@ fail the transfer with nothing under the final name, on both devices. With
 --no-block-checksums (OPTS BLOCKSUM NONE) no block is checked, which the same
 switch shows: only --verify's SHA-256 then catches the damage."""
 
+import os
 import re
+import subprocess
+import time
 
-from conftest import Daemon, rftp, url
+from conftest import BUILD, PASSWORD, Daemon, rftp, url, wait_for
 from test_rdma_transfers import BLOCK, digest, write_pattern
 
 FLIP = "RFTP_TEST_FLIP_BLOCKS"
@@ -127,3 +130,30 @@ def test_without_block_checksums_blocks_move_unchecked(daemon, device, tmp_path)
     assert p.returncode == 7, p.stderr
     assert mismatches(daemon.log()) == mismatched
     remote.unlink(missing_ok=True)
+
+
+def test_a_file_changed_during_a_download_is_hashed_again(daemon, device, tmp_path):
+    """HASH answers from the digest taken during an RRTR only while the file
+    is as it was from the transfer's start to its end. One touched while it
+    was being sent is read again (event=hash from=file); its bytes did not
+    change here, so --verify still agrees."""
+    name, addr = device
+    served = daemon.root / f"touched-{name}.bin"
+    write_pattern(served, 64 * BLOCK // 4, 24)  # 64 MiB
+    local = tmp_path / "touched.bin"
+    from_file = daemon.count(r"event=hash .* from=file")
+    rrtrs = daemon.count(r"command=RRTR")
+    # Small blocks, one in flight: the transfer lasts long enough to touch the file during it.
+    p = subprocess.Popen([str(BUILD / "rftp"), "--json", "--no-progress", "get", "--verify", "-P", "1",
+                          "--block-size", "64K", "--iodepth", "1", url(addr, served.name), str(local)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, RFTP_PASSWORD=PASSWORD))
+    wait_for(lambda: daemon.count(r"command=RRTR") > rrtrs, 60, "the RRTR")
+    time.sleep(0.05)
+    os.utime(served)  # a new modification time, while the blocks are on their way
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert '"result":"ok"' in out.splitlines()[-1], out[-500:]
+    assert daemon.count(r"event=hash .* from=file") == from_file + 1, daemon.log()[-2000:]
+    assert digest(local) == digest(served)
+    served.unlink()
