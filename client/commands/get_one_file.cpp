@@ -1,7 +1,5 @@
 #include "client/commands/get_one_file.h"
 
-#include "common/log.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -243,15 +241,11 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
 
 OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
                            const FileProgressHooks &hooks, FileReport &report) {
-    Options attempt = o;
-    ChecksumRetries retries;
-    for (;;) {
-        auto got = get_once(session, attempt, remote, dest, hooks, report);
-        if (got || dest.direct || !retries.resume_after(got.error(), report)) return got;
-        report.note(got.error().message + "; resuming from the last good byte");
-        log::warning("get " + remote + ": " + got.error().message + "; resuming from the last good byte");
-        attempt.resume_own_partial = true;
-    }
+    // Stdout or a device has no partial file to continue.
+    if (dest.direct) return get_once(session, o, remote, dest, hooks, report);
+    return with_checksum_resumes(o, "get " + remote, report, [&](const Options &attempt) {
+        return get_once(session, attempt, remote, dest, hooks, report);
+    });
 }
 
 }  // namespace rftp::client

@@ -1,7 +1,5 @@
 #include "client/commands/put_one_file.h"
 
-#include "common/log.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -184,15 +182,9 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
 
 OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
                            const FileProgressHooks &hooks, FileReport &report) {
-    Options attempt = o;
-    ChecksumRetries retries;
-    for (;;) {
-        auto sent = put_once(session, attempt, source, remote, hooks, report);
-        if (sent || !retries.resume_after(sent.error(), report)) return sent;
-        report.note(sent.error().message + "; resuming from the last good byte");
-        log::warning("put " + remote + ": " + sent.error().message + "; resuming from the last good byte");
-        attempt.resume_own_partial = true;
-    }
+    return with_checksum_resumes(o, "put " + remote, report, [&](const Options &attempt) {
+        return put_once(session, attempt, source, remote, hooks, report);
+    });
 }
 
 }  // namespace rftp::client

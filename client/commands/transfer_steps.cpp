@@ -141,6 +141,19 @@ bool ChecksumRetries::resume_after(const Failure &failure, const FileReport &rep
     return true;
 }
 
+OutcomeStatus with_checksum_resumes(const Options &o, const std::string &what, FileReport &report,
+                                    const std::function<OutcomeStatus(const Options &)> &attempt) {
+    Options next = o;
+    ChecksumRetries retries;
+    for (;;) {
+        auto moved = attempt(next);
+        if (moved || !retries.resume_after(moved.error(), report)) return moved;
+        report.note(moved.error().message + "; resuming from the last good byte");
+        log::warning(what + ": " + moved.error().message + "; resuming from the last good byte");
+        next.resume_own_partial = true;
+    }
+}
+
 OutcomeStatus require_hash_for_verify(const Session &session) {
     if (session.features.hash_sha256) return {};
     return fail_as(ExitCode::verification,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -72,6 +73,12 @@ private:
     unsigned total_ = 0;
     std::map<uint64_t, unsigned> by_offset_;  // failures per damaged block (by its byte offset)
 };
+
+// Runs attempt(o); while it fails on a damaged TCP block within those
+// bounds, notes why and runs it again continuing this run's own partial
+// file. what names the file in the warning ("put /dir/name").
+OutcomeStatus with_checksum_resumes(const Options &o, const std::string &what, FileReport &report,
+                                    const std::function<OutcomeStatus(const Options &)> &attempt);
 
 // Fails early when --verify is asked of a server that cannot compute digests.
 OutcomeStatus require_hash_for_verify(const Session &session);

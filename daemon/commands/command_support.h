@@ -48,6 +48,11 @@ struct PendingTransfer {
 };
 PendingTransfer take_pending_transfer(Session &s);
 
+// " blocksum=crc32c" or " blocksum=none" for a framed or RDMA transfer's log line.
+inline const char *blocksum_field(bool block_checksums) {
+    return block_checksums ? " blocksum=crc32c" : " blocksum=none";
+}
+
 // Parses a decimal offset (REST) or count; false unless all digits and in range.
 bool parse_decimal(const std::string &text, uint64_t max, uint64_t &out);
 

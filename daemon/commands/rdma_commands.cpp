@@ -24,7 +24,7 @@ constexpr const char *kDiscardPath = "/dev/null";
 std::string rdma_fields(const char *direction, const std::string &path, const SessionRdma &r, bool block_checksums) {
     return std::string("direction=") + direction + " path=" + log::quote(path) + " transport=rdma streams=" +
            std::to_string(r.params().streams) + " block=" + std::to_string(r.params().block_size) +
-           (block_checksums ? " blocksum=crc32c" : " blocksum=none");
+           blocksum_field(block_checksums);
 }
 
 // The channel RSTR/RRTR will use, or nullptr after the reply that says why not.

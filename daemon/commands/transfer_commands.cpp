@@ -55,7 +55,7 @@ void end_of_data(const std::vector<int> &socks) {
 std::string transfer_fields(const char *direction, const std::string &path, unsigned streams, bool block_checksums) {
     std::string fields =
         std::string("direction=") + direction + " path=" + log::quote(path) + " streams=" + std::to_string(streams);
-    if (streams > 0) fields += block_checksums ? " blocksum=crc32c" : " blocksum=none";
+    if (streams > 0) fields += blocksum_field(block_checksums);
     return fields;
 }
 

@@ -44,7 +44,7 @@ struct SessionState {
     uint64_t restart_offset = 0;   // REST, consumed by the next RETR/STOR/APPE
     // ALLO <size>: the size the next STOR's file will have; that STOR
     // reserves [REST offset, size) before its 150 (and answers 452 at once
-    // when the disk has no room). Consumed by the next STOR, APPE or RSTR.
+    // when the disk has no room). Like REST, taken by the next transfer command.
     std::optional<uint64_t> allocate_size;
     std::string rename_from;       // RNFR, consumed by RNTO
     // OPTS PARALLEL: 0 is plain stream mode; n >= 1 is framed blocks over n

@@ -117,11 +117,11 @@ Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, Transfer
         progress.disk_summary = file->summary();
         return received;
     }
-    // Not seekable (a pipe, a terminal) or O_APPEND (a shell's >>): written
-    // in order through the descriptor. splice refuses an O_APPEND file.
+    // Not seekable (a pipe, a terminal) or O_APPEND (a shell's >>; the one
+    // regular file DiskFile calls not seekable): written in order through
+    // the descriptor. splice refuses an O_APPEND file.
     const bool seekable = file->seekable;
-    int flags = ::fcntl(file_fd, F_GETFL);
-    if (flags >= 0 && (flags & O_APPEND)) return receive_by_copy(sock, file_fd, seekable, offset, progress);
+    if (file->regular) return receive_by_copy(sock, file_fd, seekable, offset, progress);
     auto pipe = SplicePipe::create();
     if (!pipe) return fail(pipe.error());
     // Unknown length: move pipe-sized chunks until the peer closes. A chunk

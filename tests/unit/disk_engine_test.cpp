@@ -162,22 +162,19 @@ TEST(DiskEngine, IoUringRegistersThePoolAsFixedBuffers) {
     EXPECT_FALSE((*plain)->uses_fixed_buffers());
 }
 
-TEST(DiskEngine, AFileThatEndsEarlyIsAnErrorNotZeros) {
-    std::string path = std::filesystem::current_path().string() + "/short-file";
+// A file in dir that is already unlinked: gone when the test ends, whatever happens.
+UniqueFd unlinked_file(const std::string &dir, const std::string &name) {
+    std::string path = dir + "/" + name;
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    ASSERT_EQ(::ftruncate(fd.get(), 10000), 0);
+    EXPECT_TRUE(fd) << path;
     ::unlink(path.c_str());
-    Pool pool;
-    for (auto backend : {BlockIo::Backend::io_uring, BlockIo::Backend::positioned_calls}) {
-        auto io = BlockIo::create(pool.buffers(), 2, "test", backend);
-        auto f = DiskFile::open(fd.get(), false, true);
-        (*io)->start({IoDirection::read, f.get(), 1, 0, 20000});
-        auto got = (*io)->wait();
-        ASSERT_EQ(got.size(), 1u);
-        ASSERT_FALSE(got[0].status);
-        EXPECT_NE(got[0].status.error().message.find("ended at byte 10000"), std::string::npos)
-            << got[0].status.error().message;
-    }
+    return fd;
+}
+
+// One block operation through the engine, waited for.
+std::vector<FinishedOp> run_op(BlockIo &io, const BlockOp &op) {
+    io.start(op);
+    return io.wait();
 }
 
 // A pipe: [0] its read end, [1] its write end.
@@ -185,6 +182,21 @@ std::array<UniqueFd, 2> make_pipe() {
     int p[2] = {-1, -1};
     EXPECT_EQ(::pipe2(p, O_CLOEXEC), 0);
     return {UniqueFd(p[0]), UniqueFd(p[1])};
+}
+
+TEST(DiskEngine, AFileThatEndsEarlyIsAnErrorNotZeros) {
+    UniqueFd fd = unlinked_file(std::filesystem::current_path().string(), "short-file");
+    ASSERT_EQ(::ftruncate(fd.get(), 10000), 0);
+    Pool pool;
+    for (auto backend : {BlockIo::Backend::io_uring, BlockIo::Backend::positioned_calls}) {
+        auto io = BlockIo::create(pool.buffers(), 2, "test", backend);
+        auto f = DiskFile::open(fd.get(), false, true);
+        auto got = run_op(**io, {IoDirection::read, f.get(), 1, 0, 20000});
+        ASSERT_EQ(got.size(), 1u);
+        ASSERT_FALSE(got[0].status);
+        EXPECT_NE(got[0].status.error().message.find("ended at byte 10000"), std::string::npos)
+            << got[0].status.error().message;
+    }
 }
 
 TEST(DiskEngine, APipeIsWrittenInOrderAtItsOwnPosition) {
@@ -197,8 +209,7 @@ TEST(DiskEngine, APipeIsWrittenInOrderAtItsOwnPosition) {
         EXPECT_FALSE(f->direct_usable.load());
         for (uint32_t i = 0; i < 3; ++i) {
             std::memset(pool.block(i), 'a' + static_cast<int>(i), 1000);
-            (*io)->start({IoDirection::write, f.get(), i, 1000ull * i, 1000});
-            auto got = (*io)->wait();
+            auto got = run_op(**io, {IoDirection::write, f.get(), i, 1000ull * i, 1000});
             ASSERT_EQ(got.size(), 1u);
             ASSERT_TRUE(got[0].status) << got[0].status.error().message;
         }
@@ -216,8 +227,7 @@ TEST(DiskEngine, APipeIsNeverReadOutOfOrder) {
     for (auto backend : {BlockIo::Backend::io_uring, BlockIo::Backend::positioned_calls}) {
         auto io = BlockIo::create(pool.buffers(), 2, "test", backend);
         auto f = DiskFile::open(r.get(), false, true);
-        (*io)->start({IoDirection::read, f.get(), 0, 4096, 1000});
-        auto got = (*io)->wait();
+        auto got = run_op(**io, {IoDirection::read, f.get(), 0, 4096, 1000});
         ASSERT_EQ(got.size(), 1u);
         EXPECT_FALSE(got[0].status);  // refused, not read from wherever the pipe is
     }
@@ -237,8 +247,7 @@ TEST(DiskEngine, AnAppendOnlyFileIsWrittenInOrderAtItsEnd) {
     auto io = BlockIo::create(pool.buffers(), 2, "test", BlockIo::Backend::io_uring);
     for (uint32_t i = 0; i < 2; ++i) {
         std::memset(pool.block(i), 'x' + static_cast<int>(i), 8192);
-        (*io)->start({IoDirection::write, f.get(), i, 8192ull * i, 8192});
-        auto got = (*io)->wait();
+        auto got = run_op(**io, {IoDirection::write, f.get(), i, 8192ull * i, 8192});
         ASSERT_EQ(got.size(), 1u);
         ASSERT_TRUE(got[0].status) << got[0].status.error().message;
     }
@@ -253,10 +262,8 @@ TEST(DiskEngine, AnAppendOnlyFileIsWrittenInOrderAtItsEnd) {
 }
 
 TEST(Preallocate, TmpfsIsCheckedForRoomNotFilledWithPages) {
-    std::string path = scratch_dir("/dev/shm") + "/reserved";
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    UniqueFd fd = unlinked_file(scratch_dir("/dev/shm"), "reserved");
     ASSERT_TRUE(fd);
-    ::unlink(path.c_str());
     ASSERT_TRUE(rftp::middleware::preallocate(fd.get(), 0, 64u << 20));
     struct stat st {};
     ASSERT_EQ(::fstat(fd.get(), &st), 0);
@@ -268,10 +275,8 @@ TEST(Preallocate, TmpfsIsCheckedForRoomNotFilledWithPages) {
 }
 
 TEST(Preallocate, TheMachinesDiskReservesAndGivesBack) {
-    std::string path = std::filesystem::current_path().string() + "/reserved-file";
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    UniqueFd fd = unlinked_file(std::filesystem::current_path().string(), "reserved-file");
     ASSERT_TRUE(fd);
-    ::unlink(path.c_str());
     ASSERT_TRUE(rftp::middleware::preallocate(fd.get(), 0, 8u << 20));
     struct stat st {};
     ASSERT_EQ(::fstat(fd.get(), &st), 0);
