@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import PASSWORDS
+from conftest import PASSWORDS, Rftpd
 
 
 def login(d, user="alice"):
@@ -219,6 +219,22 @@ def test_allo_announces_the_size_of_the_next_stor(rftpd):
     assert st.st_size == 100 and st.st_blocks * 512 < 100_000
     assert retr_bytes(f, "later.bin") == data  # from byte 0: the REST went with the refused STOR
     f.quit()
+
+
+def test_allo_is_not_needed_where_nothing_would_be_reserved(rftpd, tmp_path):
+    bob = login(rftpd, "bob")  # read-only: no STOR to reserve for
+    assert bob.sendcmd("ALLO 1000000").startswith("202")
+    bob.quit()
+    d = Rftpd(tmp_path / "no-prealloc", extra_config="storage: {preallocate: false}\n")
+    try:
+        f = login(d, "alice")
+        assert f.sendcmd("ALLO 1000000").startswith("202")
+        data = os.urandom(100)
+        f.storbinary("STOR p.bin", io.BytesIO(data))
+        assert (d.roots["alice"] / "p.bin").stat().st_blocks * 512 < 100_000
+        f.quit()
+    finally:
+        assert d.stop() == 0
 
 
 def test_options_other_than_utf8_need_a_login(rftpd):
