@@ -28,14 +28,17 @@ void put_block_trailer(uint8_t *block, uint32_t length, uint32_t crc) { wire::pu
 
 uint32_t block_trailer(const uint8_t *block, uint32_t length) { return wire::get_be<uint32_t>(block + length); }
 
-bool take_fault_flip() {
-    // "N": the next N blocks. "N/K": N blocks, each followed by K that pass
-    // (a link that damages a block now and then).
-    struct Plan {
-        long blocks = 0, spacing = 0;
-    };
-    static const Plan plan = [] {
-        Plan p;
+namespace {
+
+// "N": the next N blocks. "N/K": N blocks, each followed by K that pass
+// (a link that damages a block now and then).
+struct FaultPlan {
+    long blocks = 0, spacing = 0;
+};
+
+const FaultPlan &fault_plan() {
+    static const FaultPlan plan = [] {
+        FaultPlan p;
         if (const char *v = std::getenv("RFTP_TEST_FLIP_BLOCKS")) {
             char *rest = nullptr;
             p.blocks = std::strtol(v, &rest, 10);
@@ -43,6 +46,15 @@ bool take_fault_flip() {
         }
         return p;
     }();
+    return plan;
+}
+
+}  // namespace
+
+bool fault_flips_armed() { return fault_plan().blocks > 0; }
+
+bool take_fault_flip() {
+    const FaultPlan &plan = fault_plan();
     static std::atomic<long> seen{0};
     if (plan.blocks <= 0) return false;
     long n = seen.fetch_add(1);

@@ -40,5 +40,7 @@ inline TrailerCheck check_block_trailer(const uint8_t *block, uint32_t length, b
 // blocks pass after each damaged one. Returns whether this block is to be
 // damaged (and counts it). Off unless set.
 bool take_fault_flip();
+// Whether the switch is set at all (shortcuts that would bypass it stay off).
+bool fault_flips_armed();
 
 }  // namespace rftp::middleware

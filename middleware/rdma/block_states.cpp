@@ -8,6 +8,7 @@ const char *to_string(SourceBlock s) {
         case SourceBlock::loading: return "loading";
         case SourceBlock::ready: return "ready";
         case SourceBlock::posted: return "posted";
+        case SourceBlock::zeros: return "zeros";
     }
     return "?";
 }

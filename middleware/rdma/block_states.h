@@ -1,6 +1,7 @@
 // The life of each block of a registered pool, as an explicit state machine.
 // A source block goes free -> loading (a reader fills it) -> ready -> posted
-// (RDMA WRITE in flight) -> free; a sink block goes free -> granted (lent to
+// (RDMA WRITE in flight) -> free, or, once per /dev/zero file, free -> zeros
+// (held all zeros for the file: every full-length WRITE reads it); a sink block goes free -> granted (lent to
 // the source) -> filled (its notice arrived) -> writing (checked, then to
 // disk) -> free, or back to granted when its checksum failed.
 // Every move names the state it expects, so a block can never be in two
@@ -17,7 +18,7 @@
 
 namespace rftp::middleware::rdma {
 
-enum class SourceBlock : uint8_t { free, loading, ready, posted };
+enum class SourceBlock : uint8_t { free, loading, ready, posted, zeros };
 enum class SinkBlock : uint8_t { free, granted, filled, writing };
 
 const char *to_string(SourceBlock s);
@@ -29,6 +30,8 @@ constexpr bool allowed(SourceBlock from, SourceBlock to) {
            (from == SourceBlock::loading && to == SourceBlock::ready) ||
            (from == SourceBlock::ready && to == SourceBlock::posted) ||
            (from == SourceBlock::posted && to == SourceBlock::free) ||
+           // held for the rest of a /dev/zero file (its states end with the file)
+           (from == SourceBlock::free && to == SourceBlock::zeros) ||
            // a block whose load failed goes back unused
            (from == SourceBlock::loading && to == SourceBlock::free);
 }

@@ -145,9 +145,18 @@ private:
         RangeSet sent;                             // bytes whose WRITE completed
         uint64_t bytes_acked = 0;                  // ... and how many, each counted once
         bool zeros = false;                        // memory-to-memory: the source is /dev/zero
+        // /dev/zero: the block of zeros (sealed) that every full-length WRITE
+        // reads, so the file touches one block of memory, as ib_write_bw does.
+        std::optional<uint32_t> zero_block;
         bool confirmed = false;                    // the sink's file_done arrived
         bool done = false;
         std::optional<Error> error;
+
+        bool reads_zero_block(const wire::Grant &g, uint32_t block_size) const {
+            return zero_block && g.length == block_size;
+        }
+        // Every block back (the zero block is held to the end by design).
+        bool all_returned() const { return blocks.free_count() + (zero_block ? 1 : 0) == blocks.size(); }
     };
     struct SinkFile {
         uint32_t id = 0;
@@ -204,6 +213,7 @@ private:
     void send_control_locked(wire::RdmaMessage msg);
     void flush_control_locked();
     void fail_locked(const Error &e, bool tell_peer);
+    void hold_zero_block_locked();
     void assign_blocks_locked();
     void make_ready_locked(uint32_t block);  // loaded (and sealed): to the sender
     void start_sink_locked(const wire::RdmaMessage &begin);
@@ -222,6 +232,7 @@ private:
     struct Posting {
         uint32_t block;
         wire::Grant grant;
+        uint32_t memory;  // the block whose memory the WRITE reads: itself, or the file's zero block
     };
     Status post_chain(const std::vector<Posting> &chain, unsigned qp, uint32_t file_id);
     Result<FileResult> wait_file(std::unique_lock<std::mutex> &lock, bool source, uint64_t start, uint64_t size,

@@ -67,9 +67,14 @@ void Channel::start_sink_locked(const wire::RdmaMessage &begin) {
     flush_grants_locked();
 }
 
-// What the source needs to write bytes [offset, offset + len) into our block slot.
+// What the source needs to write bytes [offset, offset + len) into our block
+// slot. A /dev/null file keeps nothing, so every slot lands in the pool's
+// first block: its data passes through one block of memory, not the whole
+// pool, as perftest's ib_write_bw reuses one buffer. The slots still go
+// through their states one by one; only the bytes share a place.
 wire::Grant Channel::grant_of(uint32_t slot, uint64_t offset, uint32_t len) const {
-    return wire::Grant{slot, len, offset, reinterpret_cast<uintptr_t>(res_.block(slot)), res_.pool_mr->rkey};
+    uint32_t landing = sink_ && sink_->discard ? 0 : slot;
+    return wire::Grant{slot, len, offset, reinterpret_cast<uintptr_t>(res_.block(landing)), res_.pool_mr->rkey};
 }
 
 void Channel::grant_locked() {

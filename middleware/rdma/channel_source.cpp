@@ -44,6 +44,7 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
     f.zeros = memory_endpoint(spec.fd) == MemoryEndpoint::zeros;
     if (!f.zeros) f.disk = disk::DiskFile::open(spec.fd, false, res_.params.disk.direct_io);
     if (spec.digest && spec.start == 0 && !f.zeros) f.digest = std::make_unique<OrderedDigest>();
+    if (f.zeros) hold_zero_block_locked();
     wire::RdmaMessage begin;
     begin.type = wire::RdmaMessageType::file_begin;
     begin.file_id = f.id;
@@ -51,6 +52,25 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
     begin.size = spec.size;
     send_control_locked(begin);
     return wait_file(lock, true, spec.start, spec.size, progress);
+}
+
+// Every full-length block of /dev/zero is the same bytes, so one block holds
+// them for the whole file and every full WRITE reads it: the file's data
+// passes through one block of memory, not the whole pool, as perftest's
+// ib_write_bw reuses one buffer. Short pieces use their own block (their
+// trailer lands inside the zeros). Not with one block in the pool (nothing
+// would be left to post), nor under the test fault switch, which damages
+// blocks one by one.
+void Channel::hold_zero_block_locked() {
+    SourceFile &f = *source_;
+    if (res_.params.blocks < 2 || fault_flips_armed()) return;
+    uint32_t z = *f.blocks.take_free(SourceBlock::zeros);
+    uint32_t len = res_.params.block_size;
+    if (!zeroed_[z]) std::memset(res_.block(z), 0, len);
+    if (f.spec.block_checksums && len != zero_crc_length_) zero_crc_ = crc32c({res_.block(z), len}), zero_crc_length_ = len;
+    seal_block(res_.block(z), len, f.spec.block_checksums ? zero_crc_ : 0);
+    zeroed_[z] = 1;
+    f.zero_block = z;
 }
 
 void Channel::assign_blocks_locked() {
@@ -61,7 +81,12 @@ void Channel::assign_blocks_locked() {
         if (!b) break;
         f.block_grant[*b] = f.waiting.front();
         f.waiting.pop_front();
-        if (f.zeros && zeroed_[*b]) {
+        if (f.reads_zero_block(f.block_grant[*b], res_.params.block_size)) {
+            // Its own memory is not used: nothing to load.
+            if (auto ok = f.blocks.move(*b, SourceBlock::loading, SourceBlock::ready); !ok) return fail_locked(ok.error(), true);
+            f.to_send.push_back(*b);
+            to_sender = true;
+        } else if (f.zeros && zeroed_[*b]) {
             // Already all zeros: the load is a no-op, straight to the sender.
             uint32_t len = f.block_grant[*b].length;
             if (f.spec.block_checksums && len != zero_crc_length_)
@@ -206,7 +231,8 @@ void Channel::sender_loop() {
             f.to_send.pop_front();
             moved = f.blocks.move(block, SourceBlock::ready, SourceBlock::posted);
             if (!moved) break;
-            chain.push_back({block, f.block_grant[block]});
+            const wire::Grant &g = f.block_grant[block];
+            chain.push_back({block, g, f.reads_zero_block(g, res_.params.block_size) ? *f.zero_block : block});
         }
         if (!moved) {
             fail_locked(moved.error(), true);
@@ -247,7 +273,7 @@ Status Channel::post_chain(const std::vector<Posting> &chain, unsigned qp, uint3
             const Posting &p = chain[i];
             bool last = i + 1 == n;
             // The data and its checksum trailer, in one WRITE.
-            sges[w] = {reinterpret_cast<uintptr_t>(res_.block(p.block)),
+            sges[w] = {reinterpret_cast<uintptr_t>(res_.block(p.memory)),
                        p.grant.length + static_cast<uint32_t>(kBlockTrailerBytes), res_.pool_mr->lkey};
             ibv_send_wr &write = wrs[w];
             write = {};
@@ -330,7 +356,7 @@ void Channel::handle_send_done(unsigned qp, uint32_t last_block) {
     }
     assign_blocks_locked();
     sender_cv_.notify_one();
-    if (f.confirmed && f.blocks.all_free()) changed_.notify_all();
+    if (f.confirmed && f.all_returned()) changed_.notify_all();
 }
 
 Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool source, uint64_t start, uint64_t size,
@@ -340,7 +366,7 @@ Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool s
     auto last_change = began;
     uint64_t last_bytes = progress.bytes.load();
     auto finished = [&] {
-        if (source) return source_->done || (source_->confirmed && source_->blocks.all_free());
+        if (source) return source_->done || (source_->confirmed && source_->all_returned());
         return sink_->done;
     };
     while (!finished()) {

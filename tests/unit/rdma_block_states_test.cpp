@@ -19,7 +19,7 @@ namespace rdma = rftp::middleware::rdma;
 namespace {
 
 constexpr SourceBlock kSourceStates[] = {SourceBlock::free, SourceBlock::loading, SourceBlock::ready,
-                                         SourceBlock::posted};
+                                         SourceBlock::posted, SourceBlock::zeros};
 constexpr SinkBlock kSinkStates[] = {SinkBlock::free, SinkBlock::granted, SinkBlock::filled, SinkBlock::writing};
 
 // The legal moves, written out independently of allowed().
@@ -27,7 +27,7 @@ bool source_legal(SourceBlock from, SourceBlock to) {
     using S = SourceBlock;
     return (from == S::free && to == S::loading) || (from == S::loading && to == S::ready) ||
            (from == S::ready && to == S::posted) || (from == S::posted && to == S::free) ||
-           (from == S::loading && to == S::free);
+           (from == S::loading && to == S::free) || (from == S::free && to == S::zeros);
 }
 bool sink_legal(SinkBlock from, SinkBlock to) {
     using S = SinkBlock;
@@ -38,6 +38,11 @@ bool sink_legal(SinkBlock from, SinkBlock to) {
 
 // Brings a fresh block of `b` into state `s` along the legal path; returns its index.
 uint32_t block_in(BlockStates<SourceBlock> &b, SourceBlock s) {
+    if (s == SourceBlock::zeros) {
+        auto z = b.take_free(SourceBlock::zeros);
+        EXPECT_TRUE(z);
+        return z.value_or(0);
+    }
     auto i = b.take_free(SourceBlock::loading);
     EXPECT_TRUE(i);
     if (s == SourceBlock::free) {
@@ -97,6 +102,7 @@ TEST(RdmaBlockStatesTable, StateNames) {
     EXPECT_STREQ(rdma::to_string(SourceBlock::loading), "loading");
     EXPECT_STREQ(rdma::to_string(SourceBlock::ready), "ready");
     EXPECT_STREQ(rdma::to_string(SourceBlock::posted), "posted");
+    EXPECT_STREQ(rdma::to_string(SourceBlock::zeros), "zeros");
     EXPECT_STREQ(rdma::to_string(SinkBlock::free), "free");
     EXPECT_STREQ(rdma::to_string(SinkBlock::granted), "granted");
     EXPECT_STREQ(rdma::to_string(SinkBlock::filled), "filled");
@@ -123,6 +129,22 @@ TEST(RdmaBlockStatesSource, LegalPathFreeLoadingReadyPostedFree) {
     EXPECT_EQ(b.at(*i), SourceBlock::free);
     EXPECT_EQ(b.free_count(), 4u);
     EXPECT_TRUE(b.all_free());
+}
+
+// A /dev/zero file holds one block of zeros for its whole length: no move
+// takes it anywhere, and it is never handed out again while held.
+TEST(RdmaBlockStatesSource, TheZeroBlockIsHeldForTheFile) {
+    BlockStates<SourceBlock> b(3);
+    auto z = b.take_free(SourceBlock::zeros);
+    ASSERT_TRUE(z);
+    EXPECT_EQ(b.at(*z), SourceBlock::zeros);
+    EXPECT_EQ(b.free_count(), 2u);
+    for (SourceBlock to : kSourceStates) EXPECT_FALSE(b.move(*z, SourceBlock::zeros, to)) << rdma::to_string(to);
+    std::set<uint32_t> others;
+    while (auto i = b.take_free(SourceBlock::loading)) others.insert(*i);
+    EXPECT_EQ(others.size(), 2u);
+    EXPECT_FALSE(others.count(*z));
+    EXPECT_EQ(b.at(*z), SourceBlock::zeros);
 }
 
 TEST(RdmaBlockStatesSource, FailedLoadGoesBackFree) {
