@@ -137,6 +137,8 @@ def rftp(*args, timeout=300, check=True, env_extra=None, preexec_fn=None):
             continue
         if event.get("event") == "summary":
             summary = event
+    if summary and summary.get("notes"):
+        print(f"rftp {' '.join(args)}: notes: {summary['notes']}")  # shown with a failing test: why TCP, say
     if check and p.returncode != 0:
         raise AssertionError(f"rftp {' '.join(args)} exited {p.returncode}:\n{p.stderr}\n{p.stdout}")
     return p, summary

@@ -118,7 +118,7 @@ def test_without_block_checksums_blocks_move_unchecked(daemon, device, tmp_path)
     _, up = rftp("put", "--no-block-checksums", "-P", "2", str(src), url(addr, remote.name))
     back = tmp_path / "unchecked-back.bin"
     _, down = rftp("get", "--no-block-checksums", "-P", "2", url(addr, remote.name), str(back))
-    assert up["transport"] == down["transport"] == "rdma"
+    assert up["transport"] == down["transport"] == "rdma", (up.get("notes"), down.get("notes"), daemon.log()[-3000:])
     assert digest(remote) == digest(back) == digest(src)
     assert daemon.count(r"transport=rdma .*blocksum=none") == before + 2, daemon.log()[-2000:]
 
