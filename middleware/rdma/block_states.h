@@ -1,9 +1,10 @@
 // The life of each block of a registered pool, as an explicit state machine.
 // A source block goes free -> loading (a reader fills it) -> ready -> posted
 // (RDMA WRITE in flight) -> free, or, once per /dev/zero file, free -> zeros
-// (held all zeros for the file: every full-length WRITE reads it); a sink block goes free -> granted (lent to
-// the source) -> filled (its notice arrived) -> writing (checked, then to
-// disk) -> free, or back to granted when its checksum failed.
+// (held all zeros for the file: every full-length WRITE reads it). A sink
+// block goes free -> granted (lent to the source) -> filled (its notice
+// arrived) -> writing (checked, then to disk) -> free, or back to granted
+// when its checksum failed.
 // Every move names the state it expects, so a block can never be in two
 // states, and a move from the wrong one is an error the caller reports
 // (for a sink block, that means the peer broke the protocol).

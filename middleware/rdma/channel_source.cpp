@@ -58,12 +58,12 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
 // them for the whole file and every full WRITE reads it: the file's data
 // passes through one block of memory, not the whole pool, as perftest's
 // ib_write_bw reuses one buffer. Short pieces use their own block (their
-// trailer lands inside the zeros). Not with one block in the pool (nothing
-// would be left to post), nor under the test fault switch, which damages
-// blocks one by one.
+// trailer lands inside the zeros). Not with a pool of fewer than four blocks
+// (the held block would halve what can be in flight), nor under the test
+// fault switch, which damages blocks one by one.
 void Channel::hold_zero_block_locked() {
     SourceFile &f = *source_;
-    if (res_.params.blocks < 2 || fault_flips_armed()) return;
+    if (res_.params.blocks < 4 || fault_flips_armed()) return;
     uint32_t z = *f.blocks.take_free(SourceBlock::zeros);
     uint32_t len = res_.params.block_size;
     if (!zeroed_[z]) std::memset(res_.block(z), 0, len);
