@@ -221,6 +221,25 @@ def test_allo_announces_the_size_of_the_next_stor(rftpd):
     f.quit()
 
 
+def test_rest_goes_with_the_next_transfer_command_whatever_it_is(rftpd):
+    """REST names the offset of the next transfer command only: a listing
+    or a refused RETR takes it, so a later RETR starts at byte 0."""
+    data = os.urandom(1000)
+    (rftpd.roots["alice"] / "rest-once.bin").write_bytes(data)
+    f = login(rftpd, "alice")
+    for takes_it in (lambda: f.nlst(), lambda: list(f.mlsd()), lambda: f.retrlines("LIST", lambda line: None)):
+        assert f.sendcmd("REST 500").startswith("350")
+        takes_it()
+        assert retr_bytes(f, "rest-once.bin") == data
+    assert f.sendcmd("REST 500").startswith("350")
+    with pytest.raises(ftplib.error_perm, match="550"):
+        retr_bytes(f, "no-such-file.bin")
+    assert retr_bytes(f, "rest-once.bin") == data
+    # And REST still works for the command right after it.
+    assert retr_bytes(f, "rest-once.bin", rest=500) == data[500:]
+    f.quit()
+
+
 def test_allo_is_not_needed_where_nothing_would_be_reserved(rftpd, tmp_path):
     bob = login(rftpd, "bob")  # read-only: no STOR to reserve for
     assert bob.sendcmd("ALLO 1000000").startswith("202")
