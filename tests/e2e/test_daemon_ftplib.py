@@ -300,7 +300,9 @@ def test_abort_during_download(rftpd):
     conn.close()
     first = f.getline()
     assert first.startswith("426")
-    assert f.getline().startswith("226")
+    # ABOR's own reply: 226 when it stopped the transfer; 225 (as vsftpd
+    # says) when the closed data connection had already ended it.
+    assert f.getline()[:3] in ("226", "225")
     assert f.sendcmd("NOOP").startswith("200")
     f.quit()
 
