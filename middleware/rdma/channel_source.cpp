@@ -64,7 +64,9 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
 void Channel::hold_zero_block_locked() {
     SourceFile &f = *source_;
     if (res_.params.blocks < 4 || fault_flips_armed()) return;
-    uint32_t z = *f.blocks.take_free(SourceBlock::zeros);
+    auto held = f.blocks.take_free(SourceBlock::zeros);
+    if (!held) return;  // every block is free when a file begins; this only keeps the API honest
+    uint32_t z = *held;
     uint32_t len = res_.params.block_size;
     if (!zeroed_[z]) std::memset(res_.block(z), 0, len);
     if (f.spec.block_checksums && len != zero_crc_length_) zero_crc_ = crc32c({res_.block(z), len}), zero_crc_length_ = len;
