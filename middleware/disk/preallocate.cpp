@@ -21,12 +21,16 @@ bool in_memory_file_system(int fd) {
     return ::fstatfs(fd, &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
 }
 
+Status no_room(uint64_t length, int err) {
+    return fail_errno("no room for " + std::to_string(length) + " bytes on the destination's file system", err);
+}
+
 Status room_for(int fd, uint64_t length) {
     struct statvfs vfs {};
     if (::fstatvfs(fd, &vfs) != 0) return {};  // cannot tell: go on
     uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
     if (length <= free_bytes) return {};
-    return fail_errno("no room for " + std::to_string(length) + " bytes on the destination's file system", ENOSPC);
+    return no_room(length, ENOSPC);
 }
 
 }  // namespace
@@ -44,7 +48,7 @@ Status preallocate(int fd, uint64_t offset, uint64_t length) {
     // refuses it) is written without a reservation, as before it existed.
     if (err != ENOSPC && err != EDQUOT) return {};
     release_reservation(fd);
-    return fail_errno("no room for " + std::to_string(length) + " bytes on the destination's file system", err);
+    return no_room(length, err);
 }
 
 void release_reservation(int fd) {

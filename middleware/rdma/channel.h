@@ -214,6 +214,7 @@ private:
     void flush_control_locked();
     void fail_locked(const Error &e, bool tell_peer);
     void hold_zero_block_locked();
+    uint32_t zero_trailer_locked(uint32_t block, uint32_t len);
     void assign_blocks_locked();
     void make_ready_locked(uint32_t block);  // loaded (and sealed): to the sender
     void start_sink_locked(const wire::RdmaMessage &begin);

@@ -69,10 +69,17 @@ void Channel::hold_zero_block_locked() {
     uint32_t z = *held;
     uint32_t len = res_.params.block_size;
     if (!zeroed_[z]) std::memset(res_.block(z), 0, len);
-    if (f.spec.block_checksums && len != zero_crc_length_) zero_crc_ = crc32c({res_.block(z), len}), zero_crc_length_ = len;
-    seal_block(res_.block(z), len, f.spec.block_checksums ? zero_crc_ : 0);
+    seal_block(res_.block(z), len, zero_trailer_locked(z, len));
     zeroed_[z] = 1;
     f.zero_block = z;
+}
+
+// The trailer of len zeros for this file: their CRC32C (taken once per
+// length from block, which holds zeros) or 0 with checksums off.
+uint32_t Channel::zero_trailer_locked(uint32_t block, uint32_t len) {
+    if (!source_->spec.block_checksums) return 0;
+    if (len != zero_crc_length_) zero_crc_ = crc32c({res_.block(block), len}), zero_crc_length_ = len;
+    return zero_crc_;
 }
 
 void Channel::assign_blocks_locked() {
@@ -83,19 +90,15 @@ void Channel::assign_blocks_locked() {
         if (!b) break;
         f.block_grant[*b] = f.waiting.front();
         f.waiting.pop_front();
-        if (f.reads_zero_block(f.block_grant[*b], res_.params.block_size)) {
-            // Its own memory is not used: nothing to load.
-            if (auto ok = f.blocks.move(*b, SourceBlock::loading, SourceBlock::ready); !ok) return fail_locked(ok.error(), true);
-            f.to_send.push_back(*b);
-            to_sender = true;
-        } else if (f.zeros && zeroed_[*b]) {
-            // Already all zeros: the load is a no-op, straight to the sender.
+        // /dev/zero needs no reader: a full block is sent from the zero block
+        // (its own memory unused), another already zeroed only needs its trailer.
+        bool from_zero_block = f.reads_zero_block(f.block_grant[*b], res_.params.block_size);
+        if (from_zero_block || (f.zeros && zeroed_[*b])) {
             uint32_t len = f.block_grant[*b].length;
-            if (f.spec.block_checksums && len != zero_crc_length_)
-                zero_crc_ = crc32c({res_.block(*b), len}), zero_crc_length_ = len;
-            uint32_t crc = f.spec.block_checksums ? zero_crc_ : 0;
             // A short trailer lands inside the block's zeros: it is no longer all zeros.
-            if (seal_block(res_.block(*b), len, crc) || len < res_.params.block_size) zeroed_[*b] = 0;
+            if (!from_zero_block &&
+                (seal_block(res_.block(*b), len, zero_trailer_locked(*b, len)) || len < res_.params.block_size))
+                zeroed_[*b] = 0;
             if (auto ok = f.blocks.move(*b, SourceBlock::loading, SourceBlock::ready); !ok) return fail_locked(ok.error(), true);
             f.to_send.push_back(*b);
             to_sender = true;
