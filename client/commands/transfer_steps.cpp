@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "middleware/integrity/file_digest.h"
+#include "protocol/checksum_failure.h"
 
 namespace rftp::client {
 
@@ -126,15 +127,10 @@ Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
 }
 
 bool ChecksumRetries::resume_after(const Failure &failure, const FileReport &report) {
-    if (report.transport != "tcp" || failure.message.find("failed its CRC32C check") == std::string::npos) return false;
-    // "the block at byte N (...)": where the damage was (unknown: one spot).
-    uint64_t at = UINT64_MAX;
-    constexpr std::string_view kAt = "the block at byte ";
-    if (auto pos = failure.message.find(kAt); pos != std::string::npos) {
-        const char *first = failure.message.data() + pos + kAt.size();
-        (void)std::from_chars(first, failure.message.data() + failure.message.size(), at);
-    }
-    unsigned &here = by_offset_[at];
+    auto damaged = ftp::find_checksum_failure(failure.message);
+    if (report.transport != "tcp" || !damaged) return false;
+    // Where the damage was; a text that names no block counts as one spot.
+    unsigned &here = by_offset_[damaged->offset.value_or(UINT64_MAX)];
     if (here == kChecksumResumes || total_ == kChecksumResumesPerFile) return false;
     ++here;
     ++total_;

@@ -11,6 +11,7 @@
 #include "middleware/disk/preallocate.h"
 #include "middleware/integrity/block_checksum.h"
 #include "middleware/rdma/channel.h"
+#include "protocol/checksum_failure.h"
 
 namespace rftp::middleware::rdma {
 Result<FileResult> Channel::receive_file(const ReceiveSpec &spec, TransferProgress &progress, RangeSet &received) {
@@ -234,11 +235,7 @@ void Channel::checksum_failed_locked(uint32_t slot, uint32_t got, uint32_t want)
                   static_cast<unsigned long long>(offset), len, got, want, failures);
     log::warning(label_ + line);
     if (failures >= kMaxBlockAttempts)
-        return fail_locked(Error{-EIO, "the block at byte " + std::to_string(offset) + " (" + std::to_string(len) +
-                                           " bytes) failed its CRC32C check " + std::to_string(failures) +
-                                           " times; giving up. Data is being damaged between the two hosts "
-                                           "(check the NICs, cables and memory)"},
-                           true);
+        return fail_locked(Error{-EIO, ftp::checksum_failure_text(offset, len, failures)}, true);
     if (auto ok = f.slots.move(slot, SinkBlock::writing, SinkBlock::granted); !ok) return fail_locked(ok.error(), true);
     f.grants_to_send.push_back(grant_of(slot, offset, len));
     flush_grants_locked();

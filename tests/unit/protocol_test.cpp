@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "protocol/block_frame.h"
+#include "protocol/checksum_failure.h"
 #include "protocol/ftp_command.h"
 #include "protocol/ftp_reply.h"
 #include "protocol/host_port.h"
@@ -120,4 +121,26 @@ TEST(TelnetFilter, DropsSynchAndOptionsKeepsDoubledIacAndLoneIacData) {
     f.filter("\xff" "Y", out);                // ...doubled: a literal 0xff
     f.filter("\xff" "ABOR", out);             // lone IAC (its DM went out of band)
     EXPECT_EQ(out, std::string("ABOR\r\nX\xffY") + "ABOR");
+}
+
+TEST(ChecksumFailure, OffsetReadBackFromAReplyThatCarriesTheSentence) {
+    std::string reply = "426 Transfer failed: stream 2/4: " + checksum_failure_text(12582912, 4194304) + ".";
+    auto found = find_checksum_failure(reply);
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->offset, 12582912u);
+    auto gave_up = find_checksum_failure(checksum_failure_text(0, 1, 3));
+    ASSERT_TRUE(gave_up);
+    EXPECT_EQ(gave_up->offset, 0u);
+    EXPECT_NE(checksum_failure_text(0, 1, 3).find("3 times; giving up"), std::string::npos);
+}
+
+TEST(ChecksumFailure, OtherFailuresAndBlocklessTextsAreToldApart) {
+    EXPECT_FALSE(find_checksum_failure("426 Connection closed; transfer aborted."));
+    EXPECT_FALSE(find_checksum_failure("the block at byte 5 (1 bytes) was fine"));
+    auto unnamed = find_checksum_failure("a block failed its CRC32C check");
+    ASSERT_TRUE(unnamed);
+    EXPECT_FALSE(unnamed->offset);
+    auto garbled = find_checksum_failure("the block at byte 12x (1 bytes) failed its CRC32C check");
+    ASSERT_TRUE(garbled);
+    EXPECT_FALSE(garbled->offset);
 }
