@@ -10,18 +10,22 @@
 
 namespace rftp::middleware {
 
-uint32_t crc32c(std::span<const uint8_t> bytes) {
+void Crc32cRunning::add(std::span<const uint8_t> bytes) {
     // ISA-L's iSCSI CRC leaves out the final inversion, and takes an int length.
-    uint32_t crc = 0xFFFFFFFFu;
     const uint8_t *p = bytes.data();
     std::size_t left = bytes.size();
     while (left > 0) {
         int n = static_cast<int>(std::min<std::size_t>(left, INT_MAX / 2));
-        crc = crc32_iscsi(const_cast<uint8_t *>(p), n, crc);
+        state_ = crc32_iscsi(const_cast<uint8_t *>(p), n, state_);
         p += n;
         left -= static_cast<std::size_t>(n);
     }
-    return ~crc;
+}
+
+uint32_t crc32c(std::span<const uint8_t> bytes) {
+    Crc32cRunning crc;
+    crc.add(bytes);
+    return crc.value();
 }
 
 void put_block_trailer(uint8_t *block, uint32_t length, uint32_t crc) { wire::put_be<uint32_t>(block + length, crc); }

@@ -14,6 +14,17 @@ namespace rftp::middleware {
 // CRC32C of bytes, standard form: crc32c("123456789") == 0xE3069283.
 uint32_t crc32c(std::span<const uint8_t> bytes);
 
+// The same CRC32C built up piece by piece, for a block checksummed while it
+// is sent: each piece is then still in the CPU's cache when it is copied.
+class Crc32cRunning {
+public:
+    void add(std::span<const uint8_t> bytes);
+    uint32_t value() const { return ~state_; }
+
+private:
+    uint32_t state_ = 0xFFFFFFFFu;
+};
+
 // The checksum travels as 4 bytes right after the block's data (big-endian).
 constexpr std::size_t kBlockTrailerBytes = 4;
 void put_block_trailer(uint8_t *block, uint32_t length, uint32_t crc);

@@ -18,7 +18,6 @@
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_buffers.h"
 #include "protocol/block_frame.h"
-#include "protocol/checksum_failure.h"
 
 namespace rftp::middleware {
 namespace {
@@ -81,6 +80,26 @@ Status send_header(int sock, const ftp::FrameHeader &h) {
     return write_all(sock, bytes.data(), bytes.size());
 }
 
+// A block read from the disk arrives by DMA, outside the CPU's caches. Sent
+// in pieces, each checksummed just before the kernel copies it, it crosses
+// memory once instead of twice (once for the CRC, once for the copy); the
+// trailer follows the data on the wire, so it can be sealed last.
+constexpr uint32_t kSealedPiece = 256u << 10;
+
+Status send_sealed(int sock, uint8_t *data, uint32_t length, bool checksums) {
+    Crc32cRunning crc;
+    const bool flip = take_fault_flip() && length > 0;
+    for (uint32_t at = 0; at < length;) {
+        const uint32_t n = std::min(kSealedPiece, length - at);
+        if (checksums) crc.add({data + at, n});
+        if (flip && length / 2 >= at && length / 2 < at + n) data[length / 2] ^= 0x10;  // test-only, after the CRC
+        if (auto s = write_all(sock, data + at, n); !s) return s;
+        at += n;
+    }
+    put_block_trailer(data, length, checksums ? crc.value() : 0);
+    return write_all(sock, data + length, kBlockTrailerBytes);
+}
+
 }  // namespace
 
 // Each stream claims the next block, reads it through the disk engine
@@ -121,11 +140,8 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
                     loaded[f.op.block] = true;
                 }
             reading.pop_front();
-            uint8_t *data = buffers.block(next.block);
-            put_block_trailer(data, next.length, trailer_crc({data, next.length}, plan.block_checksums));
-            if (take_fault_flip() && next.length > 0) data[next.length / 2] ^= 0x10;  // test-only, after the CRC
             if (auto s = send_header(sock, {ftp::kFrameData, next.length, next.offset}); !s) return s;
-            if (auto s = write_all(sock, data, next.length + kBlockTrailerBytes); !s) return s;
+            if (auto s = send_sealed(sock, buffers.block(next.block), next.length, plan.block_checksums); !s) return s;
             progress.bytes.fetch_add(next.length);
             buffers.give(next.block);
         }
@@ -203,7 +219,10 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                 if (*body != count + kBlockTrailerBytes) return fail_msg("data connection closed inside a block");
                 // Checked before it is written: a damaged block never reaches the file.
                 if (!check_block_trailer(data, count, plan.block_checksums).intact)
-                    return fail_msg(ftp::checksum_failure_text(h->offset, count), -EIO);
+                    return fail_msg("the block at byte " + std::to_string(h->offset) + " (" + std::to_string(count) +
+                                        " bytes) failed its CRC32C check; data is being damaged between the two "
+                                        "hosts (check the NICs, cables and memory)",
+                                    -EIO);
                 (*io)->start({disk::IoDirection::write, file.get(), slot, h->offset, count});
             }
         };

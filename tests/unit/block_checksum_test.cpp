@@ -10,6 +10,7 @@
 #include "middleware/integrity/block_checksum.h"
 
 using rftp::middleware::block_trailer;
+using rftp::middleware::Crc32cRunning;
 using rftp::middleware::crc32c;
 using rftp::middleware::put_block_trailer;
 
@@ -48,3 +49,15 @@ TEST(BlockChecksum, TrailerIsBigEndianRightAfterTheData) {
 }
 
 }  // namespace
+
+TEST(Crc32cRunning, PiecesOfAnySizeGiveTheWholeBlocksChecksum) {
+    std::vector<uint8_t> block(1 << 20);
+    for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<uint8_t>(i * 131 + (i >> 9));
+    for (std::size_t piece : {std::size_t{1} << 18, std::size_t{4093}, block.size()}) {
+        Crc32cRunning crc;
+        for (std::size_t at = 0; at < block.size(); at += piece)
+            crc.add({block.data() + at, std::min(piece, block.size() - at)});
+        EXPECT_EQ(crc.value(), crc32c(block)) << "pieces of " << piece;
+    }
+    EXPECT_EQ(Crc32cRunning{}.value(), crc32c({}));
+}
