@@ -18,6 +18,7 @@
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_buffers.h"
 #include "protocol/block_frame.h"
+#include "protocol/checksum_failure.h"
 
 namespace rftp::middleware {
 namespace {
@@ -219,10 +220,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                 if (*body != count + kBlockTrailerBytes) return fail_msg("data connection closed inside a block");
                 // Checked before it is written: a damaged block never reaches the file.
                 if (!check_block_trailer(data, count, plan.block_checksums).intact)
-                    return fail_msg("the block at byte " + std::to_string(h->offset) + " (" + std::to_string(count) +
-                                        " bytes) failed its CRC32C check; data is being damaged between the two "
-                                        "hosts (check the NICs, cables and memory)",
-                                    -EIO);
+                    return fail_msg(ftp::checksum_failure_text(h->offset, count), -EIO);
                 (*io)->start({disk::IoDirection::write, file.get(), slot, h->offset, count});
             }
         };
