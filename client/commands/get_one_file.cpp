@@ -12,6 +12,7 @@
 #include "client/data_connection.h"
 #include "client/interrupt.h"
 #include "client/rdma_transport.h"
+#include "middleware/disk/memory_endpoint.h"
 #include "middleware/disk/preallocate.h"
 #include "middleware/range_set.h"
 #include "middleware/resume_journal.h"
@@ -133,10 +134,12 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         unsigned streams = 1;
         uint64_t block = o.block_size;
         bool big_enough = size && *size - offset > o.block_size;
+        // /dev/null takes blocks in any order (memory-to-memory mode).
+        const bool discard = middleware::memory_endpoint(file.get()) == middleware::MemoryEndpoint::discard;
         if (o.parallel > 1) {
             if (!session.features.parallel) report.note("server does not offer PARALLEL; using one stream");
             else if (!big_enough) report.note("file fits in one block; using one stream");
-            else if (dest.direct) report.note("parallel streams need a regular file; using one stream");
+            else if (dest.direct && !discard) report.note("parallel streams need a regular file; using one stream");
             else {
                 auto grant = negotiate_parallel(session, o.parallel, o.block_size);
                 if (!grant) return std::unexpected(grant.error());
@@ -183,10 +186,16 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                 if (r) end = *r;
                 else moved = std::unexpected(r.error());
             } else {
-                auto journal = middleware::ResumeJournal::create(journal_path, offset);
-                if (!journal) return fail_as(ExitCode::local_file, journal.error().message);
+                std::optional<middleware::ResumeJournal> journal;
+                if (!dest.direct) {
+                    auto j = middleware::ResumeJournal::create(journal_path, offset);
+                    if (!j) return fail_as(ExitCode::local_file, j.error().message);
+                    journal.emplace(std::move(*j));
+                }
                 middleware::ParallelReceivePlan plan{file.get(), offset, static_cast<uint32_t>(block), *size};
-                plan.on_prefix_grown = [&journal](uint64_t prefix) { journal->record(prefix); };
+                plan.on_prefix_grown = [&journal](uint64_t prefix) {
+                    if (journal) journal->record(prefix);
+                };
                 plan.block_checksums = session.block_checksums;
                 auto r = middleware::receive_parallel(fds, plan, received, progress);
                 end = received.contiguous_end();
@@ -200,7 +209,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         socks->clear();
         report.streams = streams;
         report.bytes = progress.bytes.load();
-        if (streams > 1) {
+        if (streams > 1 && !dest.direct) {
             // Only the contiguous prefix is trustworthy for a resume; cut the
             // file to it, and the journal is no longer needed.
             if (!moved) (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));

@@ -98,6 +98,8 @@ void abort_transfer(Session &session) {
 }
 
 ExitCode exit_for_data_error(const Error &error) {
+    // A block that failed its CRC32C (EBADMSG) was damaged on the way, not
+    // here: a transfer failure, resumable, like a broken connection.
     switch (-error.code) {
         case ENOSPC: case EDQUOT: case EFBIG: case EIO: case EROFS: case EBADF: case EISDIR:
             return ExitCode::local_file;

@@ -14,6 +14,7 @@
 
 #include "middleware/disk/block_io.h"
 #include "middleware/disk/disk_file.h"
+#include "middleware/disk/memory_endpoint.h"
 #include "middleware/integrity/block_checksum.h"
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_buffers.h"
@@ -87,6 +88,12 @@ Status send_header(int sock, const ftp::FrameHeader &h) {
 // trailer follows the data on the wire, so it can be sealed last.
 constexpr uint32_t kSealedPiece = 256u << 10;
 
+Status send_trailer(int sock, uint32_t crc) {
+    uint8_t trailer[kBlockTrailerBytes];
+    put_block_trailer(trailer, 0, crc);
+    return write_all(sock, trailer, sizeof trailer);
+}
+
 Status send_sealed(int sock, uint8_t *data, uint32_t length, bool checksums) {
     Crc32cRunning crc;
     const bool flip = take_fault_flip() && length > 0;
@@ -97,8 +104,68 @@ Status send_sealed(int sock, uint8_t *data, uint32_t length, bool checksums) {
         if (auto s = write_all(sock, data + at, n); !s) return s;
         at += n;
     }
-    put_block_trailer(data, length, checksums ? crc.value() : 0);
-    return write_all(sock, data + length, kBlockTrailerBytes);
+    return send_trailer(sock, checksums ? crc.value() : 0);
+}
+
+// Memory-to-memory mode (/dev/zero as the source): every block is zeros, so
+// one zeroed buffer per stream is sent again and again with a CRC taken once
+// per length; reading the device would cost as much CPU as the network copy.
+// Not under the test fault switch, which damages blocks one by one.
+class ZeroBlocks {
+public:
+    explicit ZeroBlocks(uint32_t block_size) : zeros_(block_size, 0) {}
+    Status send(int sock, uint32_t length, bool checksums) {
+        if (checksums && length != crc_length_) crc_ = crc32c({zeros_.data(), length}), crc_length_ = length;
+        if (auto s = write_all(sock, zeros_.data(), length); !s) return s;
+        return send_trailer(sock, checksums ? crc_ : 0);
+    }
+
+private:
+    std::vector<uint8_t> zeros_;
+    uint32_t crc_ = 0, crc_length_ = UINT32_MAX;
+};
+
+// Hands out the file's blocks to the streams in file order, from a shared
+// counter, so a fast connection carries more of them.
+class BlockClaims {
+public:
+    explicit BlockClaims(const ParallelSendPlan &plan)
+        : plan_(plan),
+          blocks_(plan.size <= plan.start ? 0 : (plan.size - plan.start + plan.block_size - 1) / plan.block_size) {}
+    struct Claim {
+        uint64_t offset;
+        uint32_t length;
+    };
+    std::optional<Claim> next() {
+        uint64_t index = next_.fetch_add(1);
+        if (index >= blocks_) return std::nullopt;
+        uint64_t offset = plan_.start + index * plan_.block_size;
+        return Claim{offset, static_cast<uint32_t>(std::min<uint64_t>(plan_.block_size, plan_.size - offset))};
+    }
+
+private:
+    const ParallelSendPlan &plan_;
+    const uint64_t blocks_;
+    std::atomic<uint64_t> next_{0};
+};
+
+Status finish_sending(int sock, uint64_t size) {
+    if (auto s = send_header(sock, {ftp::kFrameEod, 0, size}); !s) return s;
+    set_cork(sock, false);
+    ::shutdown(sock, SHUT_WR);
+    return {};
+}
+
+Status send_zero_stream(int sock, const ParallelSendPlan &plan, BlockClaims &claims, TransferProgress &progress) {
+    ZeroBlocks zeros(plan.block_size);
+    set_cork(sock, true);
+    while (auto claim = claims.next()) {
+        if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
+        if (auto s = send_header(sock, {ftp::kFrameData, claim->length, claim->offset}); !s) return s;
+        if (auto s = zeros.send(sock, claim->length, plan.block_checksums); !s) return s;
+        progress.bytes.fetch_add(claim->length);
+    }
+    return finish_sending(sock, plan.size);
 }
 
 }  // namespace
@@ -109,11 +176,13 @@ Status send_sealed(int sock, uint8_t *data, uint32_t length, bool checksums) {
 Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, TransferProgress &progress) {
     if (socks.empty()) return fail_msg("no data connections");
     if (plan.block_size == 0) return fail_msg("block size 0");
-    const uint64_t blocks = plan.size <= plan.start ? 0 : (plan.size - plan.start + plan.block_size - 1) / plan.block_size;
-    std::atomic<uint64_t> next_block{0};
+    BlockClaims claims(plan);
+    StreamGroup group(socks, progress);
+    if (memory_endpoint(plan.file_fd) == MemoryEndpoint::zeros && !fault_flips_armed()) {
+        return group.run([&](std::size_t, int sock) { return send_zero_stream(sock, plan, claims, progress); });
+    }
     auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
     const unsigned depth = stream_depth(socks.size(), plan.block_size);
-    StreamGroup group(socks, progress);
     Status s = group.run([&](std::size_t, int sock) -> Status {
         StreamBuffers buffers(depth, plan.block_size);
         auto io = stream_engine(buffers, depth, "tcp sender");
@@ -124,11 +193,9 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
         for (;;) {
             if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
             while (buffers.has_free()) {
-                uint64_t index = next_block.fetch_add(1);
-                if (index >= blocks) break;
-                uint64_t offset = plan.start + index * plan.block_size;
-                uint32_t count = static_cast<uint32_t>(std::min<uint64_t>(plan.block_size, plan.size - offset));
-                disk::BlockOp op{disk::IoDirection::read, file.get(), buffers.take(), offset, count};
+                auto claim = claims.next();
+                if (!claim) break;
+                disk::BlockOp op{disk::IoDirection::read, file.get(), buffers.take(), claim->offset, claim->length};
                 loaded[op.block] = false;
                 (*io)->start(op);
                 reading.push_back(op);
@@ -146,10 +213,7 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
             progress.bytes.fetch_add(next.length);
             buffers.give(next.block);
         }
-        if (auto s = send_header(sock, {ftp::kFrameEod, 0, plan.size}); !s) return s;
-        set_cork(sock, false);
-        ::shutdown(sock, SHUT_WR);
-        return {};
+        return finish_sending(sock, plan.size);
     });
     progress.disk_summary = file->summary();
     return s;
@@ -158,8 +222,9 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
 Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const ParallelReceivePlan &plan,
                                                RangeSet &received, TransferProgress &progress) {
     if (socks.empty()) return fail_msg("no data connections");
-    const bool seekable = is_seekable(plan.file_fd);
-    if (!seekable) return fail_msg("parallel streams need a seekable destination file");
+    // Memory-to-memory mode: blocks for /dev/null are checked, counted and dropped.
+    const bool discard = memory_endpoint(plan.file_fd) == MemoryEndpoint::discard;
+    if (!discard && !is_seekable(plan.file_fd)) return fail_msg("parallel streams need a seekable destination file");
     std::mutex size_mutex;
     std::optional<uint64_t> announced_size;
 
@@ -171,13 +236,17 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         auto io = stream_engine(buffers, depth, "tcp receiver");
         if (!io) return fail(io.error());
         // A block counts once it is on disk: only then may the resume journal cover it.
+        auto record = [&](uint32_t slot, uint64_t offset, uint32_t length) -> Status {
+            buffers.give(slot);
+            if (!received.add(offset, length)) return fail_msg("overlapping blocks");
+            progress.bytes.fetch_add(length);
+            if (plan.on_prefix_grown) plan.on_prefix_grown(received.contiguous_end());
+            return {};
+        };
         auto take_written = [&](std::vector<disk::FinishedOp> done) -> Status {
             for (const disk::FinishedOp &f : done) {
                 if (!f.status) return fail(f.status.error());
-                buffers.give(f.op.block);
-                if (!received.add(f.op.offset, f.op.length)) return fail_msg("overlapping blocks");
-                progress.bytes.fetch_add(f.op.length);
-                if (plan.on_prefix_grown) plan.on_prefix_grown(received.contiguous_end());
+                if (auto ok = record(f.op.block, f.op.offset, f.op.length); !ok) return ok;
             }
             return {};
         };
@@ -220,15 +289,19 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                 if (*body != count + kBlockTrailerBytes) return fail_msg("data connection closed inside a block");
                 // Checked before it is written: a damaged block never reaches the file.
                 if (!check_block_trailer(data, count, plan.block_checksums).intact)
-                    return fail_msg(ftp::checksum_failure_text(h->offset, count), -EIO);
-                (*io)->start({disk::IoDirection::write, file.get(), slot, h->offset, count});
+                    return fail_msg(ftp::checksum_failure_text(h->offset, count), -EBADMSG);
+                if (discard) {
+                    if (auto ok = record(slot, h->offset, count); !ok) return ok;
+                } else {
+                    (*io)->start({disk::IoDirection::write, file.get(), slot, h->offset, count});
+                }
             }
         };
         Status ended = stream();
         Status drained = drain();
         return ended ? drained : ended;
     });
-    progress.disk_summary = file->summary();
+    if (!discard) progress.disk_summary = file->summary();
     if (!s) return fail(s.error());
     if (!announced_size || *announced_size < plan.start) return fail_msg("no valid end-of-data frame");
     if (!received.covers_exactly(*announced_size))

@@ -60,7 +60,7 @@ def test_a_block_that_never_arrives_whole_fails_the_file(daemon, device, tmp_pat
     write_pattern(src, BLOCK + 1, 13)
     final = daemon.root / f"never-whole-{name}.bin"
     p, summary = rftp("put", str(src), url(addr, final.name), check=False, env_extra={FLIP: "1000"})
-    assert p.returncode != 0
+    assert p.returncode == 8, p.stderr  # a transfer failure (docs/cli.md, exit codes)
     assert "CRC32C" in p.stderr + p.stdout, p.stderr
     assert not final.exists()
     # The daemon goes on serving: the same upload, undamaged, lands whole.
