@@ -126,7 +126,7 @@ void cmd_radr(Session &s, const std::string &arg) {
             auto st = rdma->channel()->stats();
             log::info(prefix + " event=rdma_channel_up device=" + st.device + " queue_pairs=" +
                       std::to_string(st.queue_pairs) + " pinned=" + std::to_string(st.pinned_bytes) +
-                      " huge_pages=" + (st.huge_pages ? "yes" : "no") + " workers=" + std::to_string(st.workers));
+                      " huge_pages=" + middleware::huge_pages_word(st.pages) + " workers=" + std::to_string(st.workers));
         });
 }
 

@@ -134,7 +134,7 @@ ChannelStats Channel::stats() const {
     s.device = res_.device() ? ibv_get_device_name(res_.device()->device) : "";
     s.queue_pairs = res_.params.queue_pairs();
     s.pinned_bytes = res_.pool.size() + res_.messages.size();
-    s.huge_pages = res_.pool.huge_pages();
+    s.pages = res_.pool.pages();
     s.workers = static_cast<unsigned>(worker_queues_.size());
     return s;
 }

@@ -100,7 +100,7 @@ struct ChannelStats {
     std::string device;
     unsigned queue_pairs = 0;
     std::size_t pinned_bytes = 0;
-    bool huge_pages = false;
+    BlockMemory::Pages pages = BlockMemory::Pages::small;  // of the block pool
     unsigned workers = 0;  // completion worker threads; 0: the dispatcher runs the handlers
 };
 

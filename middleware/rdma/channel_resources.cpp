@@ -27,9 +27,9 @@ Result<ChannelResources> ChannelResources::allocate(const ChannelParams &params)
     ChannelResources r;
     r.params = params;
     r.layout = MessageLayout::for_params(params);
-    r.pool = MappedMemory::allocate(params.pool_bytes());
+    r.pool = BlockMemory::allocate(params.pool_bytes());
     if (!r.pool) return fail_errno("allocate a block pool of " + std::to_string(params.pool_bytes()) + " bytes");
-    r.messages = MappedMemory::allocate(r.layout.total);
+    r.messages = BlockMemory::allocate(r.layout.total);
     if (!r.messages) return fail_errno("allocate the RDMA message area");
     r.connections.resize(params.queue_pairs());
     return r;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "middleware/block_memory.h"
 #include "middleware/rdma/channel_params.h"
 #include "middleware/rdma/verbs_handles.h"
 
@@ -33,9 +34,9 @@ struct ChannelResources {
     ProtectionDomain pd;
     CompletionChannel completions;
     CompletionQueue cq;
-    MappedMemory pool;
+    BlockMemory pool;
     MemoryRegion pool_mr;
-    MappedMemory messages;
+    BlockMemory messages;
     MemoryRegion messages_mr;
     std::vector<CmConnection> connections;  // sized queue_pairs(); filled as they connect
 

@@ -6,7 +6,6 @@
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
-#include <sys/mman.h>
 
 #include <cstddef>
 #include <memory>
@@ -59,45 +58,6 @@ public:
 
 private:
     rdma_cm_id *id_ = nullptr;
-};
-
-// Page-aligned anonymous memory: huge pages where the system has them free,
-// 4 KiB pages otherwise. Unmapped exactly once.
-class MappedMemory {
-public:
-    MappedMemory() = default;
-    MappedMemory(MappedMemory &&o) noexcept
-        : addr_(std::exchange(o.addr_, nullptr)), size_(std::exchange(o.size_, 0)), huge_(o.huge_) {}
-    MappedMemory &operator=(MappedMemory &&o) noexcept {
-        if (this != &o) {
-            reset();
-            addr_ = std::exchange(o.addr_, nullptr);
-            size_ = std::exchange(o.size_, 0);
-            huge_ = o.huge_;
-        }
-        return *this;
-    }
-    MappedMemory(const MappedMemory &) = delete;
-    MappedMemory &operator=(const MappedMemory &) = delete;
-    ~MappedMemory() { reset(); }
-
-    // nullptr-holding object when even 4 KiB pages cannot be had (errno set).
-    static MappedMemory allocate(std::size_t size);
-
-    uint8_t *data() const { return static_cast<uint8_t *>(addr_); }
-    std::size_t size() const { return size_; }
-    bool huge_pages() const { return huge_; }
-    explicit operator bool() const { return addr_ != nullptr; }
-
-private:
-    void reset() {
-        if (addr_) ::munmap(addr_, size_);
-        addr_ = nullptr;
-        size_ = 0;
-    }
-    void *addr_ = nullptr;
-    std::size_t size_ = 0;
-    bool huge_ = false;
 };
 
 }  // namespace rftp::middleware::rdma

@@ -1,17 +1,18 @@
 // A TCP stream's blocks in memory, and the disk engine that reads or writes
-// them: page-aligned (direct I/O), each with room for a CRC32C trailer.
+// them: in huge pages where the system has them (block_memory.h: the disk
+// gets each block whole), each with room for a CRC32C trailer.
 #pragma once
 
 #include <sys/uio.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "middleware/block_memory.h"
 #include "middleware/disk/block_io.h"
 #include "middleware/disk/disk_file.h"
 
@@ -21,12 +22,12 @@ class StreamBuffers {
 public:
     StreamBuffers(unsigned count, uint32_t block_size)
         : stride_(static_cast<std::size_t>(block_size) + disk::kDirectAlign),
-          memory_(static_cast<uint8_t *>(std::aligned_alloc(disk::kDirectAlign, count * stride_)), &std::free) {
+          memory_(BlockMemory::allocate(count * stride_)) {
         for (unsigned i = 0; i < count && memory_; ++i) iovecs_.push_back({block(i), stride_});
         for (unsigned i = count; i > 0 && memory_; --i) free_.push_back(i - 1);
     }
-    bool valid() const { return memory_ != nullptr; }
-    uint8_t *block(uint32_t i) const { return memory_.get() + i * stride_; }
+    bool valid() const { return static_cast<bool>(memory_); }
+    uint8_t *block(uint32_t i) const { return memory_.data() + i * stride_; }
     std::span<const iovec> iovecs() const { return iovecs_; }
 
     // Which blocks are not in use: take one (has_free() must hold), give it back when done.
@@ -40,7 +41,7 @@ public:
 
 private:
     std::size_t stride_;
-    std::unique_ptr<uint8_t, decltype(&std::free)> memory_;
+    BlockMemory memory_;
     std::vector<iovec> iovecs_;
     std::vector<uint32_t> free_;
 };
