@@ -107,6 +107,25 @@ Status send_sealed(int sock, uint8_t *data, uint32_t length, bool checksums) {
     return send_trailer(sock, checksums ? crc.value() : 0);
 }
 
+// The receiving half: the block arrives in the same pieces, each checksummed
+// while the copy from the socket has just left it in the cache.
+Result<TrailerCheck> receive_sealed(int sock, uint8_t *data, uint32_t length, bool checksums) {
+    Crc32cRunning crc;
+    for (uint32_t at = 0; at <= length;) {
+        const bool trailer = at == length;
+        const uint32_t n = trailer ? kBlockTrailerBytes : std::min(kSealedPiece, length - at);
+        auto got = read_full(sock, data + at, n);
+        if (!got) return fail(got.error());
+        if (*got != n) return fail_msg("data connection closed inside a block");
+        if (trailer) break;
+        if (checksums) crc.add({data + at, n});
+        at += n;
+    }
+    if (!checksums) return TrailerCheck{};
+    const uint32_t want = block_trailer(data, length), got = crc.value();
+    return TrailerCheck{got == want, got, want};
+}
+
 // Memory-to-memory mode (/dev/zero as the source): every block is zeros, so
 // one zeroed buffer per stream is sent again and again with a CRC taken once
 // per length; reading the device would cost as much CPU as the network copy.
@@ -284,11 +303,10 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                 uint32_t slot = buffers.take();
                 uint8_t *data = buffers.block(slot);
                 const uint32_t count = static_cast<uint32_t>(h->count);
-                auto body = read_full(sock, data, count + kBlockTrailerBytes);
+                auto body = receive_sealed(sock, data, count, plan.block_checksums);
                 if (!body) return fail(body.error());
-                if (*body != count + kBlockTrailerBytes) return fail_msg("data connection closed inside a block");
                 // Checked before it is written: a damaged block never reaches the file.
-                if (!check_block_trailer(data, count, plan.block_checksums).intact)
+                if (!body->intact)
                     return fail_msg(ftp::checksum_failure_text(h->offset, count), -EBADMSG);
                 if (discard) {
                     if (auto ok = record(slot, h->offset, count); !ok) return ok;
