@@ -8,17 +8,18 @@ disk. Runs in one of two places (bench/disk-bench.sh runs both):
 
 The limit is fio's sequential O_DIRECT read and write (io_uring, the same
 block size and queue depth as rftp's disk engine, the write into a new file
-as a copy's is, its buffers in huge pages as rftp's are) on the same file system;
-the goal is rftp at 0.9 of the slower of the two. A copy on one disk reads
-and writes it at once, so a second, fairer limit is fio's sequential 50/50
-read/write mix (each direction at rftp's depth): its read rate is the most a
-copy on this disk can reach. Between two machines each disk does one of the
-two, so each side also runs alone with the other end in memory: the source
-side (the daemon reads the disk, the client writes /dev/null) against fio's
-read rate, the sink side (the client reads /dev/zero, the daemon writes the
-disk) against fio's write rate, each also capped by the network measured in
-the same run (iperf3 -P4 -Z on loopback; ib_write_bw per RDMA device, the
-better of one and four queue pairs).
+as a copy's is, its buffers in huge pages as rftp's are) on the same file
+system; the goal is rftp at 0.9 of the slower of the two. A copy on one disk
+reads and writes it at once, so a second, fairer limit is fio doing the
+same: one job reading the file while another writes a new one (each at
+rftp's depth); the slower of the two rates is the most a copy on this disk
+can reach. Between two machines each disk does one of the two, so each side
+also runs alone with the other end in memory: the source side (the daemon
+reads the disk, the client writes /dev/null) against fio's read rate, the
+sink side (the client reads /dev/zero, the daemon writes the disk) against
+fio's write rate, each also capped by the network measured in the same run
+(iperf3 -P4 -Z on loopback; ib_write_bw per RDMA device, the better of one
+and four queue pairs).
 The -P4 rows run again with --no-block-checksums, for CPU seconds per GB
 with checksums on and off. Local copies with dd and cp on the same disk are
 the peers (their CPU is in the client column). Each
@@ -70,7 +71,7 @@ def drop_caches() -> bool:
 # system allows it (root): rftp's blocks sit in huge pages (middleware/
 # block_memory.h), and in 4 KiB pages scattered in memory fio's 4 MiB reads are
 # cut into ~1 MiB requests, which on this disk gave 1.8-2.4 GB/s against
-# 2.9-3.1 in huge pages. 48 pages hold the deepest pass (8 blocks in flight).
+# 2.9-3.1 in huge pages. 48 pages hold the largest pass (two jobs, 4 blocks each).
 FIO_HUGE_PAGES = 48
 fio_pages_seen = set()
 
@@ -94,18 +95,24 @@ def reserved_huge_pages(count: int):
 
 
 def fio(path: Path, rw: str, size_mib: int) -> float:
-    """GB/s of one sequential O_DIRECT pass; for the read/write mix, its read
-    rate (the write rate matches it: fio issues them half and half)."""
+    """GB/s of one sequential O_DIRECT pass. "copy": two jobs at once, one
+    reading path and one writing a new file beside it, each at rftp's depth,
+    as a copy on one disk does; the slower of their two rates."""
     drop_caches()
-    depth = DEPTH * 2 if rw == "rw" else DEPTH
+    new_file = path.with_suffix(".new")
+    new_file.unlink(missing_ok=True)
+    common = [f"--bs={BLOCK}", f"--iodepth={DEPTH}", "--ioengine=io_uring", "--direct=1", f"--size={size_mib}M"]
+    jobs = (["--name=read", f"--filename={path}", "--rw=read", *common,
+             "--name=write", f"--filename={new_file}", "--rw=write", *common] if rw == "copy"
+            else [f"--name={rw}", f"--filename={path}", f"--rw={rw}", *common])
     with reserved_huge_pages(FIO_HUGE_PAGES) as huge:
         fio_pages_seen.add("huge" if huge else "small")
-        out = subprocess.run(["fio", "--name=limit", f"--filename={path}", f"--rw={rw}", "--rwmixread=50",
-                              f"--bs={BLOCK}", f"--iodepth={depth}", "--ioengine=io_uring", "--direct=1",
-                              f"--size={size_mib}M", "--output-format=json", *(["--mem=shmhuge"] if huge else [])],
+        out = subprocess.run(["fio", "--output-format=json", *(["--mem=shmhuge"] if huge else []), *jobs],
                              capture_output=True, text=True, check=True).stdout
-    job = json.loads(out[out.index("{"):])["jobs"][0]
-    return job["write" if rw == "write" else "read"]["bw_bytes"] / 1e9
+    new_file.unlink(missing_ok=True)
+    rates = [job[d]["bw_bytes"] / 1e9 for job in json.loads(out[out.index("{"):])["jobs"]
+             for d in ("read", "write") if job[d]["io_bytes"] > 0]
+    return min(rates)
 
 
 def network_limit(transport: str, name: str, addr: str) -> float:
@@ -234,17 +241,17 @@ def main():
 
         w = sorted(new_file_write() for _ in range(a.runs))[a.runs // 2]
         r = sorted(fio(probe, "read", size_mib) for _ in range(a.runs))[a.runs // 2]
-        copy = sorted(fio(probe, "rw", size_mib) for _ in range(a.runs))[a.runs // 2]
+        copy = sorted(fio(probe, "copy", size_mib) for _ in range(a.runs))[a.runs // 2]
         limit = min(w, r)
         rows.append({"place": fs, "test": "fio write, a new file (O_DIRECT, io_uring)", "gbps": w, "limit": True})
         rows.append({"place": fs, "test": "reference: fio rewriting that file in place", "gbps": overwrite,
                      "limit": True})
         rows.append({"place": fs, "test": "fio read (O_DIRECT, io_uring)", "gbps": r, "limit": True})
-        rows.append({"place": fs, "test": "fio copy limit: 50/50 read/write mix, read rate", "gbps": copy,
+        rows.append({"place": fs, "test": "fio copy limit: reading the file while writing a new one", "gbps": copy,
                      "limit": True})
         # This disk's rate moves by a third within minutes, so every run is
         # paired with a pass of its own limit just before it.
-        own_limits = {"copy": (lambda: fio(probe, "rw", size_mib), "fio copy")}
+        own_limits = {"copy": (lambda: fio(probe, "copy", size_mib), "fio copy")}
 
         def measure_row(place, test, kind, run_once, peer=False):
             """--runs runs, each after its own limit's pass: the median run,
