@@ -319,7 +319,7 @@ def main():
             else f"{platform.node()}, {fs} on the machine's disk, TCP loopback")
     lines = [f"#### {stamp} — {head}, kernel {platform.release()}", "",
              f"{size_mib} MiB file, block {BLOCK // MiB} MiB, queue depth {DEPTH}, CRC32C on every block unless "
-             f"the row says checksums off (`get -P1` over TCP is the plain stream: no blocks, no CRC32C). "
+             f"the row says checksums off. "
              f"GB = 10^9 bytes. Each row is the median of {a.runs} runs; every run follows a pass of its own limit "
              f"and 'vs its own limit' is the median of those pairs' ratios. Page cache dropped before each run: "
              f"{'yes' if cache_dropped else 'no (not root)'}. fio's buffers: "

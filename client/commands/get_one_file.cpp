@@ -136,20 +136,24 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         bool big_enough = size && *size - offset > o.block_size;
         // /dev/null takes blocks in any order (memory-to-memory mode).
         const bool discard = middleware::memory_endpoint(file.get()) == middleware::MemoryEndpoint::discard;
+        // From rftpd, a download into a file (or /dev/null) is framed even on
+        // one stream, as every upload to it is: each block's CRC32C is checked
+        // before the disk engine writes it. Stdout, a pipe or another device
+        // wants the bytes in order, and takes the plain stream.
+        const bool framed = session.features.parallel && size && (!dest.direct || discard);
         if (o.parallel > 1) {
             if (!session.features.parallel) report.note("server does not offer PARALLEL; using one stream");
-            else if (!big_enough) report.note("file fits in one block; using one stream");
             else if (dest.direct && !discard) report.note("parallel streams need a regular file; using one stream");
-            else {
-                auto grant = negotiate_parallel(session, o.parallel, o.block_size);
-                if (!grant) return std::unexpected(grant.error());
-                streams = grant->streams;
-                block = grant->block_size;
-            }
+            else if (!big_enough) report.note("file fits in one block; using one stream");
         }
-        // The session may be reused for the next file: a one-stream transfer
-        // after a parallel one must switch framing off again.
-        if (streams == 1 && session.parallel_in_force) {
+        if (framed) {
+            auto grant = negotiate_parallel(session, big_enough ? o.parallel : 1, o.block_size);
+            if (!grant) return std::unexpected(grant.error());
+            streams = grant->streams;
+            block = grant->block_size;
+        } else if (session.parallel_in_force) {
+            // The session may be reused for the next file: a plain stream
+            // after a framed one must switch framing off again.
             if (auto off = disable_parallel(session); !off) return off;
         }
         // A local disk without room for the rest fails now, before a byte
@@ -181,7 +185,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             InterruptGuard guard(progress, fds);
             ProgressReporter reporter(hooks.per_file, progress, offset, size);
             BatchProgress::Watch watch(hooks.batch, progress);
-            if (streams == 1) {
+            if (!framed) {
                 auto r = middleware::receive_stream(fds[0], file.get(), offset, progress);
                 if (r) end = *r;
                 else moved = std::unexpected(r.error());
@@ -209,7 +213,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         socks->clear();
         report.streams = streams;
         report.bytes = progress.bytes.load();
-        if (streams > 1 && !dest.direct) {
+        if (framed && !dest.direct) {
             // Only the contiguous prefix is trustworthy for a resume; cut the
             // file to it, and the journal is no longer needed.
             if (!moved) (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));

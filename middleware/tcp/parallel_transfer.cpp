@@ -72,9 +72,22 @@ private:
 constexpr unsigned kMaxStreamDepth = 4;
 constexpr uint64_t kTransferBufferBudget = 256ull << 20;
 
-unsigned stream_depth(std::size_t streams, uint32_t block_size) {
-    uint64_t fits = kTransferBufferBudget / (std::max<std::size_t>(streams, 1) * std::max<uint32_t>(block_size, 1));
-    return static_cast<unsigned>(std::clamp<uint64_t>(fits, 1, kMaxStreamDepth));
+// How many blocks a stream keeps in hand, and how large each buffer is. A
+// transfer of fewer bytes than that sizes them to what it moves: with many
+// small files every file sets its streams up anew, and would otherwise map
+// and fault in a few full blocks for a few kilobytes.
+struct StreamShape {
+    unsigned depth;
+    uint32_t buffer_bytes;
+};
+
+StreamShape stream_shape(std::size_t streams, uint32_t block_size, uint64_t bytes) {
+    block_size = std::max<uint32_t>(block_size, 1);
+    const uint64_t fits = kTransferBufferBudget / (std::max<std::size_t>(streams, 1) * block_size);
+    const uint64_t blocks = (bytes + block_size - 1) / block_size;
+    const uint64_t whole_sectors = (std::max<uint64_t>(bytes, 1) + disk::kDirectAlign - 1) / disk::kDirectAlign;
+    return {static_cast<unsigned>(std::clamp<uint64_t>(std::min(fits, blocks), 1, kMaxStreamDepth)),
+            static_cast<uint32_t>(std::min<uint64_t>(block_size, whole_sectors * disk::kDirectAlign))};
 }
 
 Status send_header(int sock, const ftp::FrameHeader &h) {
@@ -201,13 +214,13 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
         return group.run([&](std::size_t, int sock) { return send_zero_stream(sock, plan, claims, progress); });
     }
     auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
-    const unsigned depth = stream_depth(socks.size(), plan.block_size);
+    const StreamShape shape = stream_shape(socks.size(), plan.block_size, plan.size - std::min(plan.start, plan.size));
     Status s = group.run([&](std::size_t, int sock) -> Status {
-        StreamBuffers buffers(depth, plan.block_size);
-        auto io = stream_engine(buffers, depth, "tcp sender");
+        StreamBuffers buffers(shape.depth, shape.buffer_bytes);
+        auto io = stream_engine(buffers, shape.depth, "tcp sender");
         if (!io) return fail(io.error());
         std::deque<disk::BlockOp> reading;  // in claim order: sent in that order
-        std::vector<bool> loaded(depth, false);
+        std::vector<bool> loaded(shape.depth, false);
         set_cork(sock, true);
         for (;;) {
             if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
@@ -248,11 +261,15 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     std::optional<uint64_t> announced_size;
 
     auto file = disk::DiskFile::open(plan.file_fd, true, plan.direct_io);
-    const unsigned depth = stream_depth(socks.size(), plan.max_block_size);
+    // No frame may reach past max_size, nor start before start: a receiver
+    // that knows the size needs no larger buffers than what is left of it.
+    const uint64_t most = plan.max_size - std::min(plan.start, plan.max_size);
+    const StreamShape shape = stream_shape(socks.size(), plan.max_block_size, most);
+    const uint32_t max_frame = shape.buffer_bytes;
     StreamGroup group(socks, progress);
     Status s = group.run([&](std::size_t, int sock) -> Status {
-        StreamBuffers buffers(depth, plan.max_block_size);
-        auto io = stream_engine(buffers, depth, "tcp receiver");
+        StreamBuffers buffers(shape.depth, shape.buffer_bytes);
+        auto io = stream_engine(buffers, shape.depth, "tcp receiver");
         if (!io) return fail(io.error());
         // A block counts once it is on disk: only then may the resume journal cover it.
         auto record = [&](uint32_t slot, uint64_t offset, uint32_t length) -> Status {
@@ -282,7 +299,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                 auto got = read_full(sock, raw, sizeof raw);
                 if (!got) return fail(got.error());
                 if (*got != sizeof raw) return fail_msg("data connection closed before its end-of-data frame");
-                auto h = ftp::decode_frame(raw, plan.max_block_size, plan.max_size);
+                auto h = ftp::decode_frame(raw, max_frame, plan.max_size);
                 if (!h) return fail(h.error().with_context("bad frame"));
                 if (h->descriptor == ftp::kFrameEod) {
                     {

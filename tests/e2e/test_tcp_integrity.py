@@ -35,7 +35,9 @@ def test_damaged_upload_blocks_are_caught_and_resumed(rftpd, env, tmp_path):
     assert sha256(rftpd.roots["alice"] / "up.bin") == sha256(src)
 
 
-def test_damaged_download_blocks_are_caught_and_resumed(tmp_path, env):
+@pytest.mark.parametrize("streams", [1, 2])
+def test_damaged_download_blocks_are_caught_and_resumed(tmp_path, env, streams):
+    """Also on one stream, rftp's default: a download from rftpd is framed."""
     d = Rftpd(tmp_path / "flipping", env_extra={FLIP: "1"})
     try:
         served = random_file(d.roots["alice"] / "down.bin", 8 * MiB + 1)
@@ -43,9 +45,11 @@ def test_damaged_download_blocks_are_caught_and_resumed(tmp_path, env):
         # An older file of the same size under the name: the retry continues
         # this run's own partial file and never takes that one for complete.
         local.write_bytes(b"\0" * served.stat().st_size)
-        r = rftp(env, "--json", "--no-progress", "get", "-P", "2", "--block-size", "1M", url(d, "down.bin"), str(local))
+        r = rftp(env, "--json", "--no-progress", "get", "-P", str(streams), "--block-size", "1M", url(d, "down.bin"),
+                 str(local))
         assert r.returncode == 0, r.stderr
         assert resumed(r) == 1, notes(r)
+        assert json.loads(r.stdout.decode().splitlines()[-1])["streams"] == streams
         assert sha256(local) == sha256(served)
     finally:
         alive = d.alive()
