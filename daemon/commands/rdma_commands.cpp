@@ -19,7 +19,6 @@ namespace rftp::daemon {
 namespace {
 
 // The path memory-to-memory uploads name: the bytes are received and dropped.
-constexpr const char *kDiscardPath = "/dev/null";
 
 std::string rdma_fields(const char *direction, const std::string &path, const SessionRdma &r, bool block_checksums) {
     return std::string("direction=") + direction + " path=" + log::quote(path) + " transport=rdma streams=" +

@@ -59,9 +59,40 @@ std::string transfer_fields(const char *direction, const std::string &path, unsi
     return fields;
 }
 
+// STOR /dev/null: received as any upload (framed and checked, or a plain
+// stream) and dropped, so a client sending /dev/zero measures the network
+// and both ends' CPUs alone, as RSTR /dev/null does over RDMA.
+void store_discarded(Session &s, uint64_t rest) {
+    if (rest != 0) return s.reply(554, "REST makes no sense for /dev/null.");
+    unsigned streams = 0;
+    if (!streams_for_transfer(s, streams)) return;
+    auto job = take_channel_or_reply(s);
+    if (!job) return;
+    uint32_t max_block = s.state.block_size;
+    bool checksums = s.state.block_checksums;
+    s.run_transfer(job, transfer_fields("store", kDiscardPath, streams, checksums), [=]() -> TransferOutcome {
+        UniqueFd null(::open(kDiscardPath, O_WRONLY | O_CLOEXEC));
+        if (!null) return {451, "Could not open /dev/null.", 0, "failed"};
+        auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), "Ok to send data (discarded).");
+        if (!socks) return open_failed_outcome(socks.error(), job->aborted());
+        Status received;
+        if (streams > 0) {
+            RangeSet ranges(0);
+            middleware::ParallelReceivePlan plan{null.get(), 0, max_block, 1ull << 62, {}, false, checksums};
+            if (auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress); !r) received = fail(r.error());
+        } else if (auto r = middleware::receive_stream((*socks)[0], null.get(), 0, job->progress, false); !r) {
+            received = fail(r.error());
+        }
+        uint64_t bytes = job->progress.bytes.load();
+        if (!received) return failed_outcome(received.error(), job->aborted(), bytes);
+        return {226, "Transfer complete (discarded).", bytes, "ok"};
+    });
+}
+
 void store(Session &s, const std::string &arg, bool append) {
     auto [rest, allocate] = take_pending_transfer(s);
     if (append) allocate.reset();
+    if (!append && arg == kDiscardPath) return store_discarded(s, rest);
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
     if (!s.state.root->writable()) return s.reply(550, "Permission denied.");

@@ -2,12 +2,16 @@
 and /dev/null as the sink skip the disk, as over RDMA, so `get -P4 URL
 /dev/null` measures the server's disk and the network alone and `put -P4
 --size S /dev/zero URL` the server's writes. Both still use every stream,
-and every block is still checked."""
+and every block is still checked. rftpd drops an upload to /dev/null, so
+/dev/zero to /dev/null touches no disk at all."""
 
+import ftplib
+
+import pytest
 from test_client_rftpd import MiB, env, random_file, rftp, summary, url  # noqa: F401 (env is a fixture)
 from test_tcp_integrity import FLIP, notes, resumed
 
-from conftest import Rftpd
+from conftest import PASSWORDS, Rftpd
 
 
 def test_download_into_dev_null_uses_every_stream(rftpd, env):
@@ -51,3 +55,41 @@ def test_a_damaged_zero_block_is_caught_and_resent(rftpd, env):
     assert resumed(r) == 1, notes(r)
     stored = (rftpd.roots["alice"] / "z.bin").read_bytes()
     assert len(stored) == 8 * MiB and stored.count(0) == len(stored)
+
+
+@pytest.mark.parametrize("streams", [1, 4])
+def test_upload_to_dev_null_is_received_and_dropped(rftpd, env, streams):
+    """STOR /dev/null discards, as RSTR /dev/null does over RDMA: with
+    /dev/zero as the source nothing touches a disk on either side."""
+    size = 20 * MiB + 3
+    r = rftp(env, "--json", "--no-progress", "put", "-P", str(streams), "--block-size", "1M", "--size", str(size),
+             "/dev/zero", url(rftpd, "dev/null"))
+    assert r.returncode == 0, r.stderr
+    s = summary(r)
+    assert (s["streams"], s["bytes"]) == (streams, size), s
+    line = next(l for l in rftpd.log().splitlines() if "event=transfer direction=store" in l)
+    assert 'path="/dev/null"' in line or "path=/dev/null " in line, line
+    assert f"streams={streams} " in line and f"bytes={size}" in line, line
+    assert list(rftpd.roots["alice"].iterdir()) == []  # nothing stored, not even a partial file
+
+
+def test_a_damaged_block_for_dev_null_is_caught_and_sent_again(rftpd, env):
+    r = rftp(dict(env, **{FLIP: "1"}), "--json", "--no-progress", "put", "-P", "1", "--block-size", "1M", "--size",
+             str(6 * MiB), "/dev/zero", url(rftpd, "dev/null"))
+    assert r.returncode == 0, r.stderr
+    assert resumed(r) == 1, notes(r)
+    assert rftpd.log().count("failed its CRC32C check") == 1
+
+
+def test_plain_clients_can_upload_to_dev_null_but_not_resume_it(rftpd, tmp_path):
+    src = random_file(tmp_path / "src.bin", 3 * MiB)
+    ftp = ftplib.FTP()
+    ftp.connect("127.0.0.1", rftpd.port)
+    ftp.login("alice", PASSWORDS["alice"])
+    with open(src, "rb") as f:
+        assert ftp.storbinary("STOR /dev/null", f).startswith("226")
+    ftp.sendcmd("REST 5")
+    with pytest.raises(ftplib.error_perm, match="^554"):
+        ftp.voidcmd("STOR /dev/null")
+    ftp.quit()
+    assert list(rftpd.roots["alice"].iterdir()) == []
