@@ -70,6 +70,7 @@ void store_discarded(Session &s, uint64_t rest) {
     if (!job) return;
     uint32_t max_block = s.state.block_size;
     bool checksums = s.state.block_checksums;
+    unsigned depth = s.options().disk.queue_depth;
     s.run_transfer(job, transfer_fields("store", kDiscardPath, streams, checksums), [=]() -> TransferOutcome {
         UniqueFd null(::open(kDiscardPath, O_WRONLY | O_CLOEXEC));
         if (!null) return {451, "Could not open /dev/null.", 0, "failed"};
@@ -78,7 +79,7 @@ void store_discarded(Session &s, uint64_t rest) {
         Status received;
         if (streams > 0) {
             RangeSet ranges(0);
-            middleware::ParallelReceivePlan plan{null.get(), 0, max_block, 1ull << 62, {}, false, checksums};
+            middleware::ParallelReceivePlan plan{null.get(), 0, max_block, 1ull << 62, {}, false, checksums, depth};
             if (auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress); !r) received = fail(r.error());
         } else if (auto r = middleware::receive_stream((*socks)[0], null.get(), 0, job->progress, false); !r) {
             received = fail(r.error());
@@ -105,6 +106,7 @@ void store(Session &s, const std::string &arg, bool append) {
     bool ascii = s.state.ascii;
     uint32_t max_block = s.state.block_size;  // what OPTS PARALLEL agreed bounds every frame
     bool direct_io = s.options().disk.direct_io;
+    unsigned depth = s.options().disk.queue_depth;
     bool checksums = s.state.block_checksums;
     UploadRequest req{*vpath, rest, append, streams > 0, streams > 1, s.options().sync_before_rename};
     if (s.options().preallocate) req.reserve_size = allocate;
@@ -115,7 +117,7 @@ void store(Session &s, const std::string &arg, bool append) {
             if (!socks) return fail(Error{kDataConnectionNotOpened, socks.error().message});
             if (streams > 0) {
                 middleware::ParallelReceivePlan plan{target.fd.get(), target.start, max_block, 1ull << 62, on_prefix,
-                                                     direct_io, checksums};
+                                                     direct_io, checksums, depth};
                 auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
                 if (!r) return fail(r.error());
                 return {};
@@ -198,6 +200,7 @@ void cmd_retr(Session &s, const std::string &arg) {
     if (!source) return;
     uint64_t size = source->size;
     bool direct_io = s.options().disk.direct_io;
+    unsigned depth = s.options().disk.queue_depth;
     bool checksums = s.state.block_checksums;
     auto job = take_channel_or_reply(s);
     if (!job) return;
@@ -212,7 +215,8 @@ void cmd_retr(Session &s, const std::string &arg) {
         if (!socks) return open_failed_outcome(socks.error(), job->aborted());
         Status sent;
         if (streams > 0) {
-            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block, direct_io, checksums}, job->progress);
+            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block, direct_io, checksums, depth},
+                                             job->progress);
         } else if (ascii) {
             auto r = send_ascii((*socks)[0], file->get(), rest, job->progress);
             if (!r) sent = fail(r.error());

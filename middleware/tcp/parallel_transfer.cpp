@@ -66,10 +66,9 @@ private:
 };
 
 // Blocks each stream keeps in hand: one on the wire while the next ones are
-// read from or written to the disk (a disk wants a few in its queue), as far
-// as a per-transfer memory budget allows. A block must be whole in memory
+// read from or written to the disk (storage.queue_depth of them), as far as
+// a per-transfer memory budget allows. A block must be whole in memory
 // before its CRC32C lets it near the file, so one per stream is the floor.
-constexpr unsigned kMaxStreamDepth = 4;
 constexpr uint64_t kTransferBufferBudget = 256ull << 20;
 
 // How many blocks a stream keeps in hand, and how large each buffer is. A
@@ -81,12 +80,12 @@ struct StreamShape {
     uint32_t buffer_bytes;
 };
 
-StreamShape stream_shape(std::size_t streams, uint32_t block_size, uint64_t bytes) {
+StreamShape stream_shape(std::size_t streams, uint32_t block_size, unsigned queue_depth, uint64_t bytes) {
     block_size = std::max<uint32_t>(block_size, 1);
     const uint64_t fits = kTransferBufferBudget / (std::max<std::size_t>(streams, 1) * block_size);
     const uint64_t blocks = (bytes + block_size - 1) / block_size;
     const uint64_t whole_sectors = (std::max<uint64_t>(bytes, 1) + disk::kDirectAlign - 1) / disk::kDirectAlign;
-    return {static_cast<unsigned>(std::clamp<uint64_t>(std::min(fits, blocks), 1, kMaxStreamDepth)),
+    return {static_cast<unsigned>(std::clamp<uint64_t>(std::min(fits, blocks), 1, std::max(queue_depth, 1u))),
             static_cast<uint32_t>(std::min<uint64_t>(block_size, whole_sectors * disk::kDirectAlign))};
 }
 
@@ -214,7 +213,7 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
         return group.run([&](std::size_t, int sock) { return send_zero_stream(sock, plan, claims, progress); });
     }
     auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
-    const StreamShape shape = stream_shape(socks.size(), plan.block_size, plan.size - std::min(plan.start, plan.size));
+    const StreamShape shape = stream_shape(socks.size(), plan.block_size, plan.queue_depth, plan.size - std::min(plan.start, plan.size));
     Status s = group.run([&](std::size_t, int sock) -> Status {
         StreamBuffers buffers(shape.depth, shape.buffer_bytes);
         auto io = stream_engine(buffers, shape.depth, "tcp sender");
@@ -264,7 +263,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     // No frame may reach past max_size, nor start before start: a receiver
     // that knows the size needs no larger buffers than what is left of it.
     const uint64_t most = plan.max_size - std::min(plan.start, plan.max_size);
-    const StreamShape shape = stream_shape(socks.size(), plan.max_block_size, most);
+    const StreamShape shape = stream_shape(socks.size(), plan.max_block_size, plan.queue_depth, most);
     const uint32_t max_frame = shape.buffer_bytes;
     StreamGroup group(socks, progress);
     Status s = group.run([&](std::size_t, int sock) -> Status {

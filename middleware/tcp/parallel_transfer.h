@@ -12,6 +12,7 @@
 #include <span>
 
 #include "common/result.h"
+#include "middleware/disk/disk_options.h"
 #include "middleware/range_set.h"
 #include "middleware/transfer_progress.h"
 
@@ -26,6 +27,7 @@ struct ParallelSendPlan {
     // Seal each frame with its CRC32C; off only as agreed with the receiver
     // (OPTS BLOCKSUM NONE): the trailer then travels as zero.
     bool block_checksums = true;
+    unsigned queue_depth = disk::DiskOptions{}.queue_depth;  // block reads each stream keeps in flight
 };
 
 // Sends the plan over every socket in socks, then an EOD frame on each and
@@ -42,6 +44,7 @@ struct ParallelReceivePlan {
     std::function<void(uint64_t contiguous_end)> on_prefix_grown;
     bool direct_io = true;        // write with O_DIRECT where the file system takes it
     bool block_checksums = true;  // check each frame's CRC32C (off: as agreed, the trailers are zero)
+    unsigned queue_depth = disk::DiskOptions{}.queue_depth;  // block writes each stream keeps in flight
 };
 
 struct ParallelReceiveResult {

@@ -124,10 +124,11 @@ TEST(StreamTransfer, ResumesFromOffset) {
     EXPECT_EQ(dst.read_all(), data);
 }
 
-class ParallelSizes : public ::testing::TestWithParam<std::tuple<int, std::size_t>> {};
+// Streams, file size, and blocks each stream keeps in flight (storage.queue_depth).
+class ParallelSizes : public ::testing::TestWithParam<std::tuple<int, std::size_t, unsigned>> {};
 
 TEST_P(ParallelSizes, EveryByteArrivesOnce) {
-    auto [streams, size] = GetParam();
+    auto [streams, size, depth] = GetParam();
     std::string data = random_bytes(size, static_cast<unsigned>(size));
     TempFile src(data), dst;
     auto pairs = tcp_pairs(streams);
@@ -140,9 +141,13 @@ TEST_P(ParallelSizes, EveryByteArrivesOnce) {
     RangeSet received(0);
     Result<ParallelReceiveResult> got;
     std::thread receiver([&] {
-        got = receive_parallel(recv_socks, {dst.fd.get(), 0, 64 * 1024, 1ull << 62}, received, rp);
+        ParallelReceivePlan plan{dst.fd.get(), 0, 64 * 1024, 1ull << 62};
+        plan.queue_depth = depth;
+        got = receive_parallel(recv_socks, plan, received, rp);
     });
-    Status sent = send_parallel(send_socks, {src.fd.get(), 0, data.size(), 64 * 1024}, sp);
+    ParallelSendPlan plan{src.fd.get(), 0, data.size(), 64 * 1024};
+    plan.queue_depth = depth;
+    Status sent = send_parallel(send_socks, plan, sp);
     for (auto &p : pairs) p.first.reset();
     receiver.join();
     ASSERT_TRUE(sent) << sent.error().message;
@@ -153,7 +158,8 @@ TEST_P(ParallelSizes, EveryByteArrivesOnce) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, ParallelSizes,
                          ::testing::Combine(::testing::Values(1, 4),
-                                            ::testing::Values(0u, 1u, 65535u, 65536u, 65537u, 1000003u)));
+                                            ::testing::Values(0u, 1u, 65535u, 65536u, 65537u, 1000003u),
+                                            ::testing::Values(1u, 4u, 9u)));
 
 TEST(ParallelTransfer, ConnectionDroppedMidwayIsAnErrorAndPrefixIsKept) {
     std::string data = random_bytes(4 * 65536, 9);
@@ -262,4 +268,23 @@ TEST(ParallelTransfer, HostileFramesAreRefused) {
         RangeSet received(100);
         EXPECT_FALSE(receive_parallel(socks, {dst.fd.get(), 100, 65536, 1ull << 62}, received, rp));
     }
+}
+
+// A receiver that knows the file's size holds buffers only that large: a
+// frame longer than what is left of the file never reaches them.
+TEST(ParallelTransfer, AFrameLongerThanTheAnnouncedFileIsRefused) {
+    TempFile dst;
+    auto pairs = tcp_pairs(1);
+    auto h = ftp::encode_frame({ftp::kFrameData, 5000, 0});
+    ASSERT_EQ(::write(pairs[0].first.get(), h.data(), h.size()), (ssize_t)h.size());
+    std::string payload(5000 + kBlockTrailerBytes, 'x');
+    ASSERT_EQ(::write(pairs[0].first.get(), payload.data(), payload.size()), (ssize_t)payload.size());
+    pairs[0].first.reset();
+    std::vector<int> socks{pairs[0].second.get()};
+    TransferProgress rp;
+    RangeSet received(0);
+    auto got = receive_parallel(socks, {dst.fd.get(), 0, 65536, 1000}, received, rp);
+    ASSERT_FALSE(got);
+    EXPECT_NE(got.error().message.find("frame length 5000"), std::string::npos) << got.error().message;
+    EXPECT_EQ(dst.read_all(), "");
 }
