@@ -66,9 +66,11 @@ def big_table(rows: list[Row], reps: int) -> str:
         if r.test.kind.startswith("small") or r.test.kind == "session":
             continue
         ratio = "limit"
-        if r.test.kind in ("get", "put") and lim[r.test.kind] and r.gbps():
-            ref = "iperf3 -Z" if r.test.kind == "get" else "dd write"
-            ratio = f"{r.gbps() / lim[r.test.kind]:.2f} × {ref}"
+        # Memory to memory has the network alone for its limit, as a download does.
+        kind = "get" if r.test.kind == "mem" else r.test.kind
+        if kind in ("get", "put") and lim[kind] and r.gbps():
+            ref = "iperf3 -Z" if kind == "get" else "dd write"
+            ratio = f"{r.gbps() / lim[kind]:.2f} × {ref}"
         server = "-" if r.test.kind == "limit-disk" else fmt(r.per_gb("server_cpu"), 3)
         out.append(f"| {r.test.id} | {r.test.tool} | {spread(r.rates())} | {ratio} | "
                    f"{fmt(r.per_gb('client_cpu'), 3)} | {server} | {fmt(r.median('others_cpu'))} | "

@@ -15,7 +15,7 @@ from .measure import Sample, measure
 @dataclass
 class Test:
     id: str
-    kind: str        # "limit-net", "limit-disk", "get", "put", "small-put", "small-get"
+    kind: str        # "limit-net", "limit-disk", "get", "put", "mem", "small-put", "small-get"
     tool: str        # what ran, for the table
     run: Callable[[int], Sample]   # rep number -> sample
 
@@ -129,6 +129,23 @@ def rftp_put_test(env: Env, streams: int) -> Test:
         data.empty_dir(updir)
         return sample
     return Test(f"rftp put -P{streams}", "put", f"rftp -P {streams} -> new tmpfs file", run)
+
+
+def rftp_memory_test(env: Env, streams: int) -> Test:
+    """/dev/zero to rftpd's /dev/null: no disk and no file on either side,
+    so the row is the protocol, its checksums and TCP alone."""
+    def run(rep: int) -> Sample:
+        argv = env.rftp() + ["--json", "put", "-P", str(streams), "--size", str(env.size), "/dev/zero",
+                             env.rftpd.url("dev/null")]
+        sample, [r] = measure(env.rftpd.cpu_seconds, [argv], env=env.client_env())
+        summary = _rftp_summary(r.stdout)
+        if not sample.error:
+            if summary.get("result") != "ok" or summary.get("bytes") != env.size:
+                sample.error = f"rftp summary says {summary}, want {env.size} bytes ok"
+            sample.bytes = env.size
+        sample.extra["streams_used"] = summary.get("streams")
+        return sample
+    return Test(f"rftp mem->mem -P{streams}", "mem", f"rftp put -P {streams} /dev/zero -> /dev/null", run)
 
 
 def curl_get_test(env: Env) -> Test:
@@ -278,6 +295,7 @@ def all_tests(env: Env) -> list[Test]:
         iperf3_test(env, False), iperf3_test(env, True), dd_tmpfs_write_test(env),
         rftp_get_test(env, 1), rftp_get_test(env, 4), curl_get_test(env),
         rftp_put_test(env, 1), rftp_put_test(env, 4), curl_put_test(env),
+        rftp_memory_test(env, 1), rftp_memory_test(env, 4),
         rftp_small_put_test(env), curl_small_put_test(env),
         rftp_small_get_test(env), curl_small_get_test(env),
         rftp_session_test(env), curl_session_test(env),
