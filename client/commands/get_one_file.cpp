@@ -47,6 +47,18 @@ Outcome<Destination> choose_destination(const std::string &local, const std::str
 
 namespace {
 
+// Unlinks a resume journal at scope exit.
+class JournalRemoval {
+public:
+    explicit JournalRemoval(std::string path) : path_(std::move(path)) {}
+    ~JournalRemoval() { ::unlink(path_.c_str()); }
+    JournalRemoval(const JournalRemoval &) = delete;
+    JournalRemoval &operator=(const JournalRemoval &) = delete;
+
+private:
+    std::string path_;
+};
+
 // -c and LOCAL already holds exactly the server's size: nothing to fetch.
 bool already_complete(const Options &o, const Destination &dest, const std::optional<uint64_t> &size) {
     if (!o.resume || o.resume_own_partial || dest.direct || !size) return false;
@@ -156,13 +168,31 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             // after a framed one must switch framing off again.
             if (auto off = disable_parallel(session); !off) return off;
         }
+        // Framed blocks land out of order: a journal keeps the complete
+        // prefix for a resume, even if this process dies.
+        // However this attempt ends, the journal goes once the file is cut
+        // to its complete prefix (the guard below, destroyed first): from
+        // then on the file's size says it all.
+        std::optional<JournalRemoval> remove_journal_at_exit;
+        std::optional<middleware::ResumeJournal> journal;
+        if (framed && !dest.direct) {
+            auto j = middleware::ResumeJournal::create(journal_path, offset);
+            if (!j) return fail_as(ExitCode::local_file, j.error().message);
+            remove_journal_at_exit.emplace(journal_path);
+            journal.emplace(std::move(*j));
+        }
+        middleware::RangeSet received(offset);
         // A local disk without room for the rest fails now, before a byte
         // moves (and before REST, which would linger for the next file).
+        // Journaled, the file takes its whole size at once (no write then
+        // extends it) and is cut back to its complete prefix on any failure.
         std::optional<middleware::ReservationGuard> unreserve_on_failure;
         if (!dest.direct && size && *size > offset) {
-            if (auto reserved = middleware::preallocate(file.get(), offset, *size - offset); !reserved)
+            auto whole = journal ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
+            if (auto reserved = middleware::preallocate(file.get(), offset, *size - offset, whole); !reserved)
                 return fail_as(ExitCode::local_file, "get " + remote + ": " + reserved.error().message);
-            unreserve_on_failure.emplace(file.get());
+            if (journal) unreserve_on_failure.emplace(file.get(), received);
+            else unreserve_on_failure.emplace(file.get());
         }
         if (offset > 0) {
             auto rest = session.control.command("REST " + std::to_string(offset));
@@ -178,7 +208,6 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         std::vector<int> fds;
         for (auto &s : *socks) fds.push_back(s.get());
         middleware::TransferProgress progress;
-        middleware::RangeSet received(offset);
         Status moved;
         uint64_t end = offset;
         {
@@ -190,12 +219,6 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                 if (r) end = *r;
                 else moved = std::unexpected(r.error());
             } else {
-                std::optional<middleware::ResumeJournal> journal;
-                if (!dest.direct) {
-                    auto j = middleware::ResumeJournal::create(journal_path, offset);
-                    if (!j) return fail_as(ExitCode::local_file, j.error().message);
-                    journal.emplace(std::move(*j));
-                }
                 middleware::ParallelReceivePlan plan{file.get(), offset, static_cast<uint32_t>(block), *size};
                 plan.on_prefix_grown = [&journal](uint64_t prefix) {
                     if (journal) journal->record(prefix);
@@ -213,12 +236,9 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         socks->clear();
         report.streams = streams;
         report.bytes = progress.bytes.load();
-        if (framed && !dest.direct) {
-            // Only the contiguous prefix is trustworthy for a resume; cut the
-            // file to it, and the journal is no longer needed.
-            if (!moved) (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
-            ::unlink(journal_path.c_str());
-        }
+        // Only the contiguous prefix is trustworthy for a resume.
+        if (framed && !dest.direct && !moved)
+            (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
         if (interrupted()) {
             abort_transfer(session);
             return fail_as(ExitCode::interrupted, "interrupted");

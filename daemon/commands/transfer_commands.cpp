@@ -108,7 +108,7 @@ void store(Session &s, const std::string &arg, bool append) {
     bool direct_io = s.options().disk.direct_io;
     unsigned depth = s.options().disk.queue_depth;
     bool checksums = s.state.block_checksums;
-    UploadRequest req{*vpath, rest, append, streams > 0, streams > 1, s.options().sync_before_rename};
+    UploadRequest req{*vpath, rest, append, streams > 0, s.options().sync_before_rename};
     if (s.options().preallocate) req.reserve_size = allocate;
     s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams, checksums),
                    [=]() -> TransferOutcome {

@@ -23,33 +23,40 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         FtpReply r = fs_error_reply(e);
         return {r.code, r.text, 0, "failed"};
     }
-    if (req.reserve_size && *req.reserve_size > target->start) {
-        auto reserved = middleware::preallocate(target->fd.get(), target->start, *req.reserve_size - target->start);
-        // No room (452) or too large (552): said before a byte moves, and a
-        // new upload's empty partial file is not left behind.
-        if (!reserved) {
-            if (target->start == 0) (void)root.remove_file(target->partial);
-            return failed_outcome(reserved.error(), false, 0);
-        }
-    }
     // Out-of-order blocks: journal the complete prefix so even a crash of the
     // daemon leaves a correct resume point.
     std::optional<middleware::ResumeJournal> journal;
     std::string journal_path = resume_journal_path(target->partial);
-    if (req.out_of_order) {
+    if (req.ranged) {
         auto jfd = root.open_file(journal_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
         if (!jfd) return {451, "Could not create resume journal: " + jfd.error().message + ".", 0, "failed"};
         auto j = middleware::ResumeJournal::create(std::move(*jfd), target->start);
         if (!j) return {451, "Could not write resume journal: " + j.error().message + ".", 0, "failed"};
         journal.emplace(std::move(*j));
     }
+    if (req.reserve_size && *req.reserve_size > target->start) {
+        // With the journal in place the partial may take its whole size at
+        // once (its writes then never extend it); a plain stream's resume
+        // point is the partial's size, so there it stays hidden.
+        auto size = journal ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
+        auto reserved = middleware::preallocate(target->fd.get(), target->start, *req.reserve_size - target->start, size);
+        // No room (452) or too large (552): said before a byte moves, and a
+        // new upload's empty partial file is not left behind.
+        if (!reserved) {
+            if (journal) (void)root.remove_file(journal_path);
+            if (target->start == 0) (void)root.remove_file(target->partial);
+            return failed_outcome(reserved.error(), false, 0);
+        }
+    }
     std::function<void(uint64_t)> on_prefix;
     if (journal) on_prefix = [&journal](uint64_t prefix) { journal->record(prefix); };
 
     middleware::RangeSet received(target->start);
     Status moved = receive(*target, received, on_prefix);
-    if (!moved && req.ranged) (void)::ftruncate(target->fd.get(), static_cast<off_t>(received.contiguous_end()));
-    // A file that ended short of what ALLO announced gives the rest back.
+    // Blocks: the complete prefix is the file (all of it when everything
+    // arrived), whatever was reserved or written past it.
+    if (req.ranged) middleware::cut_to(target->fd.get(), received.contiguous_end());
+    // A plain stream that ended short of what ALLO announced gives the rest back.
     else if (req.reserve_size) middleware::release_reservation(target->fd.get());
     if (journal) (void)root.remove_file(journal_path);
 

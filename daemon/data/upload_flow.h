@@ -1,6 +1,6 @@
 // The steps every upload takes, whatever carries its bytes (one TCP stream,
 // framed parallel streams, an RDMA channel): open the partial file beside
-// the final name, journal the complete prefix when blocks land out of order,
+// the final name, journal the complete prefix when blocks may land out of order,
 // receive, keep only the complete prefix on failure so REST resumes
 // correctly, and rename into place only when everything arrived.
 #pragma once
@@ -21,8 +21,10 @@ struct UploadRequest {
     std::string path;          // virtual path of the final name
     uint64_t rest = 0;         // REST offset
     bool append = false;       // APPE
-    bool ranged = false;       // bytes arrive as ranges: on failure keep only the complete prefix
-    bool out_of_order = false; // ranges may arrive out of order: keep a resume journal meanwhile
+    // Bytes arrive as blocks that may land out of order (framed streams and
+    // RDMA keep several writes in flight): a resume journal records the
+    // complete prefix meanwhile, and the file is cut to it at the end.
+    bool ranged = false;
     bool sync = true;          // fdatasync before the rename into place (storage.sync_before_rename)
     // The file's final size when known before its bytes (ALLO): [rest,
     // size) is reserved before any data connection opens (storage.preallocate).

@@ -35,20 +35,30 @@ Status room_for(int fd, uint64_t length) {
 
 }  // namespace
 
-Status preallocate(int fd, uint64_t offset, uint64_t length) {
+Status preallocate(int fd, uint64_t offset, uint64_t length, ReservedSize size) {
     if (length == 0) return {};
     if (in_memory_file_system(fd)) return room_for(fd, length);
+    struct stat before {};
+    if (::fstat(fd, &before) != 0) return fail_errno("fstat before reserving space");
+    const int mode = size == ReservedSize::hidden ? FALLOC_FL_KEEP_SIZE : 0;
     int rc;
-    do rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset), static_cast<off_t>(length));
+    do rc = ::fallocate(fd, mode, static_cast<off_t>(offset), static_cast<off_t>(length));
     while (rc < 0 && errno == EINTR);
     if (rc == 0) return {};
     int err = errno;
-    if (err == EFBIG) return fail_errno("a file of " + std::to_string(offset + length) + " bytes", err);
     // Anything else (no fallocate here, a FUSE or network file system that
     // refuses it) is written without a reservation, as before it existed.
-    if (err != ENOSPC && err != EDQUOT) return {};
-    release_reservation(fd);
+    if (err != EFBIG && err != ENOSPC && err != EDQUOT) return {};
+    // A failed attempt may have reserved (and, unhidden, sized) part of it.
+    (void)::ftruncate(fd, before.st_size);
+    if (err == EFBIG) return fail_errno("a file of " + std::to_string(offset + length) + " bytes", err);
     return no_room(length, err);
+}
+
+void cut_to(int fd, uint64_t size) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) == size) return;
+    (void)::ftruncate(fd, static_cast<off_t>(size));
 }
 
 void release_reservation(int fd) {

@@ -78,7 +78,10 @@ struct ReceiveSpec {
     // and blocks are written with write(2).
     bool sequential = false;
     // Reserve [start, size) once the source announced the size (fallocate):
-    // a full disk fails the file before any block moves.
+    // a full disk fails the file before any block moves. With a journal
+    // kept through on_prefix_grown the file takes its whole size at once
+    // (preallocate.h, ReservedSize::whole): the caller then cuts it to its
+    // complete prefix when the transfer stops.
     bool preallocate = false;
     // Take the file's SHA-256 from the blocks as they are written (start 0 only).
     bool digest = false;

@@ -62,8 +62,10 @@ void Channel::start_sink_locked(const wire::RdmaMessage &begin) {
                                       std::to_string(*f.spec.expect_size)),
                            true);
     if (f.start == f.size) return finish_sink_locked(std::nullopt);
-    if (f.spec.preallocate && f.seekable && !f.discard)
-        if (auto ok = preallocate(f.spec.fd, f.start, f.size - f.start); !ok) return fail_locked(ok.error(), true);
+    if (f.spec.preallocate && f.seekable && !f.discard) {
+        auto size = f.spec.on_prefix_grown ? ReservedSize::whole : ReservedSize::hidden;
+        if (auto ok = preallocate(f.spec.fd, f.start, f.size - f.start, size); !ok) return fail_locked(ok.error(), true);
+    }
     grant_locked();
     flush_grants_locked();
 }

@@ -287,6 +287,44 @@ TEST(Preallocate, TheMachinesDiskReservesAndGivesBack) {
     EXPECT_EQ(st.st_blocks, 0);
 }
 
+TEST(Preallocate, AWholeReservationSetsTheSizeAndAFailedOneLeavesItAsItWas) {
+    UniqueFd fd = unlinked_file(std::filesystem::current_path().string(), "reserved-whole");
+    ASSERT_TRUE(fd);
+    ASSERT_EQ(::pwrite(fd.get(), "head", 4, 0), 4);
+    using rftp::middleware::ReservedSize;
+    ASSERT_TRUE(rftp::middleware::preallocate(fd.get(), 4, 8u << 20, ReservedSize::whole));
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    if (st.st_blocks <= 8) GTEST_SKIP() << "this file system does not preallocate";
+    EXPECT_EQ(st.st_size, 4 + (8 << 20));  // no write will extend it
+    char head[4] = {};
+    ASSERT_EQ(::pread(fd.get(), head, 4, 0), 4);
+    EXPECT_EQ(std::string(head, 4), "head");
+    // Past what the file system can hold: refused, and the size is as before.
+    ASSERT_EQ(::ftruncate(fd.get(), 4), 0);
+    auto too_big = rftp::middleware::preallocate(fd.get(), 4, 1ull << 62, ReservedSize::whole);
+    ASSERT_FALSE(too_big);
+    EXPECT_EQ(too_big.error().code, -EFBIG);
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    EXPECT_EQ(st.st_size, 4);
+}
+
+TEST(Preallocate, CutToLeavesAFileOfThatSizeUntouched) {
+    UniqueFd fd = unlinked_file(std::filesystem::current_path().string(), "cut");
+    ASSERT_TRUE(fd);
+    ASSERT_EQ(::pwrite(fd.get(), "12345678", 8, 0), 8);
+    const timespec long_ago[2] = {{1000000000, 0}, {1000000000, 0}};
+    ASSERT_EQ(::futimens(fd.get(), long_ago), 0);
+    rftp::middleware::cut_to(fd.get(), 8);
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    EXPECT_EQ(st.st_mtim.tv_sec, 1000000000);  // a digest taken of it stays valid
+    rftp::middleware::cut_to(fd.get(), 3);
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    EXPECT_EQ(st.st_size, 3);
+    EXPECT_NE(st.st_mtim.tv_sec, 1000000000);
+}
+
 TEST(DiskEngine, WakeEndsAWaitWithNothingFinished) {
     Pool pool;
     auto io = BlockIo::create(pool.buffers(), 2, "test");
