@@ -100,17 +100,22 @@ def _rftp_summary(stdout: str) -> dict:
     return {}
 
 
+def _rftp_summary_run(env: Env, argv: list[str]) -> Sample:
+    """One rftp run whose JSON summary must say ok and env.size bytes."""
+    sample, [r] = measure(env.rftpd.cpu_seconds, [argv], env=env.client_env())
+    summary = _rftp_summary(r.stdout)
+    if not sample.error:
+        if summary.get("result") != "ok" or summary.get("bytes") != env.size:
+            sample.error = f"rftp summary says {summary}, want {env.size} bytes ok"
+        sample.bytes = env.size
+    sample.extra["streams_used"] = summary.get("streams")
+    return sample
+
+
 def rftp_get_test(env: Env, streams: int) -> Test:
     def run(rep: int) -> Sample:
-        argv = env.rftp() + ["--json", "get", "-P", str(streams), env.rftpd.url("big.bin"), "/dev/null"]
-        sample, [r] = measure(env.rftpd.cpu_seconds, [argv], env=env.client_env())
-        summary = _rftp_summary(r.stdout)
-        if not sample.error:
-            if summary.get("result") != "ok" or summary.get("bytes") != env.size:
-                sample.error = f"rftp summary says {summary}, want {env.size} bytes ok"
-            sample.bytes = env.size
-        sample.extra["streams_used"] = summary.get("streams")
-        return sample
+        return _rftp_summary_run(env, env.rftp() + ["--json", "get", "-P", str(streams), env.rftpd.url("big.bin"),
+                                                    "/dev/null"])
     return Test(f"rftp get -P{streams}", "get", f"rftp -P {streams} -> /dev/null", run)
 
 
@@ -135,16 +140,8 @@ def rftp_memory_test(env: Env, streams: int) -> Test:
     """/dev/zero to rftpd's /dev/null: no disk and no file on either side,
     so the row is the protocol, its checksums and TCP alone."""
     def run(rep: int) -> Sample:
-        argv = env.rftp() + ["--json", "put", "-P", str(streams), "--size", str(env.size), "/dev/zero",
-                             env.rftpd.url("dev/null")]
-        sample, [r] = measure(env.rftpd.cpu_seconds, [argv], env=env.client_env())
-        summary = _rftp_summary(r.stdout)
-        if not sample.error:
-            if summary.get("result") != "ok" or summary.get("bytes") != env.size:
-                sample.error = f"rftp summary says {summary}, want {env.size} bytes ok"
-            sample.bytes = env.size
-        sample.extra["streams_used"] = summary.get("streams")
-        return sample
+        return _rftp_summary_run(env, env.rftp() + ["--json", "put", "-P", str(streams), "--size", str(env.size),
+                                                    "/dev/zero", env.rftpd.url("dev/null")])
     return Test(f"rftp mem->mem -P{streams}", "mem", f"rftp put -P {streams} /dev/zero -> /dev/null", run)
 
 
