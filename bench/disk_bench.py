@@ -304,6 +304,10 @@ def main():
                                ["put", *flags, "--size", f"{size_mib}M", "/dev/zero", f"{url}/zeros.bin"])]
                 for test, kind, args in tests:
                     def run_once():
+                        # Each put lands as a new file, as each get does: replacing
+                        # the last run's up.bin would free 4 GiB inside the timing.
+                        if args[0] == "put":
+                            (daemon.root / "up.bin").unlink(missing_ok=True)
                         row = rftp(daemon, args, size, transport)
                         (work / "down.bin").unlink(missing_ok=True)
                         (daemon.root / "zeros.bin").unlink(missing_ok=True)
