@@ -185,7 +185,8 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         // A local disk without room for the rest fails now, before a byte
         // moves (and before REST, which would linger for the next file).
         // Journaled, the file takes its whole size at once (no write then
-        // extends it) and is cut back to its complete prefix on any failure.
+        // extends it), and the guard cuts it to its complete prefix however
+        // this attempt ends: only that prefix is trustworthy for a resume.
         std::optional<middleware::ReservationGuard> unreserve_on_failure;
         if (!dest.direct && size && *size > offset) {
             auto whole = journal ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
@@ -236,9 +237,6 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         socks->clear();
         report.streams = streams;
         report.bytes = progress.bytes.load();
-        // Only the contiguous prefix is trustworthy for a resume.
-        if (framed && !dest.direct && !moved)
-            (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
         if (interrupted()) {
             abort_transfer(session);
             return fail_as(ExitCode::interrupted, "interrupted");
