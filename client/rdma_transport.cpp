@@ -160,6 +160,7 @@ OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::str
     report.transport = "rdma";
     report.streams = channel.params().streams;
     report.bytes = progress.bytes.load();
+    note_blocks_resent(report, progress);
     if (moved && moved->sha256) report.sha256 = moved->sha256;
     return finish_transfer(session, moved, what, verb.starts_with("RRTR"), report);
 }

@@ -15,21 +15,38 @@ std::array<uint8_t, kFrameHeaderSize> encode_frame(const FrameHeader &h) {
     return out;
 }
 
+namespace {
+
+FrameHeader read_header(const uint8_t *bytes) {
+    return {bytes[0], get_be<uint64_t>(bytes + 1), get_be<uint64_t>(bytes + 9)};
+}
+
+Status check_range(const FrameHeader &h, uint64_t max_count, uint64_t limit) {
+    if (h.count == 0 || h.count > max_count)
+        return fail_msg("frame length " + std::to_string(h.count) + " outside 1.." + std::to_string(max_count));
+    if (h.offset > limit || h.count > limit - h.offset) return fail_msg("frame range beyond the allowed file size");
+    return {};
+}
+
+}  // namespace
+
 Result<FrameHeader> decode_frame(const uint8_t *bytes, uint64_t max_count, uint64_t limit) {
-    FrameHeader h;
-    h.descriptor = bytes[0];
-    h.count = get_be<uint64_t>(bytes + 1);
-    h.offset = get_be<uint64_t>(bytes + 9);
+    FrameHeader h = read_header(bytes);
     if (h.descriptor == kFrameEod) {
         if (h.count != 0) return fail_msg("EOD frame with a payload");
         if (h.offset > limit) return fail_msg("EOD frame beyond the allowed file size");
         return h;
     }
     if (h.descriptor != kFrameData) return fail_msg("unknown frame descriptor " + std::to_string(h.descriptor));
-    if (h.count == 0 || h.count > max_count)
-        return fail_msg("frame length " + std::to_string(h.count) + " outside 1.." + std::to_string(max_count));
-    if (h.offset > limit || h.count > limit - h.offset)
-        return fail_msg("frame range beyond the allowed file size");
+    if (auto ok = check_range(h, max_count, limit); !ok) return fail(ok.error());
+    return h;
+}
+
+Result<FrameHeader> decode_resend_request(const uint8_t *bytes, uint64_t max_count, uint64_t limit) {
+    FrameHeader h = read_header(bytes);
+    if (h.descriptor != kFrameResend)
+        return fail_msg("unexpected frame descriptor " + std::to_string(h.descriptor) + " from the receiver");
+    if (auto ok = check_range(h, max_count, limit); !ok) return fail(ok.error().with_context("resend request"));
     return h;
 }
 

@@ -14,7 +14,11 @@ inline constexpr std::size_t kFrameHeaderSize = 17;
 
 enum FrameDescriptor : uint8_t {
     kFrameData = 0x00,  // count bytes of payload for [offset, offset+count) follow
-    kFrameEod = 0x08,   // last frame on this connection: count 0, offset = end of file
+    kFrameEod = 0x08,   // nothing more on this connection unless asked: count 0, offset = end of file
+    // Receiver to sender, on the same connection: the block [offset,
+    // offset+count) failed its CRC32C, send it again (GFD.20's "suspected
+    // errors" bit). No payload follows.
+    kFrameResend = 0x20,
 };
 
 struct FrameHeader {
@@ -29,5 +33,10 @@ std::array<uint8_t, kFrameHeaderSize> encode_frame(const FrameHeader &h);
 // frame of 1..max_count bytes whose range ends at or before limit, or an EOD
 // frame with count 0. Anything else is a protocol violation.
 Result<FrameHeader> decode_frame(const uint8_t *bytes, uint64_t max_count, uint64_t limit);
+
+// Decodes a frame that came back from the receiver: only a resend request of
+// 1..max_count bytes whose range ends at or before limit. Whether it names a
+// block that was sent is for the sender to check.
+Result<FrameHeader> decode_resend_request(const uint8_t *bytes, uint64_t max_count, uint64_t limit);
 
 }  // namespace rftp::ftp

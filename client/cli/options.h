@@ -33,10 +33,6 @@ struct Options {
     std::optional<uint64_t> size;    // put from a device (/dev/zero): how many bytes
     bool sequential_writes = false;  // get over RDMA: write blocks in file order (also allows a pipe)
     bool resume = false;
-    // Internal, set by a checksum retry: continue this run's own partial file
-    // (rftpd's .name.rftp-part, or LOCAL.rftp-part), never skip a file by its
-    // size, never resume from a file that was there before.
-    bool resume_own_partial = false;
     std::optional<bool> progress;  // unset: on when stderr is a terminal
     bool json = false;
     bool quiet = false;

@@ -61,7 +61,7 @@ private:
 
 // -c and LOCAL already holds exactly the server's size: nothing to fetch.
 bool already_complete(const Options &o, const Destination &dest, const std::optional<uint64_t> &size) {
-    if (!o.resume || o.resume_own_partial || dest.direct || !size) return false;
+    if (!o.resume || dest.direct || !size) return false;
     struct stat st {};
     return ::stat(dest.final_path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
            static_cast<uint64_t>(st.st_size) == *size;
@@ -95,7 +95,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
     if (!dest.direct) {
         struct stat st {};
         ::fstat(file.get(), &st);
-        offset = o.resume || o.resume_own_partial ? static_cast<uint64_t>(st.st_size) : 0;
+        offset = o.resume ? static_cast<uint64_t>(st.st_size) : 0;
         // A parallel download that died leaves blocks beyond holes: only the
         // prefix its journal vouches for is good.
         if (auto journaled = middleware::read_resume_journal(journal_path); journaled && *journaled < offset)
@@ -237,6 +237,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         socks->clear();
         report.streams = streams;
         report.bytes = progress.bytes.load();
+        note_blocks_resent(report, progress);
         if (interrupted()) {
             abort_transfer(session);
             return fail_as(ExitCode::interrupted, "interrupted");
@@ -272,11 +273,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
 
 OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
                            const FileProgressHooks &hooks, FileReport &report) {
-    // Stdout or a device has no partial file to continue.
-    if (dest.direct) return get_once(session, o, remote, dest, hooks, report);
-    return with_checksum_resumes(o, "get " + remote, report, [&](const Options &attempt) {
-        return get_once(session, attempt, remote, dest, hooks, report);
-    });
+    return get_once(session, o, remote, dest, hooks, report);
 }
 
 }  // namespace rftp::client

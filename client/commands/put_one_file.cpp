@@ -23,13 +23,12 @@ constexpr uint64_t kAnnounceSizeFrom = 8ull << 20;
 
 // Where to continue an earlier upload; nullopt when the server already has it all.
 Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &session, const std::string &remote,
-                                               uint64_t local_size, bool own_partial_only) {
+                                               uint64_t local_size) {
     if (session.features.is_rftpd()) {
         auto partial = probe_size(session, remote_partial_name(remote));
         if (!partial) return std::unexpected(partial.error());
         if (partial->size && *partial->size <= local_size) return std::optional<uint64_t>{*partial->size};
     }
-    if (own_partial_only) return std::optional<uint64_t>{0};  // nothing of ours there: start over
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());
     const std::optional<uint64_t> &existing = probe->size;
@@ -64,8 +63,8 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
                        const FileProgressHooks &hooks, FileReport &report) {
     const uint64_t size = source.size;
     uint64_t offset = 0;
-    if (o.resume || o.resume_own_partial) {
-        auto found = resume_offset(report, session, remote, size, o.resume_own_partial);
+    if (o.resume) {
+        auto found = resume_offset(report, session, remote, size);
         if (!found) return std::unexpected(found.error());
         if (!*found) {
             report.skipped = true;
@@ -150,6 +149,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
     socks->clear();
     report.streams = streams;
     report.bytes = progress.bytes.load();
+    note_blocks_resent(report, progress);
     if (interrupted()) {
         abort_transfer(session);
         return fail_as(ExitCode::interrupted, "interrupted");
@@ -182,9 +182,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
 
 OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
                            const FileProgressHooks &hooks, FileReport &report) {
-    return with_checksum_resumes(o, "put " + remote, report, [&](const Options &attempt) {
-        return put_once(session, attempt, source, remote, hooks, report);
-    });
+    return put_once(session, o, source, remote, hooks, report);
 }
 
 }  // namespace rftp::client

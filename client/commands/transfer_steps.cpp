@@ -12,7 +12,6 @@
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "middleware/integrity/file_digest.h"
-#include "protocol/checksum_failure.h"
 
 namespace rftp::client {
 
@@ -128,28 +127,11 @@ Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
     return hex;
 }
 
-bool ChecksumRetries::resume_after(const Failure &failure, const FileReport &report) {
-    auto damaged = ftp::find_checksum_failure(failure.message);
-    if (report.transport != "tcp" || !damaged) return false;
-    // Where the damage was; a text that names no block counts as one spot.
-    unsigned &here = by_offset_[damaged->offset.value_or(UINT64_MAX)];
-    if (here == kChecksumResumes || total_ == kChecksumResumesPerFile) return false;
-    ++here;
-    ++total_;
-    return true;
-}
-
-OutcomeStatus with_checksum_resumes(const Options &o, const std::string &what, FileReport &report,
-                                    const std::function<OutcomeStatus(const Options &)> &attempt) {
-    Options next = o;
-    ChecksumRetries retries;
-    for (;;) {
-        auto moved = attempt(next);
-        if (moved || !retries.resume_after(moved.error(), report)) return moved;
-        report.note(moved.error().message + "; resuming from the last good byte");
-        log::warning(what + ": " + moved.error().message + "; resuming from the last good byte");
-        next.resume_own_partial = true;
-    }
+void note_blocks_resent(FileReport &report, const middleware::TransferProgress &progress) {
+    const uint64_t n = progress.blocks_resent.load();
+    if (n == 0) return;
+    report.note(std::to_string(n) + (n == 1 ? " block" : " blocks") +
+                " failed the CRC32C check on the way and " + (n == 1 ? "was" : "were") + " sent again");
 }
 
 OutcomeStatus require_hash_for_verify(const Session &session) {

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
 #include <string>
 
@@ -12,6 +11,7 @@
 #include "client/exit_codes.h"
 #include "client/commands/file_report.h"
 #include "client/session.h"
+#include "middleware/transfer_progress.h"
 
 namespace rftp::client {
 
@@ -55,30 +55,10 @@ Outcome<std::string> remote_sha256(Session &session, const std::string &path);
 OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path,
                             const std::optional<std::string> &taken_during_transfer = std::nullopt);
 
-// A block that fails its CRC32C check on a TCP transfer ends it, with only
-// the good prefix kept on the receiving side; the file is then resumed from
-// there (over RDMA the channel resends the block itself). As over RDMA,
-// the bound is per block: the same block failing a fourth time ends the
-// file, so a long transfer over a link that damages a block now and then
-// goes through. kChecksumResumesPerFile caps the whole file all the same.
-inline constexpr unsigned kChecksumResumes = 3;
-inline constexpr unsigned kChecksumResumesPerFile = 64;
-
-class ChecksumRetries {
-public:
-    // Whether to resume after this failure (a TCP block's CRC32C, within bounds).
-    bool resume_after(const Failure &failure, const FileReport &report);
-
-private:
-    unsigned total_ = 0;
-    std::map<uint64_t, unsigned> by_offset_;  // failures per damaged block (by its byte offset)
-};
-
-// Runs attempt(o); while it fails on a damaged TCP block within those
-// bounds, notes why and runs it again continuing this run's own partial
-// file. what names the file in the warning ("put /dir/name").
-OutcomeStatus with_checksum_resumes(const Options &o, const std::string &what, FileReport &report,
-                                    const std::function<OutcomeStatus(const Options &)> &attempt);
+// Blocks that failed their CRC32C on the way were sent again (on TCP by
+// the sender on the same connection, on RDMA by a new grant): the summary
+// says how many, as a link that damages data deserves a look.
+void note_blocks_resent(FileReport &report, const middleware::TransferProgress &progress);
 
 // Fails early when --verify is asked of a server that cannot compute digests.
 OutcomeStatus require_hash_for_verify(const Session &session);

@@ -309,7 +309,10 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             std::string reason = outcome->result == "ok" ? "" : " reason=" + log::quote(std::to_string(outcome->code) + " " + outcome->text);
                             // How the file met the disk (TCP; an RDMA channel logs its own).
                             const std::string &disk = job->progress.disk_summary;
+                            // Blocks damaged on the way and sent again: a link worth a look.
+                            const uint64_t resent = job->progress.blocks_resent.load();
                             log::info(fields + numbers + (outcome->detail.empty() ? "" : " " + outcome->detail) + reason +
+                                      (resent ? " blocks_resent=" + std::to_string(resent) : "") +
                                       (disk.empty() ? "" : " " + disk));
                             auto self = weak.lock();
                             if (!self || self->closed_) return;

@@ -25,6 +25,11 @@ private:
     uint32_t state_ = 0xFFFFFFFFu;
 };
 
+// A block whose checksum fails is sent again, on RDMA and on parallel TCP
+// streams alike; this many failures of one block fail the file: the path
+// between the hosts is damaging data, and retrying cannot fix that.
+inline constexpr unsigned kMaxBlockAttempts = 4;
+
 // The checksum travels as 4 bytes right after the block's data (big-endian).
 constexpr std::size_t kBlockTrailerBytes = 4;
 void put_block_trailer(uint8_t *block, uint32_t length, uint32_t crc);

@@ -18,8 +18,6 @@ inline constexpr unsigned kControlDepth = 32;
 // A receive buffer on a data queue pair holds one block_done notice.
 inline constexpr std::size_t kNoticeSlot = 64;
 inline constexpr std::size_t kControlSlot = wire::kRdmaMaxMessage;
-// A block whose checksum fails is sent again; this many failures fail the file.
-inline constexpr unsigned kMaxBlockAttempts = 4;
 
 // Completion workers when nobody chose: on one CPU a hand-off to a worker
 // can only add a context switch (the handlers never block), so there the

@@ -238,6 +238,7 @@ void Channel::checksum_failed_locked(uint32_t slot, uint32_t got, uint32_t want)
     log::warning(label_ + line);
     if (failures >= kMaxBlockAttempts)
         return fail_locked(Error{-EBADMSG, ftp::checksum_failure_text(offset, len, failures)}, true);
+    if (f.progress) f.progress->blocks_resent.fetch_add(1);
     if (auto ok = f.slots.move(slot, SinkBlock::writing, SinkBlock::granted); !ok) return fail_locked(ok.error(), true);
     f.grants_to_send.push_back(grant_of(slot, offset, len));
     flush_grants_locked();

@@ -357,6 +357,8 @@ void Channel::handle_send_done(unsigned qp, uint32_t last_block) {
         if (f.sent.add(g.offset, g.length)) {
             f.bytes_acked += g.length;
             f.progress->bytes.fetch_add(g.length);
+        } else {
+            f.progress->blocks_resent.fetch_add(1);
         }
     }
     assign_blocks_locked();

@@ -16,10 +16,11 @@
 #include "middleware/disk/disk_file.h"
 #include "middleware/disk/memory_endpoint.h"
 #include "middleware/integrity/block_checksum.h"
+#include "middleware/tcp/block_layout.h"
+#include "middleware/tcp/block_resends.h"
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_buffers.h"
 #include "protocol/block_frame.h"
-#include "protocol/checksum_failure.h"
 
 namespace rftp::middleware {
 namespace {
@@ -160,57 +161,83 @@ private:
 // counter, so a fast connection carries more of them.
 class BlockClaims {
 public:
-    explicit BlockClaims(const ParallelSendPlan &plan)
-        : plan_(plan),
-          blocks_(plan.size <= plan.start ? 0 : (plan.size - plan.start + plan.block_size - 1) / plan.block_size) {}
-    struct Claim {
-        uint64_t offset;
-        uint32_t length;
-    };
-    std::optional<Claim> next() {
+    explicit BlockClaims(const BlockLayout &layout) : layout_(layout) {}
+    std::optional<BlockRange> next() {
         uint64_t index = next_.fetch_add(1);
-        if (index >= blocks_) return std::nullopt;
-        uint64_t offset = plan_.start + index * plan_.block_size;
-        return Claim{offset, static_cast<uint32_t>(std::min<uint64_t>(plan_.block_size, plan_.size - offset))};
+        if (index >= layout_.count()) return std::nullopt;
+        return layout_.at(index);
     }
 
 private:
-    const ParallelSendPlan &plan_;
-    const uint64_t blocks_;
+    const BlockLayout &layout_;
     std::atomic<uint64_t> next_{0};
 };
 
-Status finish_sending(int sock, uint64_t size) {
-    if (auto s = send_header(sock, {ftp::kFrameEod, 0, size}); !s) return s;
-    set_cork(sock, false);
-    ::shutdown(sock, SHUT_WR);
-    return {};
+// What a stream sends next: a block the receiver asked for again before
+// any new one.
+struct NextBlock {
+    BlockRange range;
+    bool again;  // sent before: its bytes are counted once
+};
+
+std::optional<NextBlock> next_block(ResendRequests &resends, BlockClaims &claims) {
+    if (auto again = resends.next()) return NextBlock{*again, true};
+    if (auto fresh = claims.next()) return NextBlock{*fresh, false};
+    return std::nullopt;
 }
 
-Status send_zero_stream(int sock, const ParallelSendPlan &plan, BlockClaims &claims, TransferProgress &progress) {
-    ZeroBlocks zeros(plan.block_size);
-    set_cork(sock, true);
-    while (auto claim = claims.next()) {
-        if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
-        if (auto s = send_header(sock, {ftp::kFrameData, claim->length, claim->offset}); !s) return s;
-        if (auto s = zeros.send(sock, claim->length, plan.block_checksums); !s) return s;
-        progress.bytes.fetch_add(claim->length);
+// A stream that has sent everything says so (EOD) and waits for the
+// receiver's word. true: the receiver holds every block intact and closed
+// its side, so this side closes too; false: it asked for blocks again.
+Result<bool> offer_end(int sock, uint64_t size, ResendRequests &resends) {
+    if (auto s = send_header(sock, {ftp::kFrameEod, 0, size}); !s) return fail(s.error());
+    set_cork(sock, false);
+    auto asked = resends.wait();
+    if (!asked) return fail(asked.error());
+    if (*asked) {
+        set_cork(sock, true);
+        return false;
     }
-    return finish_sending(sock, plan.size);
+    ::shutdown(sock, SHUT_WR);
+    return true;
+}
+
+Status send_zero_stream(int sock, const ParallelSendPlan &plan, const BlockLayout &layout, BlockClaims &claims,
+                        TransferProgress &progress) {
+    ZeroBlocks zeros(plan.block_size);
+    ResendRequests resends(sock, layout, progress);
+    set_cork(sock, true);
+    for (;;) {
+        if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
+        if (auto s = resends.poll(); !s) return s;
+        auto next = next_block(resends, claims);
+        if (!next) {
+            auto ended = offer_end(sock, plan.size, resends);
+            if (!ended) return fail(ended.error());
+            if (*ended) return {};
+            continue;
+        }
+        if (auto s = send_header(sock, {ftp::kFrameData, next->range.length, next->range.offset}); !s) return s;
+        if (auto s = zeros.send(sock, next->range.length, plan.block_checksums); !s) return s;
+        if (!next->again) progress.bytes.fetch_add(next->range.length);
+    }
 }
 
 }  // namespace
 
-// Each stream claims the next block, reads it through the disk engine
-// (O_DIRECT where it can) while the previous one is on the wire, seals it
-// with its CRC32C and sends header, payload and trailer.
+// Each stream claims the next block (or one the receiver asked for again),
+// reads it through the disk engine (O_DIRECT where it can) while the
+// previous one is on the wire, seals it with its CRC32C and sends header,
+// payload and trailer.
 Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, TransferProgress &progress) {
     if (socks.empty()) return fail_msg("no data connections");
     if (plan.block_size == 0) return fail_msg("block size 0");
-    BlockClaims claims(plan);
+    const BlockLayout layout(plan.start, plan.size, plan.block_size);
+    BlockClaims claims(layout);
     StreamGroup group(socks, progress);
     if (memory_endpoint(plan.file_fd) == MemoryEndpoint::zeros && !fault_flips_armed()) {
-        return group.run([&](std::size_t, int sock) { return send_zero_stream(sock, plan, claims, progress); });
+        return group.run(
+            [&](std::size_t, int sock) { return send_zero_stream(sock, plan, layout, claims, progress); });
     }
     auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
     const StreamShape shape = stream_shape(socks.size(), plan.block_size, plan.queue_depth, plan.size - std::min(plan.start, plan.size));
@@ -218,33 +245,45 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
         StreamBuffers buffers(shape.depth, shape.buffer_bytes);
         auto io = stream_engine(buffers, shape.depth, "tcp sender");
         if (!io) return fail(io.error());
-        std::deque<disk::BlockOp> reading;  // in claim order: sent in that order
+        ResendRequests resends(sock, layout, progress);
+        struct Reading {
+            disk::BlockOp op;
+            bool again;
+        };
+        std::deque<Reading> reading;  // in claim order: sent in that order
         std::vector<bool> loaded(shape.depth, false);
         set_cork(sock, true);
         for (;;) {
             if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
+            if (auto ok = resends.poll(); !ok) return ok;
             while (buffers.has_free()) {
-                auto claim = claims.next();
-                if (!claim) break;
-                disk::BlockOp op{disk::IoDirection::read, file.get(), buffers.take(), claim->offset, claim->length};
+                auto next = next_block(resends, claims);
+                if (!next) break;
+                disk::BlockOp op{disk::IoDirection::read, file.get(), buffers.take(), next->range.offset,
+                                 next->range.length};
                 loaded[op.block] = false;
                 (*io)->start(op);
-                reading.push_back(op);
+                reading.push_back({op, next->again});
             }
-            if (reading.empty()) break;
-            const disk::BlockOp next = reading.front();
-            while (!loaded[next.block])
+            if (reading.empty()) {
+                auto ended = offer_end(sock, plan.size, resends);
+                if (!ended) return fail(ended.error());
+                if (*ended) return {};
+                continue;
+            }
+            const Reading next = reading.front();
+            while (!loaded[next.op.block])
                 for (const disk::FinishedOp &f : (*io)->wait()) {
                     if (!f.status) return fail(f.status.error());
                     loaded[f.op.block] = true;
                 }
             reading.pop_front();
-            if (auto s = send_header(sock, {ftp::kFrameData, next.length, next.offset}); !s) return s;
-            if (auto s = send_sealed(sock, buffers.block(next.block), next.length, plan.block_checksums); !s) return s;
-            progress.bytes.fetch_add(next.length);
-            buffers.give(next.block);
+            if (auto ok = send_header(sock, {ftp::kFrameData, next.op.length, next.op.offset}); !ok) return ok;
+            if (auto ok = send_sealed(sock, buffers.block(next.op.block), next.op.length, plan.block_checksums); !ok)
+                return ok;
+            if (!next.again) progress.bytes.fetch_add(next.op.length);
+            buffers.give(next.op.block);
         }
-        return finish_sending(sock, plan.size);
     });
     progress.disk_summary = file->summary();
     return s;
@@ -266,10 +305,11 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     const StreamShape shape = stream_shape(socks.size(), plan.max_block_size, plan.queue_depth, most);
     const uint32_t max_frame = shape.buffer_bytes;
     StreamGroup group(socks, progress);
-    Status s = group.run([&](std::size_t, int sock) -> Status {
+    Status s = group.run([&](std::size_t index, int sock) -> Status {
         StreamBuffers buffers(shape.depth, shape.buffer_bytes);
         auto io = stream_engine(buffers, shape.depth, "tcp receiver");
         if (!io) return fail(io.error());
+        DamagedBlocks damaged(sock, std::to_string(index + 1) + "/" + std::to_string(socks.size()), progress);
         // A block counts once it is on disk: only then may the resume journal cover it.
         auto record = [&](uint32_t slot, uint64_t offset, uint32_t length) -> Status {
             buffers.give(slot);
@@ -297,7 +337,11 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
             for (;;) {
                 auto got = read_full(sock, raw, sizeof raw);
                 if (!got) return fail(got.error());
-                if (*got != sizeof raw) return fail_msg("data connection closed before its end-of-data frame");
+                if (*got != sizeof raw) {
+                    if (damaged.awaited() > 0)
+                        return fail_msg("data connection closed before the damaged blocks it brought came again");
+                    return fail_msg("data connection closed before its end-of-data frame");
+                }
                 auto h = ftp::decode_frame(raw, max_frame, plan.max_size);
                 if (!h) return fail(h.error().with_context("bad frame"));
                 if (h->descriptor == ftp::kFrameEod) {
@@ -307,10 +351,11 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                             return fail_msg("streams disagree on the file size");
                         announced_size = h->offset;
                     }
-                    char extra;
-                    auto tail = read_full(sock, &extra, 1);
-                    if (!tail) return fail(tail.error());
-                    if (*tail != 0) return fail_msg("data after the end-of-data frame");
+                    // The sender sends the blocks asked for again, then ends again.
+                    if (damaged.awaited() > 0) continue;
+                    // Every block this connection brought is intact: closing
+                    // this side tells the sender so, and lets it close.
+                    ::shutdown(sock, SHUT_WR);
                     return {};
                 }
                 if (h->offset < plan.start) return fail_msg("block before the restart offset");
@@ -321,9 +366,14 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                 const uint32_t count = static_cast<uint32_t>(h->count);
                 auto body = receive_sealed(sock, data, count, plan.block_checksums);
                 if (!body) return fail(body.error());
-                // Checked before it is written: a damaged block never reaches the file.
-                if (!body->intact)
-                    return fail_msg(ftp::checksum_failure_text(h->offset, count), -EBADMSG);
+                // Checked before it is written: a damaged block never reaches
+                // the file, and is asked for again on this connection.
+                if (!body->intact) {
+                    buffers.give(slot);
+                    if (auto ok = damaged.ask_again(h->offset, count, *body); !ok) return ok;
+                    continue;
+                }
+                damaged.arrived(h->offset);
                 if (discard) {
                     if (auto ok = record(slot, h->offset, count); !ok) return ok;
                 } else {

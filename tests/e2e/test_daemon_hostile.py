@@ -1197,3 +1197,101 @@ def test_frame_larger_than_the_negotiated_block_is_refused(rftpd):
     code, text = framed_upload(c, "big.bin", [frame(0, big) + eod(len(big))])
     assert not (root / "big.bin").exists()
     assert code in (426, 451), text
+
+
+# ------------------------------------------------------------ resend requests on a framed download
+
+
+def recv_exact(sock, n: int) -> bytes:
+    out = bytearray()
+    while len(out) < n:
+        chunk = sock.recv(n - len(out))
+        if not chunk:
+            raise ConnectionError(f"closed after {len(out)} of {n} bytes")
+        out += chunk
+    return bytes(out)
+
+
+def frames_until_eod(sock) -> list:
+    """(offset, payload) of every data frame up to the next EOD; each payload's CRC32C checked."""
+    frames = []
+    while True:
+        descriptor, count, offset = struct.unpack(">BQQ", recv_exact(sock, 17))
+        if descriptor == 0x08:
+            return frames
+        assert descriptor == 0x00, descriptor
+        payload = recv_exact(sock, count)
+        assert struct.unpack(">I", recv_exact(sock, 4))[0] == crc32c(payload)
+        frames.append((offset, payload))
+
+
+def resend(offset: int, count: int) -> bytes:
+    return struct.pack(">BQQ", 0x20, count, offset)
+
+
+def start_framed_retrieve(c: Control, name: str):
+    c.code("TYPE I")
+    assert c.cmd(f"OPTS PARALLEL 1 {BLOCK}")[1] == f"200 PARALLEL 1 {BLOCK}"
+    data = connect_data(c.epsv_port())
+    code, text = c.cmd(f"RETR {name}")
+    assert code == 150, text
+    return data
+
+
+def test_a_block_asked_for_again_comes_again_before_the_226(rftpd):
+    (rftpd.roots["alice"] / "a.bin").write_bytes(A)
+    c = Control(rftpd)
+    c.login()
+    data = start_framed_retrieve(c, "a.bin")
+    first = dict(frames_until_eod(data))
+    assert sorted(first) == [0, BLOCK]
+    data.sendall(resend(BLOCK, len(A) - BLOCK))  # the second block, as if it had arrived damaged
+    assert frames_until_eod(data) == [(BLOCK, A[BLOCK:])]
+    # The transfer is not complete until this side says it has every block.
+    c.sock.settimeout(0.5)
+    with pytest.raises(socket.timeout):
+        c.reply()
+    c.sock.settimeout(TIMEOUT)
+    data.shutdown(socket.SHUT_WR)
+    assert data.recv(1) == b""  # the daemon closes its side in turn
+    data.close()
+    code, text = c.reply()
+    assert code == 226, text
+    assert "blocks_resent=1" in next(l for l in rftpd.log().splitlines() if "event=transfer direction=retrieve" in l)
+    c.code("OPTS PARALLEL 0")
+    c.cmd("QUIT")
+
+
+BAD_REQUESTS = {
+    "inside a block": resend(100, BLOCK),
+    "wrong length": resend(BLOCK, 1000),
+    "beyond the file": resend(4 * BLOCK, BLOCK),
+    "longer than a block": resend(0, BLOCK + 1),
+    "a data frame": frame(0, A[:100]),
+    "one block a fourth time": resend(0, BLOCK) * 4,
+}
+
+
+def test_resend_requests_for_no_block_end_the_download(rftpd):
+    (rftpd.roots["alice"] / "a.bin").write_bytes(A)
+    c = Control(rftpd)
+    c.login()
+    wrong = []
+    for what, request in BAD_REQUESTS.items():
+        data = start_framed_retrieve(c, "a.bin")
+        frames_until_eod(data)
+        data.sendall(request)
+        try:
+            while data.recv(1 << 20):
+                pass  # blocks sent again before the daemon gave up
+        except ConnectionResetError:
+            pass
+        data.close()
+        code, text = c.reply()
+        if code not in (426, 451):
+            wrong.append((what, text))
+        assert c.code("NOOP") == 200, what
+    assert wrong == [], wrong
+    c.code("OPTS PARALLEL 0")
+    c.cmd("QUIT")
+    assert_daemon_healthy(rftpd)

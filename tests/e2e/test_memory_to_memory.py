@@ -9,7 +9,7 @@ import ftplib
 
 import pytest
 from test_client_rftpd import MiB, env, random_file, rftp, summary, url  # noqa: F401 (env is a fixture)
-from test_tcp_integrity import FLIP, notes, resumed
+from test_tcp_integrity import FLIP, mismatches, resent_note
 
 from conftest import PASSWORDS, Rftpd
 
@@ -37,10 +37,9 @@ def test_blocks_for_dev_null_are_still_checked(tmp_path, env):
     try:
         random_file(d.roots["alice"] / "src.bin", 8 * MiB)
         r = rftp(env, "--no-progress", "get", "-P", "2", "--block-size", "1M", url(d, "src.bin"), "/dev/null")
-        # A damaged block is a transfer failure (exit 8), not a local one;
-        # /dev/null has no partial file to resume.
+        # A block damaged every time is a transfer failure (exit 8), not a local one.
         assert r.returncode == 8, r.stderr
-        assert "failed its CRC32C check" in r.stderr.decode()
+        assert "failed its CRC32C check 4 times" in r.stderr.decode()
     finally:
         alive = d.alive()
         assert d.stop() == 0 and alive, d.log()[-3000:]
@@ -52,7 +51,7 @@ def test_a_damaged_zero_block_is_caught_and_resent(rftpd, env):
     r = rftp(dict(env, **{FLIP: "1"}), "--json", "--no-progress", "put", "-P", "2", "--block-size", "1M", "--size",
              str(8 * MiB), "/dev/zero", url(rftpd, "z.bin"))
     assert r.returncode == 0, r.stderr
-    assert resumed(r) == 1, notes(r)
+    assert resent_note(r).startswith("1 block failed"), summary(r)
     stored = (rftpd.roots["alice"] / "z.bin").read_bytes()
     assert len(stored) == 8 * MiB and stored.count(0) == len(stored)
 
@@ -77,8 +76,8 @@ def test_a_damaged_block_for_dev_null_is_caught_and_sent_again(rftpd, env):
     r = rftp(dict(env, **{FLIP: "1"}), "--json", "--no-progress", "put", "-P", "1", "--block-size", "1M", "--size",
              str(6 * MiB), "/dev/zero", url(rftpd, "dev/null"))
     assert r.returncode == 0, r.stderr
-    assert resumed(r) == 1, notes(r)
-    assert rftpd.log().count("failed its CRC32C check") == 1
+    assert resent_note(r).startswith("1 block failed"), summary(r)
+    assert [a for _, a in mismatches(rftpd.log())] == [1]
 
 
 def test_plain_clients_can_upload_to_dev_null_but_not_resume_it(rftpd, tmp_path):

@@ -17,6 +17,7 @@
 #include "common/unique_fd.h"
 #include "middleware/integrity/block_checksum.h"
 #include "middleware/tcp/parallel_transfer.h"
+#include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_transfer.h"
 #include "protocol/block_frame.h"
 
@@ -190,29 +191,180 @@ TEST(ParallelTransfer, ConnectionDroppedMidwayIsAnErrorAndPrefixIsKept) {
     EXPECT_EQ(received.contiguous_end(), 65536u);
 }
 
-TEST(ParallelTransfer, ADamagedBlockNeverReachesTheFile) {
+// Reads one frame header that came back from the receiver (or "" at its end).
+std::string read_request(int sock) {
+    std::string got(ftp::kFrameHeaderSize, '\0');
+    std::size_t have = 0;
+    while (have < got.size()) {
+        ssize_t n = ::read(sock, got.data() + have, got.size() - have);
+        if (n <= 0) return "";
+        have += static_cast<std::size_t>(n);
+    }
+    return got;
+}
+
+std::string resend_request(uint64_t offset, uint64_t count) {
+    auto h = ftp::encode_frame({ftp::kFrameResend, count, offset});
+    return std::string(h.begin(), h.end());
+}
+
+std::string eod_frame(uint64_t size) {
+    auto h = ftp::encode_frame({ftp::kFrameEod, 0, size});
+    return std::string(h.begin(), h.end());
+}
+
+void send_raw(int sock, const std::string &bytes) {
+    ASSERT_EQ(::write(sock, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+}
+
+TEST(ParallelTransfer, ADamagedBlockIsAskedForAgainOnItsConnection) {
     std::string data = random_bytes(3 * 65536, 10);
     TempFile dst;
     auto pairs = tcp_pairs(1);
-    std::string wire = data_frame(data.substr(0, 65536), 0) + data_frame(data.substr(65536, 65536), 65536, true) +
-                       data_frame(data.substr(131072), 131072);
-    auto eod = ftp::encode_frame({ftp::kFrameEod, 0, data.size()});
-    wire.append(eod.begin(), eod.end());
+    const int wire = pairs[0].first.get();
+    std::string asked, closed = "not read";
     std::thread sender([&] {
-        (void)!::write(pairs[0].first.get(), wire.data(), wire.size());
-        pairs[0].first.reset();
+        send_raw(wire, data_frame(data.substr(0, 65536), 0) + data_frame(data.substr(65536, 65536), 65536, true) +
+                           data_frame(data.substr(131072), 131072) + eod_frame(data.size()));
+        asked = read_request(wire);  // the damaged block, asked for after the EOD went out
+        send_raw(wire, data_frame(data.substr(65536, 65536), 65536) + eod_frame(data.size()));
+        closed = read_request(wire);  // the receiver's end: every block arrived intact
+        ::shutdown(wire, SHUT_WR);
     });
     std::vector<int> socks{pairs[0].second.get()};
     TransferProgress rp;
     RangeSet received(0);
     auto got = receive_parallel(socks, {dst.fd.get(), 0, 65536, 1ull << 62}, received, rp);
     sender.join();
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ(asked, resend_request(65536, 65536));
+    EXPECT_EQ(closed, "");
+    EXPECT_EQ(dst.read_all(), data);
+    EXPECT_EQ(rp.bytes.load(), data.size());  // the block counts once
+    EXPECT_EQ(rp.blocks_resent.load(), 1u);
+}
+
+TEST(ParallelTransfer, ABlockDamagedEveryTimeFailsOnItsFourthAttempt) {
+    std::string data = random_bytes(2 * 65536, 11);
+    TempFile dst;
+    auto pairs = tcp_pairs(1);
+    const int wire = pairs[0].first.get();
+    std::vector<std::string> asked;
+    std::thread sender([&] {
+        send_raw(wire, data_frame(data.substr(0, 65536), 0) + data_frame(data.substr(65536), 65536, true) +
+                           eod_frame(data.size()));
+        for (std::string r; !(r = read_request(wire)).empty();) {
+            asked.push_back(r);
+            std::string again = data_frame(data.substr(65536), 65536, true) + eod_frame(data.size());
+            (void)!::write(wire, again.data(), again.size());
+        }
+    });
+    std::vector<int> socks{pairs[0].second.get()};
+    TransferProgress rp;
+    RangeSet received(0);
+    auto got = receive_parallel(socks, {dst.fd.get(), 0, 65536, 1ull << 62}, received, rp);
+    pairs[0].second.reset();
+    sender.join();
     ASSERT_FALSE(got);
-    EXPECT_NE(got.error().message.find("at byte 65536"), std::string::npos) << got.error().message;
-    EXPECT_NE(got.error().message.find("CRC32C"), std::string::npos) << got.error().message;
+    EXPECT_NE(got.error().message.find("the block at byte 65536 (65536 bytes) failed its CRC32C check 4 times"),
+              std::string::npos)
+        << got.error().message;
+    EXPECT_EQ(got.error().code, -EBADMSG);
+    EXPECT_EQ(asked, std::vector<std::string>(3, resend_request(65536, 65536)));
     EXPECT_EQ(received.contiguous_end(), 65536u);  // the block before it, and nothing of it
-    std::string stored = dst.read_all();
-    EXPECT_EQ(stored.find(data.substr(65536, 100)), std::string::npos);
+    EXPECT_EQ(dst.read_all().find(data.substr(65536, 100)), std::string::npos);
+}
+
+// The receiver's side of the end: it may close only once the blocks it asked
+// for came again; a sender that ends without them fails the transfer.
+TEST(ParallelTransfer, ASenderThatEndsWithoutTheBlockAskedForFails) {
+    std::string data = random_bytes(2 * 65536, 12);
+    TempFile dst;
+    auto pairs = tcp_pairs(1);
+    std::string wire = data_frame(data.substr(0, 65536), 0) + data_frame(data.substr(65536), 65536, true) +
+                       eod_frame(data.size());
+    send_raw(pairs[0].first.get(), wire);
+    ::shutdown(pairs[0].first.get(), SHUT_WR);
+    std::vector<int> socks{pairs[0].second.get()};
+    TransferProgress rp;
+    RangeSet received(0);
+    auto got = receive_parallel(socks, {dst.fd.get(), 0, 65536, 1ull << 62}, received, rp);
+    ASSERT_FALSE(got);
+    EXPECT_NE(got.error().message.find("damaged blocks"), std::string::npos) << got.error().message;
+    EXPECT_EQ(read_request(pairs[0].first.get()), resend_request(65536, 65536));
+}
+
+// The sender's side: a block asked for again is read from the file again and
+// sent again on the same connection, counted once; the sender ends only when
+// the receiver closes its side.
+TEST(ParallelTransfer, TheSenderSendsABlockAgainWhenAsked) {
+    std::string data = random_bytes(3 * 65536 + 5, 13);
+    TempFile src(data);
+    auto pairs = tcp_pairs(1);
+    const int wire = pairs[0].second.get();
+    std::vector<std::pair<uint64_t, std::string>> frames;
+    std::thread receiver([&] {
+        bool asked = false;
+        for (;;) {
+            std::string h = read_request(wire);
+            if (h.empty()) return;
+            uint64_t count = 0, offset = 0;
+            for (int i = 0; i < 8; ++i) count = count << 8 | static_cast<uint8_t>(h[1 + i]);
+            for (int i = 0; i < 8; ++i) offset = offset << 8 | static_cast<uint8_t>(h[9 + i]);
+            if (h[0] == ftp::kFrameEod) {
+                if (!asked) {  // ask after the EOD: the sender must still be listening
+                    std::string r = resend_request(65536, 65536);
+                    send_raw(wire, r);
+                    asked = true;
+                    continue;
+                }
+                ::shutdown(wire, SHUT_WR);
+                continue;  // then read the sender's end
+            }
+            std::string body(count + kBlockTrailerBytes, '\0');
+            ASSERT_EQ(read_full(wire, body.data(), body.size()).value_or(0), body.size());
+            frames.emplace_back(offset, body.substr(0, count));
+        }
+    });
+    std::vector<int> socks{pairs[0].first.get()};
+    TransferProgress sp;
+    Status sent = send_parallel(socks, {src.fd.get(), 0, data.size(), 65536}, sp);
+    receiver.join();
+    ASSERT_TRUE(sent) << sent.error().message;
+    ASSERT_EQ(frames.size(), 5u);
+    EXPECT_EQ(frames.back().first, 65536u);
+    EXPECT_EQ(frames.back().second, data.substr(65536, 65536));
+    EXPECT_EQ(sp.bytes.load(), data.size());
+    EXPECT_EQ(sp.blocks_resent.load(), 1u);
+}
+
+// The receiver is trusted with nothing: a request that names no block of the
+// transfer, or asks for one block a fourth time, ends it.
+TEST(ParallelTransfer, TheSenderRefusesRequestsForNoBlockOrTooMany) {
+    std::string data = random_bytes(2 * 65536, 14);
+    for (auto requests : {std::vector<std::string>{resend_request(100, 65536)},
+                          std::vector<std::string>{resend_request(65536, 1000)},
+                          std::vector<std::string>(4, resend_request(0, 65536))}) {
+        TempFile src(data);
+        auto pairs = tcp_pairs(1);
+        const int wire = pairs[0].second.get();
+        std::thread receiver([&] {
+            std::string all;
+            for (const auto &r : requests) all += r;
+            send_raw(wire, all);
+            char sink[65536];
+            while (::read(wire, sink, sizeof sink) > 0) {}
+        });
+        std::vector<int> socks{pairs[0].first.get()};
+        TransferProgress sp;
+        Status sent = send_parallel(socks, {src.fd.get(), 0, data.size(), 65536}, sp);
+        ::shutdown(wire, SHUT_RDWR);
+        receiver.join();
+        ASSERT_FALSE(sent);
+        const std::string &why = sent.error().message;
+        EXPECT_TRUE(why.find("no block of this transfer") != std::string::npos || why.find("4 times") != std::string::npos)
+            << why;
+    }
 }
 
 // One file over two streams, each side with its own view of OPTS BLOCKSUM.

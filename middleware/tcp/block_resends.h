@@ -1,0 +1,78 @@
+// A damaged block is sent again on the connection it came by
+// (docs/protocol.md, "A damaged block"). The receiver asks in that
+// connection's otherwise silent reverse direction, with a resend frame; the
+// sender reads the block from its file again and sends it again. A
+// connection ends only when the sender has sent its end-of-data frame and
+// the receiver, holding every block the connection brought intact, closes
+// its side: so a transfer never ends with a damaged block, and never has
+// to start again over new connections because of one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "common/result.h"
+#include "middleware/integrity/block_checksum.h"
+#include "middleware/tcp/block_layout.h"
+#include "middleware/transfer_progress.h"
+#include "protocol/block_frame.h"
+
+namespace rftp::middleware {
+
+// The sending side of one connection: the receiver's requests.
+class ResendRequests {
+public:
+    ResendRequests(int sock, const BlockLayout &layout, TransferProgress &progress)
+        : sock_(sock), layout_(layout), progress_(progress) {}
+
+    // Takes the requests that have arrived, without waiting.
+    Status poll();
+    // After the end-of-data frame: waits for the receiver's word. true: it
+    // asked for blocks again (next() has them); false: it closed its side,
+    // holding every block this connection brought.
+    Result<bool> wait();
+    // The next block to send again, in the order asked.
+    std::optional<BlockRange> next();
+
+private:
+    // Reads what is there (or, waiting, what comes next); false at the end of the stream.
+    Result<bool> read_some(bool wait);
+    Status take_request();
+
+    int sock_;
+    const BlockLayout &layout_;
+    TransferProgress &progress_;
+    uint8_t header_[ftp::kFrameHeaderSize] = {};
+    std::size_t have_ = 0;
+    std::deque<BlockRange> queue_;
+    std::unordered_map<uint64_t, unsigned> asked_;  // times each block (by offset) was asked for
+};
+
+// The receiving side of one connection: the damaged blocks it brought.
+class DamagedBlocks {
+public:
+    DamagedBlocks(int sock, std::string stream, TransferProgress &progress)
+        : sock_(sock), stream_(std::move(stream)), progress_(progress) {}
+
+    // A block failed its check: ask the sender for it again, or fail the
+    // transfer once it has failed kMaxBlockAttempts times.
+    Status ask_again(uint64_t offset, uint32_t length, const TrailerCheck &check);
+    // An intact block arrived.
+    void arrived(uint64_t offset) { awaited_.erase(offset); }
+    // Blocks asked for again and not back yet.
+    std::size_t awaited() const { return awaited_.size(); }
+
+private:
+    int sock_;
+    std::string stream_;
+    TransferProgress &progress_;
+    std::unordered_map<uint64_t, unsigned> failures_;  // by offset
+    std::unordered_set<uint64_t> awaited_;
+};
+
+}  // namespace rftp::middleware
