@@ -28,13 +28,18 @@ Status check_range(const FrameHeader &h, uint64_t max_count, uint64_t limit) {
     return {};
 }
 
+Status check_eod(const FrameHeader &h, uint64_t limit) {
+    if (h.count != 0) return fail_msg("EOD frame with a payload");
+    if (h.offset > limit) return fail_msg("EOD frame beyond the allowed file size");
+    return {};
+}
+
 }  // namespace
 
 Result<FrameHeader> decode_frame(const uint8_t *bytes, uint64_t max_count, uint64_t limit) {
     FrameHeader h = read_header(bytes);
     if (h.descriptor == kFrameEod) {
-        if (h.count != 0) return fail_msg("EOD frame with a payload");
-        if (h.offset > limit) return fail_msg("EOD frame beyond the allowed file size");
+        if (auto ok = check_eod(h, limit); !ok) return fail(ok.error());
         return h;
     }
     if (h.descriptor != kFrameData) return fail_msg("unknown frame descriptor " + std::to_string(h.descriptor));
@@ -42,8 +47,12 @@ Result<FrameHeader> decode_frame(const uint8_t *bytes, uint64_t max_count, uint6
     return h;
 }
 
-Result<FrameHeader> decode_resend_request(const uint8_t *bytes, uint64_t max_count, uint64_t limit) {
+Result<FrameHeader> decode_receiver_frame(const uint8_t *bytes, uint64_t max_count, uint64_t limit) {
     FrameHeader h = read_header(bytes);
+    if (h.descriptor == kFrameEod) {
+        if (auto ok = check_eod(h, limit); !ok) return fail(ok.error().with_context("the receiver's EOD"));
+        return h;
+    }
     if (h.descriptor != kFrameResend)
         return fail_msg("unexpected frame descriptor " + std::to_string(h.descriptor) + " from the receiver");
     if (auto ok = check_range(h, max_count, limit); !ok) return fail(ok.error().with_context("resend request"));

@@ -14,7 +14,11 @@ inline constexpr std::size_t kFrameHeaderSize = 17;
 
 enum FrameDescriptor : uint8_t {
     kFrameData = 0x00,  // count bytes of payload for [offset, offset+count) follow
-    kFrameEod = 0x08,   // nothing more on this connection unless asked: count 0, offset = end of file
+    // Sender to receiver: nothing more on this connection unless asked;
+    // count 0, offset = end of file. Receiver to sender, the same frame
+    // echoed: every block this connection carried arrived intact and is
+    // written, so the sender may close.
+    kFrameEod = 0x08,
     // Receiver to sender, on the same connection: the block [offset,
     // offset+count) failed its CRC32C, send it again (GFD.20's "suspected
     // errors" bit). No payload follows.
@@ -34,9 +38,10 @@ std::array<uint8_t, kFrameHeaderSize> encode_frame(const FrameHeader &h);
 // frame with count 0. Anything else is a protocol violation.
 Result<FrameHeader> decode_frame(const uint8_t *bytes, uint64_t max_count, uint64_t limit);
 
-// Decodes a frame that came back from the receiver: only a resend request of
-// 1..max_count bytes whose range ends at or before limit. Whether it names a
-// block that was sent is for the sender to check.
-Result<FrameHeader> decode_resend_request(const uint8_t *bytes, uint64_t max_count, uint64_t limit);
+// Decodes a frame that came back from the receiver: a resend request of
+// 1..max_count bytes whose range ends at or before limit, or the echoed EOD
+// (count 0, offset at or before limit). Whether a request names a block
+// that was sent, and an EOD the file's size, is for the sender to check.
+Result<FrameHeader> decode_receiver_frame(const uint8_t *bytes, uint64_t max_count, uint64_t limit);
 
 }  // namespace rftp::ftp

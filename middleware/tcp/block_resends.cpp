@@ -16,23 +16,23 @@ Status ResendRequests::poll() {
         if (!more) return fail(more.error());
         if (!*more) return fail_msg("the receiver closed the connection before the end of the data");
         if (have_ < sizeof header_) return {};
-        if (auto ok = take_request(); !ok) return ok;
+        auto word = take_frame();
+        if (!word) return fail(word.error());
+        if (*word == ReceiverWord::confirmed) return fail_msg("the receiver confirmed an end that was not offered");
     }
 }
 
-Result<bool> ResendRequests::wait() {
+Result<ReceiverWord> ResendRequests::wait() {
     for (;;) {
         auto more = read_some(true);
         if (!more) return fail(more.error());
         if (!*more) {
             // A stream shut down to stop it reads as the end too.
             if (progress_.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
-            if (have_ != 0) return fail_msg("the receiver closed the connection inside a resend request");
-            return false;
+            return fail_msg("the receiver closed the connection without confirming the blocks it received");
         }
         if (have_ < sizeof header_) continue;
-        if (auto ok = take_request(); !ok) return fail(ok.error());
-        return true;
+        return take_frame();
     }
 }
 
@@ -66,12 +66,23 @@ Result<bool> ResendRequests::read_some(bool wait) {
 }
 
 // The receiver is trusted with nothing: a request must name a block of this
-// transfer, and each block is sent again at most kMaxBlockAttempts - 1
-// times (the receiver gives up on the next failure anyway).
-Status ResendRequests::take_request() {
+// transfer, each block is sent again at most kMaxBlockAttempts - 1 times
+// (the receiver gives up on the next failure anyway), and a connection
+// takes at most kMaxResendsPerConnection requests; an echoed end must name
+// the file's size.
+Result<ReceiverWord> ResendRequests::take_frame() {
     have_ = 0;
-    auto h = ftp::decode_resend_request(header_, layout_.block_size(), layout_.end());
+    auto h = ftp::decode_receiver_frame(header_, layout_.block_size(), layout_.end());
     if (!h) return fail(h.error());
+    if (h->descriptor == ftp::kFrameEod) {
+        if (h->offset != layout_.end())
+            return fail_msg("the receiver confirmed an end at byte " + std::to_string(h->offset) + ", not " +
+                            std::to_string(layout_.end()));
+        return ReceiverWord::confirmed;
+    }
+    if (++requests_ > kMaxResendsPerConnection)
+        return fail_msg("the receiver asked for more than " + std::to_string(kMaxResendsPerConnection) +
+                        " blocks again on one connection");
     auto block = layout_.block_at(h->offset, h->count);
     if (!block)
         return fail_msg("the receiver asked again for bytes " + std::to_string(h->offset) + "+" +
@@ -81,10 +92,15 @@ Status ResendRequests::take_request() {
                         std::to_string(kMaxBlockAttempts) + " times");
     queue_.push_back(*block);
     progress_.blocks_resent.fetch_add(1);
-    return {};
+    return ReceiverWord::asked_again;
 }
 
 Status DamagedBlocks::ask_again(uint64_t offset, uint32_t length, const TrailerCheck &check) {
+    if (++asked_ > kMaxResendsPerConnection)
+        return fail_msg("more than " + std::to_string(kMaxResendsPerConnection) +
+                            " blocks failed their CRC32C check on one connection; data is being damaged between "
+                            "the two hosts (check the NICs, cables and memory)",
+                        -EBADMSG);
     const unsigned attempt = ++failures_[offset];
     char fields[160];
     std::snprintf(fields, sizeof fields, " offset=%llu length=%u crc32c=%08x expected=%08x attempt=%u",
@@ -98,6 +114,12 @@ Status DamagedBlocks::ask_again(uint64_t offset, uint32_t length, const TrailerC
     awaited_.insert(offset);
     progress_.blocks_resent.fetch_add(1);
     return {};
+}
+
+void DamagedBlocks::confirm_end(uint64_t size) {
+    auto echo = ftp::encode_frame({ftp::kFrameEod, 0, size});
+    (void)write_all(sock_, echo.data(), echo.size());
+    ::shutdown(sock_, SHUT_WR);
 }
 
 }  // namespace rftp::middleware

@@ -3,9 +3,11 @@
 // connection's otherwise silent reverse direction, with a resend frame; the
 // sender reads the block from its file again and sends it again. A
 // connection ends only when the sender has sent its end-of-data frame and
-// the receiver, holding every block the connection brought intact, closes
-// its side: so a transfer never ends with a damaged block, and never has
-// to start again over new connections because of one.
+// the receiver, holding every block the connection brought intact and
+// written, echoes that frame: so a transfer never ends with a damaged
+// block, never has to start again over new connections because of one, and
+// a receiver that failed (it only closes) is never taken for one that
+// finished.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +26,14 @@
 
 namespace rftp::middleware {
 
+// More damaged blocks than this on one connection fail the transfer: a
+// path that damages so much needs fixing, not retrying, and neither side
+// keeps more than this many requests in memory for a peer.
+inline constexpr unsigned kMaxResendsPerConnection = 64;
+
+// What the receiver said after the sender's end-of-data frame.
+enum class ReceiverWord { asked_again, confirmed };
+
 // The sending side of one connection: the receiver's requests.
 class ResendRequests {
 public:
@@ -32,17 +42,18 @@ public:
 
     // Takes the requests that have arrived, without waiting.
     Status poll();
-    // After the end-of-data frame: waits for the receiver's word. true: it
-    // asked for blocks again (next() has them); false: it closed its side,
-    // holding every block this connection brought.
-    Result<bool> wait();
+    // After the end-of-data frame: waits for the receiver's word: blocks
+    // asked for again (next() has them), or its echo of the end-of-data
+    // frame, holding every block this connection brought. A receiver that
+    // closes without either has failed.
+    Result<ReceiverWord> wait();
     // The next block to send again, in the order asked.
     std::optional<BlockRange> next();
 
 private:
     // Reads what is there (or, waiting, what comes next); false at the end of the stream.
     Result<bool> read_some(bool wait);
-    Status take_request();
+    Result<ReceiverWord> take_frame();
 
     int sock_;
     const BlockLayout &layout_;
@@ -51,6 +62,7 @@ private:
     std::size_t have_ = 0;
     std::deque<BlockRange> queue_;
     std::unordered_map<uint64_t, unsigned> asked_;  // times each block (by offset) was asked for
+    unsigned requests_ = 0;
 };
 
 // The receiving side of one connection: the damaged blocks it brought.
@@ -60,12 +72,17 @@ public:
         : sock_(sock), stream_(std::move(stream)), progress_(progress) {}
 
     // A block failed its check: ask the sender for it again, or fail the
-    // transfer once it has failed kMaxBlockAttempts times.
+    // transfer once it has failed kMaxBlockAttempts times, or once the
+    // connection brought more than kMaxResendsPerConnection damaged blocks.
     Status ask_again(uint64_t offset, uint32_t length, const TrailerCheck &check);
     // An intact block arrived.
     void arrived(uint64_t offset) { awaited_.erase(offset); }
     // Blocks asked for again and not back yet.
     std::size_t awaited() const { return awaited_.size(); }
+    // Every block this connection brought is intact and written: the echo
+    // of the end-of-data frame (size: the file's) tells the sender so. A
+    // sender that is gone by then changes nothing here.
+    void confirm_end(uint64_t size);
 
 private:
     int sock_;
@@ -73,6 +90,7 @@ private:
     TransferProgress &progress_;
     std::unordered_map<uint64_t, unsigned> failures_;  // by offset
     std::unordered_set<uint64_t> awaited_;
+    unsigned asked_ = 0;
 };
 
 }  // namespace rftp::middleware

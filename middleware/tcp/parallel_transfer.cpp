@@ -187,14 +187,14 @@ std::optional<NextBlock> next_block(ResendRequests &resends, BlockClaims &claims
 }
 
 // A stream that has sent everything says so (EOD) and waits for the
-// receiver's word. true: the receiver holds every block intact and closed
-// its side, so this side closes too; false: it asked for blocks again.
+// receiver's word. true: the receiver echoed the EOD, holding every block
+// intact and written, so this side closes; false: it asked for blocks again.
 Result<bool> offer_end(int sock, uint64_t size, ResendRequests &resends) {
     if (auto s = send_header(sock, {ftp::kFrameEod, 0, size}); !s) return fail(s.error());
     set_cork(sock, false);
-    auto asked = resends.wait();
-    if (!asked) return fail(asked.error());
-    if (*asked) {
+    auto word = resends.wait();
+    if (!word) return fail(word.error());
+    if (*word == ReceiverWord::asked_again) {
         set_cork(sock, true);
         return false;
     }
@@ -332,6 +332,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         };
         // Whatever the ending, blocks already handed to the disk are waited
         // for and recorded: the prefix kept for a resume is all that is there.
+        uint64_t eod_at = 0;  // this connection's end-of-data frame
         auto stream = [&]() -> Status {
             uint8_t raw[ftp::kFrameHeaderSize];
             for (;;) {
@@ -351,12 +352,10 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                             return fail_msg("streams disagree on the file size");
                         announced_size = h->offset;
                     }
+                    eod_at = h->offset;
                     // The sender sends the blocks asked for again, then ends again.
                     if (damaged.awaited() > 0) continue;
-                    // Every block this connection brought is intact: closing
-                    // this side tells the sender so, and lets it close.
-                    ::shutdown(sock, SHUT_WR);
-                    return {};
+                    return {};  // confirmed below, once the blocks are written
                 }
                 if (h->offset < plan.start) return fail_msg("block before the restart offset");
                 while (!buffers.has_free())
@@ -383,7 +382,12 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         };
         Status ended = stream();
         Status drained = drain();
-        return ended ? drained : ended;
+        if (!ended) return ended;
+        if (!drained) return drained;
+        // Every block this connection brought is intact and written. A
+        // receiver that failed only closes: the sender can tell the two apart.
+        damaged.confirm_end(eod_at);
+        return {};
     });
     if (!discard) progress.disk_summary = file->summary();
     if (!s) return fail(s.error());

@@ -1229,6 +1229,11 @@ def resend(offset: int, count: int) -> bytes:
     return struct.pack(">BQQ", 0x20, count, offset)
 
 
+def echo_eod(size: int) -> bytes:
+    """The receiver's word that every block of the connection arrived whole."""
+    return struct.pack(">BQQ", 0x08, 0, size)
+
+
 def start_framed_retrieve(c: Control, name: str):
     c.code("TYPE I")
     assert c.cmd(f"OPTS PARALLEL 1 {BLOCK}")[1] == f"200 PARALLEL 1 {BLOCK}"
@@ -1252,6 +1257,7 @@ def test_a_block_asked_for_again_comes_again_before_the_226(rftpd):
     with pytest.raises(socket.timeout):
         c.reply()
     c.sock.settimeout(TIMEOUT)
+    data.sendall(echo_eod(len(A)))
     data.shutdown(socket.SHUT_WR)
     assert data.recv(1) == b""  # the daemon closes its side in turn
     data.close()
@@ -1262,6 +1268,25 @@ def test_a_block_asked_for_again_comes_again_before_the_226(rftpd):
     c.cmd("QUIT")
 
 
+def test_a_download_the_client_did_not_confirm_is_not_226(rftpd):
+    """A client that failed on its side (a block damaged four times, a full
+    disk, ^C) closes its connections without echoing the EOD: the daemon
+    must not answer 226 to a file the client does not have."""
+    (rftpd.roots["alice"] / "a.bin").write_bytes(A)
+    c = Control(rftpd)
+    c.login()
+    data = start_framed_retrieve(c, "a.bin")
+    assert sorted(dict(frames_until_eod(data))) == [0, BLOCK]
+    data.shutdown(socket.SHUT_WR)
+    data.close()
+    code, text = c.reply()
+    assert code in (426, 451), text
+    assert "result=ok" not in next(l for l in rftpd.log().splitlines() if "event=transfer direction=retrieve" in l)
+    c.code("OPTS PARALLEL 0")
+    c.cmd("QUIT")
+    assert_daemon_healthy(rftpd)
+
+
 BAD_REQUESTS = {
     "inside a block": resend(100, BLOCK),
     "wrong length": resend(BLOCK, 1000),
@@ -1269,6 +1294,7 @@ BAD_REQUESTS = {
     "longer than a block": resend(0, BLOCK + 1),
     "a data frame": frame(0, A[:100]),
     "one block a fourth time": resend(0, BLOCK) * 4,
+    "an echo of another size": echo_eod(len(A) - 1),
 }
 
 

@@ -94,21 +94,29 @@ TEST(HostPort, EprtAndEpsv) {
     EXPECT_FALSE(parse_epsv_reply("Entering Extended Passive Mode (|||99999|)"));
 }
 
-// A resend request comes back from the receiver: only that descriptor, and
-// only a range a block of the transfer could have.
-TEST(BlockFrame, ResendRequestRoundTripAndBounds) {
+// What comes back from the receiver: a resend request for a range a block of
+// the transfer could have, or the echoed EOD; nothing else.
+TEST(BlockFrame, ReceiverFramesRoundTripAndBounds) {
     auto asked = encode_frame({kFrameResend, 4096, 8192});
-    auto h = decode_resend_request(asked.data(), 4096, 1ull << 20);
+    auto h = decode_receiver_frame(asked.data(), 4096, 1ull << 20);
     ASSERT_TRUE(h);
+    EXPECT_EQ(h->descriptor, kFrameResend);
     EXPECT_EQ(h->count, 4096u);
     EXPECT_EQ(h->offset, 8192u);
-    EXPECT_FALSE(decode_resend_request(asked.data(), 1024, 1ull << 20));  // longer than a block
-    EXPECT_FALSE(decode_resend_request(asked.data(), 4096, 10000));       // past the file
+    EXPECT_FALSE(decode_receiver_frame(asked.data(), 1024, 1ull << 20));  // longer than a block
+    EXPECT_FALSE(decode_receiver_frame(asked.data(), 4096, 10000));       // past the file
     auto data = encode_frame({kFrameData, 4096, 8192});
-    EXPECT_FALSE(decode_resend_request(data.data(), 4096, 1ull << 20));   // data goes the other way
+    EXPECT_FALSE(decode_receiver_frame(data.data(), 4096, 1ull << 20));   // data goes the other way
     auto empty = encode_frame({kFrameResend, 0, 8192});
-    EXPECT_FALSE(decode_resend_request(empty.data(), 4096, 1ull << 20));
-    // ... and the sender's frames never carry it.
+    EXPECT_FALSE(decode_receiver_frame(empty.data(), 4096, 1ull << 20));
+    auto echo = encode_frame({kFrameEod, 0, 8192});
+    auto end = decode_receiver_frame(echo.data(), 4096, 1ull << 20);
+    ASSERT_TRUE(end);
+    EXPECT_EQ(end->descriptor, kFrameEod);
+    EXPECT_EQ(end->offset, 8192u);
+    auto heavy = encode_frame({kFrameEod, 1, 8192});
+    EXPECT_FALSE(decode_receiver_frame(heavy.data(), 4096, 1ull << 20));  // an EOD carries nothing
+    // ... and the sender's frames never carry a resend request.
     EXPECT_FALSE(decode_frame(asked.data(), 4096, 1ull << 20));
 }
 

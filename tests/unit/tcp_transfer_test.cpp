@@ -16,6 +16,7 @@
 
 #include "common/unique_fd.h"
 #include "middleware/integrity/block_checksum.h"
+#include "middleware/tcp/block_resends.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_transfer.h"
@@ -228,7 +229,7 @@ TEST(ParallelTransfer, ADamagedBlockIsAskedForAgainOnItsConnection) {
                            data_frame(data.substr(131072), 131072) + eod_frame(data.size()));
         asked = read_request(wire);  // the damaged block, asked for after the EOD went out
         send_raw(wire, data_frame(data.substr(65536, 65536), 65536) + eod_frame(data.size()));
-        closed = read_request(wire);  // the receiver's end: every block arrived intact
+        closed = read_request(wire);  // the receiver's echo: every block arrived intact
         ::shutdown(wire, SHUT_WR);
     });
     std::vector<int> socks{pairs[0].second.get()};
@@ -238,7 +239,7 @@ TEST(ParallelTransfer, ADamagedBlockIsAskedForAgainOnItsConnection) {
     sender.join();
     ASSERT_TRUE(got) << got.error().message;
     EXPECT_EQ(asked, resend_request(65536, 65536));
-    EXPECT_EQ(closed, "");
+    EXPECT_EQ(closed, eod_frame(data.size()));
     EXPECT_EQ(dst.read_all(), data);
     EXPECT_EQ(rp.bytes.load(), data.size());  // the block counts once
     EXPECT_EQ(rp.blocks_resent.load(), 1u);
@@ -296,7 +297,7 @@ TEST(ParallelTransfer, ASenderThatEndsWithoutTheBlockAskedForFails) {
 
 // The sender's side: a block asked for again is read from the file again and
 // sent again on the same connection, counted once; the sender ends only when
-// the receiver closes its side.
+// the receiver echoes the EOD.
 TEST(ParallelTransfer, TheSenderSendsABlockAgainWhenAsked) {
     std::string data = random_bytes(3 * 65536 + 5, 13);
     TempFile src(data);
@@ -318,6 +319,7 @@ TEST(ParallelTransfer, TheSenderSendsABlockAgainWhenAsked) {
                     asked = true;
                     continue;
                 }
+                send_raw(wire, eod_frame(offset));
                 ::shutdown(wire, SHUT_WR);
                 continue;  // then read the sender's end
             }
@@ -338,6 +340,95 @@ TEST(ParallelTransfer, TheSenderSendsABlockAgainWhenAsked) {
     EXPECT_EQ(sp.blocks_resent.load(), 1u);
 }
 
+// A receiver that failed only closes (or is shut down with its transfer):
+// the sender must not take that for the end, or the server would answer
+// 226 to a download the client gave up on.
+TEST(ParallelTransfer, TheSenderFailsWhenTheReceiverClosesWithoutConfirming) {
+    std::string data = random_bytes(2 * 65536, 15);
+    TempFile src(data);
+    auto pairs = tcp_pairs(1);
+    const int wire = pairs[0].second.get();
+    std::thread receiver([&] {
+        for (;;) {
+            std::string h = read_request(wire);
+            if (h.empty() || h[0] == ftp::kFrameEod) break;
+            uint64_t count = 0;
+            for (int i = 0; i < 8; ++i) count = count << 8 | static_cast<uint8_t>(h[1 + i]);
+            std::string body(count + kBlockTrailerBytes, '\0');
+            ASSERT_EQ(read_full(wire, body.data(), body.size()).value_or(0), body.size());
+        }
+        ::shutdown(wire, SHUT_WR);  // every block read, yet no echo
+    });
+    std::vector<int> socks{pairs[0].first.get()};
+    TransferProgress sp;
+    Status sent = send_parallel(socks, {src.fd.get(), 0, data.size(), 65536}, sp);
+    receiver.join();
+    ASSERT_FALSE(sent);
+    EXPECT_NE(sent.error().message.find("without confirming"), std::string::npos) << sent.error().message;
+}
+
+// send_parallel against a receiver that sends back back_bytes, then only
+// reads: what the sender makes of frames that come back.
+Status send_to_a_receiver_that_says(const std::string &data, uint32_t block, const std::string &back_bytes) {
+    TempFile src(data);
+    auto pairs = tcp_pairs(1);
+    const int wire = pairs[0].second.get();
+    std::thread receiver([&] {
+        send_raw(wire, back_bytes);
+        char sink[65536];
+        while (::read(wire, sink, sizeof sink) > 0) {}
+    });
+    std::vector<int> socks{pairs[0].first.get()};
+    TransferProgress sp;
+    Status sent = send_parallel(socks, {src.fd.get(), 0, data.size(), block}, sp);
+    ::shutdown(wire, SHUT_RDWR);
+    receiver.join();
+    return sent;
+}
+
+// A receiver's echo must name the file's size.
+TEST(ParallelTransfer, TheSenderRefusesAnEchoOfAnotherSize) {
+    std::string data = random_bytes(65536, 16);
+    Status sent = send_to_a_receiver_that_says(data, 65536, eod_frame(data.size() - 1));
+    ASSERT_FALSE(sent);
+    const std::string &why = sent.error().message;
+    EXPECT_TRUE(why.find("not offered") != std::string::npos || why.find("not 65536") != std::string::npos) << why;
+}
+
+// Neither side keeps more than kMaxResendsPerConnection requests for a peer:
+// a receiver fails on the next damaged block, a sender on the next request.
+TEST(ParallelTransfer, OneConnectionTakesABoundedNumberOfResends) {
+    const uint64_t blocks = kMaxResendsPerConnection + 2;
+    std::string data = random_bytes(blocks * 4096, 17);
+    {
+        TempFile dst;
+        auto pairs = tcp_pairs(1);
+        const int wire = pairs[0].first.get();
+        std::thread sender([&] {
+            std::string all;
+            for (uint64_t b = 0; b < blocks; ++b) all += data_frame(data.substr(b * 4096, 4096), b * 4096, true);
+            (void)!::write(wire, all.data(), all.size());
+            char sink[4096];
+            while (::read(wire, sink, sizeof sink) > 0) {}
+        });
+        std::vector<int> socks{pairs[0].second.get()};
+        TransferProgress rp;
+        RangeSet received(0);
+        auto got = receive_parallel(socks, {dst.fd.get(), 0, 4096, 1ull << 62}, received, rp);
+        pairs[0].second.reset();
+        sender.join();
+        ASSERT_FALSE(got);
+        EXPECT_NE(got.error().message.find("on one connection"), std::string::npos) << got.error().message;
+        EXPECT_EQ(got.error().code, -EBADMSG);
+        EXPECT_EQ(rp.blocks_resent.load(), kMaxResendsPerConnection);
+    }
+    std::string requests;
+    for (uint64_t b = 0; b <= kMaxResendsPerConnection; ++b) requests += resend_request(b * 4096, 4096);
+    Status sent = send_to_a_receiver_that_says(data, 4096, requests);
+    ASSERT_FALSE(sent);
+    EXPECT_NE(sent.error().message.find("on one connection"), std::string::npos) << sent.error().message;
+}
+
 // The receiver is trusted with nothing: a request that names no block of the
 // transfer, or asks for one block a fourth time, ends it.
 TEST(ParallelTransfer, TheSenderRefusesRequestsForNoBlockOrTooMany) {
@@ -345,21 +436,9 @@ TEST(ParallelTransfer, TheSenderRefusesRequestsForNoBlockOrTooMany) {
     for (auto requests : {std::vector<std::string>{resend_request(100, 65536)},
                           std::vector<std::string>{resend_request(65536, 1000)},
                           std::vector<std::string>(4, resend_request(0, 65536))}) {
-        TempFile src(data);
-        auto pairs = tcp_pairs(1);
-        const int wire = pairs[0].second.get();
-        std::thread receiver([&] {
-            std::string all;
-            for (const auto &r : requests) all += r;
-            send_raw(wire, all);
-            char sink[65536];
-            while (::read(wire, sink, sizeof sink) > 0) {}
-        });
-        std::vector<int> socks{pairs[0].first.get()};
-        TransferProgress sp;
-        Status sent = send_parallel(socks, {src.fd.get(), 0, data.size(), 65536}, sp);
-        ::shutdown(wire, SHUT_RDWR);
-        receiver.join();
+        std::string all;
+        for (const auto &r : requests) all += r;
+        Status sent = send_to_a_receiver_that_says(data, 65536, all);
         ASSERT_FALSE(sent);
         const std::string &why = sent.error().message;
         EXPECT_TRUE(why.find("no block of this transfer") != std::string::npos || why.find("4 times") != std::string::npos)
