@@ -9,6 +9,7 @@ alive."""
 import ftplib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -99,9 +100,7 @@ class Daemon:
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise AssertionError("rftpd did not stop on SIGTERM:\n" + self.log())
+                kill_bounded(self.proc, "rftpd, stopped with SIGTERM,", self.log()[-3000:])
         self._log.close()
         return self.proc.returncode
 
@@ -122,13 +121,54 @@ def device(request):
     return request.param
 
 
+def where_it_waits(pid: int) -> str:
+    """What each thread of a stuck process waits on in the kernel: a process
+    stuck inside the soft RDMA driver cannot be killed, and this says where."""
+    lines = []
+    for task in sorted(Path(f"/proc/{pid}/task").glob("*")):
+        def read(name):
+            try:
+                return (task / name).read_text().strip()
+            except OSError:
+                return "?"
+        state = next((l for l in read("status").splitlines() if l.startswith("State:")), "State: ?")
+        lines.append(f"thread {task.name}: {state}, wchan {read('wchan')}\n{read('stack')}")
+    if shutil.which("gdb"):  # the user-space side of the same threads, where the machine has gdb
+        try:
+            bt = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", "thread apply all bt"],
+                                capture_output=True, text=True, timeout=60).stdout
+            lines.append(bt[-12000:])
+        except subprocess.TimeoutExpired:
+            lines.append("gdb did not attach within 60 s")
+    return "\n".join(lines)
+
+
+def kill_bounded(proc, what: str, detail: str = "") -> None:
+    """SIGKILL, then a bounded wait: a hang becomes this test's failure, with
+    where it hung, instead of the whole guest's until the watchdog."""
+    waits = where_it_waits(proc.pid)
+    proc.kill()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"{what} survived SIGKILL for 30 s; it waits in the kernel:\n{waits}\n{detail}")
+    raise AssertionError(f"{what} timed out; it was waiting here:\n{waits}\n{detail}")
+
+
 def rftp(*args, timeout=300, check=True, env_extra=None, preexec_fn=None):
     """Runs the real client; returns (CompletedProcess, JSON summary or None)."""
     import json
     env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
     env.update(env_extra or {})
-    p = subprocess.run([str(BUILD / "rftp"), "--json", "--no-progress", *args], capture_output=True, text=True,
-                       timeout=timeout, env=env, preexec_fn=preexec_fn)
+    argv = [str(BUILD / "rftp"), "--json", "--no-progress", *args]
+    # Not Popen's context manager: its exit waits for the process without bound.
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=preexec_fn)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_bounded(proc, f"rftp {' '.join(args)}")
+    p = subprocess.CompletedProcess(argv, proc.returncode, out, err)
     summary = None
     for line in p.stdout.splitlines():
         try:
