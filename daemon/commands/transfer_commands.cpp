@@ -79,7 +79,7 @@ void store_discarded(Session &s, uint64_t rest) {
         Status received;
         if (streams > 0) {
             RangeSet ranges(0);
-            middleware::ParallelReceivePlan plan{null.get(), 0, max_block, 1ull << 62, {}, false, checksums, depth};
+            middleware::ParallelReceivePlan plan{null.get(), 0, max_block, 1ull << 62, {}, false, checksums, depth, true};
             if (auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress); !r) received = fail(r.error());
         } else if (auto r = middleware::receive_stream((*socks)[0], null.get(), 0, job->progress, false); !r) {
             received = fail(r.error());
@@ -117,7 +117,7 @@ void store(Session &s, const std::string &arg, bool append) {
             if (!socks) return fail(Error{kDataConnectionNotOpened, socks.error().message});
             if (streams > 0) {
                 middleware::ParallelReceivePlan plan{target.fd.get(), target.start, max_block, 1ull << 62, on_prefix,
-                                                     direct_io, checksums, depth};
+                                                     direct_io, checksums, depth, true};
                 auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
                 if (!r) return fail(r.error());
                 return {};
@@ -215,7 +215,7 @@ void cmd_retr(Session &s, const std::string &arg) {
         if (!socks) return open_failed_outcome(socks.error(), job->aborted());
         Status sent;
         if (streams > 0) {
-            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block, direct_io, checksums, depth},
+            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block, direct_io, checksums, depth, true},
                                              job->progress);
         } else if (ascii) {
             auto r = send_ascii((*socks)[0], file->get(), rest, job->progress);

@@ -116,10 +116,11 @@ Status DamagedBlocks::ask_again(uint64_t offset, uint32_t length, const TrailerC
     return {};
 }
 
-void DamagedBlocks::confirm_end(uint64_t size) {
+void DamagedBlocks::confirm_end(uint64_t size, bool peer_closes_first) {
     auto echo = ftp::encode_frame({ftp::kFrameEod, 0, size});
-    (void)write_all(sock_, echo.data(), echo.size());
-    ::shutdown(sock_, SHUT_WR);
+    if (!write_all(sock_, echo.data(), echo.size())) return;
+    if (peer_closes_first) await_peer_close(sock_);
+    else ::shutdown(sock_, SHUT_WR);
 }
 
 }  // namespace rftp::middleware

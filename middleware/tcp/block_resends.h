@@ -81,8 +81,10 @@ public:
     std::size_t awaited() const { return awaited_.size(); }
     // Every block this connection brought is intact and written: the echo
     // of the end-of-data frame (size: the file's) tells the sender so. A
-    // sender that is gone by then changes nothing here.
-    void confirm_end(uint64_t size);
+    // sender that is gone by then changes nothing here. Then this side
+    // ends the connection, or waits for the sender to end it first
+    // (ParallelReceivePlan::peer_closes_first).
+    void confirm_end(uint64_t size, bool peer_closes_first);
 
 private:
     int sock_;

@@ -188,9 +188,9 @@ std::optional<NextBlock> next_block(ResendRequests &resends, BlockClaims &claims
 
 // A stream that has sent everything says so (EOD) and waits for the
 // receiver's word. true: the receiver echoed the EOD, holding every block
-// intact and written, so this side closes; false: it asked for blocks again.
-Result<bool> offer_end(int sock, uint64_t size, ResendRequests &resends) {
-    if (auto s = send_header(sock, {ftp::kFrameEod, 0, size}); !s) return fail(s.error());
+// intact and written, so this side ends; false: it asked for blocks again.
+Result<bool> offer_end(int sock, const ParallelSendPlan &plan, ResendRequests &resends) {
+    if (auto s = send_header(sock, {ftp::kFrameEod, 0, plan.size}); !s) return fail(s.error());
     set_cork(sock, false);
     auto word = resends.wait();
     if (!word) return fail(word.error());
@@ -198,7 +198,8 @@ Result<bool> offer_end(int sock, uint64_t size, ResendRequests &resends) {
         set_cork(sock, true);
         return false;
     }
-    ::shutdown(sock, SHUT_WR);
+    if (plan.peer_closes_first) await_peer_close(sock);
+    else ::shutdown(sock, SHUT_WR);
     return true;
 }
 
@@ -212,7 +213,7 @@ Status send_zero_stream(int sock, const ParallelSendPlan &plan, const BlockLayou
         if (auto s = resends.poll(); !s) return s;
         auto next = next_block(resends, claims);
         if (!next) {
-            auto ended = offer_end(sock, plan.size, resends);
+            auto ended = offer_end(sock, plan, resends);
             if (!ended) return fail(ended.error());
             if (*ended) return {};
             continue;
@@ -266,7 +267,7 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
                 reading.push_back({op, next->again});
             }
             if (reading.empty()) {
-                auto ended = offer_end(sock, plan.size, resends);
+                auto ended = offer_end(sock, plan, resends);
                 if (!ended) return fail(ended.error());
                 if (*ended) return {};
                 continue;
@@ -386,7 +387,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         if (!drained) return drained;
         // Every block this connection brought is intact and written. A
         // receiver that failed only closes: the sender can tell the two apart.
-        damaged.confirm_end(eod_at);
+        damaged.confirm_end(eod_at, plan.peer_closes_first);
         return {};
     });
     if (!discard) progress.disk_summary = file->summary();

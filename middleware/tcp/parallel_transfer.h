@@ -28,10 +28,20 @@ struct ParallelSendPlan {
     // (OPTS BLOCKSUM NONE): the trailer then travels as zero.
     bool block_checksums = true;
     unsigned queue_depth = disk::DiskOptions{}.queue_depth;  // block reads each stream keeps in flight
+    bool peer_closes_first = false;  // the daemon's side: see below
 };
 
-// Sends the plan over every socket in socks, then an EOD frame on each and
-// shutdown(SHUT_WR). Does not close the sockets.
+// The client closes each data connection first, whichever way the file
+// goes, so the TIME_WAIT a closed TCP connection leaves for a minute stays
+// on the client. A daemon that closed first kept one on a passive port for
+// every file uploaded, and each new passive port's bind walks them: at 2000
+// small files a second (ten thousand of them), bind took a third of
+// rftpd's CPU. The daemon sets peer_closes_first: it then closes only after
+// the client's end of stream (or its data timeout).
+
+// Sends the plan over every socket in socks, then an EOD frame on each;
+// once the receiver echoes it, shuts down the sending side (or, with
+// peer_closes_first, waits for the receiver's end). Does not close the sockets.
 Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, TransferProgress &progress);
 
 struct ParallelReceivePlan {
@@ -45,13 +55,15 @@ struct ParallelReceivePlan {
     bool direct_io = true;        // write with O_DIRECT where the file system takes it
     bool block_checksums = true;  // check each frame's CRC32C (off: as agreed, the trailers are zero)
     unsigned queue_depth = disk::DiskOptions{}.queue_depth;  // block writes each stream keeps in flight
+    bool peer_closes_first = false;  // the daemon's side: see above
 };
 
 struct ParallelReceiveResult {
     uint64_t size = 0;  // file size announced by the EOD frames
 };
 
-// Receives until every socket delivered its EOD frame and closed. On any
+// Receives until every socket delivered its EOD frame, echoes it once the
+// connection's blocks are written, and ends the connection as send_parallel does. On any
 // failure the error says what went wrong; received tells, in either case,
 // which ranges were written (contiguous_end() is where a resume starts).
 Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const ParallelReceivePlan &plan,

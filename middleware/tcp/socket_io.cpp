@@ -126,6 +126,13 @@ bool is_seekable(int fd) {
     return S_ISCHR(st.st_mode) && ::lseek(fd, 0, SEEK_CUR) >= 0;
 }
 
+void await_peer_close(int sock) {
+    uint8_t byte;
+    ssize_t n;
+    do n = ::recv(sock, &byte, 1, 0);
+    while (n < 0 && errno == EINTR);
+}
+
 void set_cork(int sock, bool on) {
     int v = on ? 1 : 0;
     (void)::setsockopt(sock, IPPROTO_TCP, TCP_CORK, &v, sizeof v);

@@ -52,4 +52,11 @@ bool is_seekable(int fd);
 // TCP_CORK on/off; a no-op on sockets that are not TCP.
 void set_cork(int sock, bool on);
 
+// Waits for the peer's end of stream, so that the close which follows is
+// the passive one: TCP's TIME_WAIT then stays with the peer. Gives up at the
+// socket's receive timeout, or at once when the peer sends anything more
+// (nothing may follow the end of a transfer, and a peer must not be able to
+// hold this side by sending).
+void await_peer_close(int sock);
+
 }  // namespace rftp::middleware
