@@ -71,6 +71,7 @@ void store_discarded(Session &s, uint64_t rest) {
     uint32_t max_block = s.state.block_size;
     bool checksums = s.state.block_checksums;
     unsigned depth = s.options().disk.queue_depth;
+    auto kept = s.state.stream_buffers;
     s.run_transfer(job, transfer_fields("store", kDiscardPath, streams, checksums), [=]() -> TransferOutcome {
         UniqueFd null(::open(kDiscardPath, O_WRONLY | O_CLOEXEC));
         if (!null) return {451, "Could not open /dev/null.", 0, "failed"};
@@ -79,9 +80,11 @@ void store_discarded(Session &s, uint64_t rest) {
         Status received;
         if (streams > 0) {
             RangeSet ranges(0);
-            middleware::ParallelReceivePlan plan{null.get(), 0, max_block, 1ull << 62, {}, false, checksums, depth, true};
+            middleware::ParallelReceivePlan plan{null.get(), 0, max_block, 1ull << 62, {}, false, checksums, depth, true,
+                                                 kept.get()};
             if (auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress); !r) received = fail(r.error());
-        } else if (auto r = middleware::receive_stream((*socks)[0], null.get(), 0, job->progress, false); !r) {
+        } else if (auto r = middleware::receive_stream((*socks)[0], null.get(), 0, job->progress, false, kept.get());
+                   !r) {
             received = fail(r.error());
         }
         uint64_t bytes = job->progress.bytes.load();
@@ -108,6 +111,7 @@ void store(Session &s, const std::string &arg, bool append) {
     bool direct_io = s.options().disk.direct_io;
     unsigned depth = s.options().disk.queue_depth;
     bool checksums = s.state.block_checksums;
+    auto kept = s.state.stream_buffers;
     UploadRequest req{*vpath, rest, append, streams > 0, s.options().sync_before_rename};
     if (s.options().preallocate) req.reserve_size = allocate;
     s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams, checksums),
@@ -117,14 +121,14 @@ void store(Session &s, const std::string &arg, bool append) {
             if (!socks) return fail(Error{kDataConnectionNotOpened, socks.error().message});
             if (streams > 0) {
                 middleware::ParallelReceivePlan plan{target.fd.get(), target.start, max_block, 1ull << 62, on_prefix,
-                                                     direct_io, checksums, depth, true};
+                                                     direct_io, checksums, depth, true, kept.get()};
                 auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
                 if (!r) return fail(r.error());
                 return {};
             }
             auto r = ascii ? receive_ascii((*socks)[0], target.fd.get(), target.start, job->progress)
                            : middleware::receive_stream((*socks)[0], target.fd.get(), target.start, job->progress,
-                                                        direct_io);
+                                                        direct_io, kept.get());
             if (!r) return fail(r.error());
             return {};
         });
@@ -202,6 +206,7 @@ void cmd_retr(Session &s, const std::string &arg) {
     bool direct_io = s.options().disk.direct_io;
     unsigned depth = s.options().disk.queue_depth;
     bool checksums = s.state.block_checksums;
+    auto kept = s.state.stream_buffers;
     auto job = take_channel_or_reply(s);
     if (!job) return;
 
@@ -215,7 +220,7 @@ void cmd_retr(Session &s, const std::string &arg) {
         if (!socks) return open_failed_outcome(socks.error(), job->aborted());
         Status sent;
         if (streams > 0) {
-            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block, direct_io, checksums, depth, true},
+            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block, direct_io, checksums, depth, true, kept.get()},
                                              job->progress);
         } else if (ascii) {
             auto r = send_ascii((*socks)[0], file->get(), rest, job->progress);

@@ -70,7 +70,7 @@ private:
 // read from or written to the disk (storage.queue_depth of them), as far as
 // a per-transfer memory budget allows. A block must be whole in memory
 // before its CRC32C lets it near the file, so one per stream is the floor.
-constexpr uint64_t kTransferBufferBudget = 256ull << 20;
+// (kTransferBufferBudget, in the header.)
 
 // How many blocks a stream keeps in hand, and how large each buffer is. A
 // transfer of fewer bytes than that sizes them to what it moves: with many
@@ -243,7 +243,7 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
     auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
     const StreamShape shape = stream_shape(socks.size(), plan.block_size, plan.queue_depth, plan.size - std::min(plan.start, plan.size));
     Status s = group.run([&](std::size_t, int sock) -> Status {
-        StreamBuffers buffers(shape.depth, shape.buffer_bytes);
+        StreamBuffers buffers(shape.depth, shape.buffer_bytes, plan.buffer_cache);
         auto io = stream_engine(buffers, shape.depth, "tcp sender");
         if (!io) return fail(io.error());
         ResendRequests resends(sock, layout, progress);
@@ -307,7 +307,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     const uint32_t max_frame = shape.buffer_bytes;
     StreamGroup group(socks, progress);
     Status s = group.run([&](std::size_t index, int sock) -> Status {
-        StreamBuffers buffers(shape.depth, shape.buffer_bytes);
+        StreamBuffers buffers(shape.depth, shape.buffer_bytes, plan.buffer_cache);
         auto io = stream_engine(buffers, shape.depth, "tcp receiver");
         if (!io) return fail(io.error());
         DamagedBlocks damaged(sock, std::to_string(index + 1) + "/" + std::to_string(socks.size()), progress);

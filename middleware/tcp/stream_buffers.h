@@ -13,6 +13,7 @@
 
 #include "common/result.h"
 #include "middleware/block_memory.h"
+#include "middleware/block_memory_cache.h"
 #include "middleware/disk/block_io.h"
 #include "middleware/disk/disk_file.h"
 
@@ -20,12 +21,21 @@ namespace rftp::middleware {
 
 class StreamBuffers {
 public:
-    StreamBuffers(unsigned count, uint32_t block_size)
+    // cache: the session's kept memory (block_memory_cache.h), taken from
+    // and given back to; null maps and unmaps the buffers.
+    StreamBuffers(unsigned count, uint32_t block_size, BlockMemoryCache *cache = nullptr)
         : stride_(static_cast<std::size_t>(block_size) + disk::kDirectAlign),
-          memory_(BlockMemory::allocate(count * stride_)) {
+          memory_(cache ? cache->take(count * stride_) : BlockMemory::allocate(count * stride_)),
+          cache_(cache) {
         for (unsigned i = 0; i < count && memory_; ++i) iovecs_.push_back({block(i), stride_});
         for (unsigned i = count; i > 0 && memory_; --i) free_.push_back(i - 1);
     }
+    // The disk engine (declared after this, so gone first) has finished with the memory by now.
+    ~StreamBuffers() {
+        if (cache_) cache_->give(std::move(memory_));
+    }
+    StreamBuffers(const StreamBuffers &) = delete;
+    StreamBuffers &operator=(const StreamBuffers &) = delete;
     bool valid() const { return static_cast<bool>(memory_); }
     uint8_t *block(uint32_t i) const { return memory_.data() + i * stride_; }
     std::span<const iovec> iovecs() const { return iovecs_; }
@@ -42,6 +52,7 @@ public:
 private:
     std::size_t stride_;
     BlockMemory memory_;
+    BlockMemoryCache *cache_;
     std::vector<iovec> iovecs_;
     std::vector<uint32_t> free_;
 };
