@@ -6,6 +6,7 @@ is owned by root and read-only, and uploads go into its writable `pub/`.
 """
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -23,14 +24,20 @@ def free_port() -> int:
 
 
 def free_port_range(count: int) -> tuple[int, int]:
-    """A run of `count` ports that are free right now, for pasv_min/max_port."""
+    """A run of `count` ports that are free right now, for pasv_min/max_port.
+    Below the kernel's ephemeral range, where no outgoing connection (nor
+    the TIME_WAIT it leaves behind) takes a port; probed with SO_REUSEADDR,
+    as vsftpd binds them, so an earlier test's TIME_WAIT there is no obstacle."""
+    low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    below = (max(1024, low - 12000), low - count)
+    candidates = below if below[1] - below[0] > 1000 else (high + 1, 65536 - count)
+    rng = random.Random()
     for _ in range(200):
-        first = free_port()
-        if first + count >= 65535:
-            continue
+        first = rng.randrange(*candidates)
         ok = True
         for p in range(first, first + count):
             with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 try:
                     s.bind(("127.0.0.1", p))
                 except OSError:
