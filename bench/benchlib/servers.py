@@ -6,32 +6,22 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from .cpu import CpuGroup
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "e2e"))
+# vsftpd's passive range: the same choice as the tests make (below the
+# ephemeral range, where thousands of small transfers' TIME_WAIT cannot crowd it).
+from vsftpd_server import free_port_range  # noqa: E402
 
 
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def free_port_range(count: int) -> tuple[int, int]:
-    """A run of `count` ports that are free right now (vsftpd's passive range)."""
-    for _ in range(200):
-        first = free_port()
-        if first + count >= 65535:
-            continue
-        try:
-            for p in range(first, first + count):
-                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-                    s.bind(("127.0.0.1", p))
-            return first, first + count - 1
-        except OSError:
-            continue
-    raise RuntimeError("no free port range for vsftpd's passive mode")
 
 
 def listening(port: int) -> bool:
