@@ -79,8 +79,24 @@ fi
 # 5. One guest for the whole suite.
 start=$SECONDS
 # 4G: the 1 GiB tests keep a source, an upload and a download in guest tmpfs.
-"$HERE/lab/run-in-guest.sh" -k "$KERNEL" -m 4G --disk 16G -t 900 --times -- "$HERE/guest/suite.sh" "$BIN"
+# --stall 360: every client and daemon a guest test starts has its own bound
+# (300 s, then a bounded kill, reported with where it waited), so a guest
+# silent for longer is a guest kernel that stopped scheduling them.
+run_suite() {
+    "$HERE/lab/run-in-guest.sh" -k "$KERNEL" -m 4G --disk 16G -t 900 --stall 360 --times -- "$HERE/guest/suite.sh" "$BIN"
+}
+run_suite
 rc=$?
+# Such a guest (status 137, seen once in CI on rxe, cause unknown) says
+# nothing about rftp: the suite runs once more, and the report above stays.
+if ((rc == 137)); then
+    echo "************************************************************"
+    echo "WARNING: the lab guest's kernel stopped making progress (its state is"
+    echo "printed above); running the whole guest suite once more"
+    echo "************************************************************"
+    run_suite
+    rc=$?
+fi
 log "guest run took $((SECONDS - start)) s, exit status $rc"
 case $rc in
     0) ;;

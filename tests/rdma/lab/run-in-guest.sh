@@ -15,6 +15,10 @@
 #   --disk SIZE        a real block device: a sparse ext4 image of SIZE (ubd0)
 #                      that the guest mounts at /run/disk ($LAB_DISK), where
 #                      O_DIRECT works (tmpfs and hostfs refuse it in 6.1)
+#   --stall SEC        the host also kills UML when the guest has printed
+#                      nothing for SEC seconds (a guest kernel that hangs
+#                      starves its own timeout), after asking the guest
+#                      kernel what it runs and what is blocked (printed)
 #   --times            print the boot time and the whole run's wall time
 #   -v, --verbose      --times, plus the guest kernel console
 # Exit status: the command's own; 124 = guest-side timeout; 125 = the guest
@@ -24,7 +28,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PROJECT=$(cd "$HERE/../../.." && pwd)
-KERNEL=${RFTP_UML_KERNEL:-} TIMEOUT=600 MEM=2G VERBOSE=0 TIMES=0 DISK=
+KERNEL=${RFTP_UML_KERNEL:-} TIMEOUT=600 MEM=2G VERBOSE=0 TIMES=0 DISK= STALL=0
 RW=("$PROJECT")
 while (($#)); do
     case $1 in
@@ -33,6 +37,7 @@ while (($#)); do
         -m|--mem) MEM=$2; shift 2 ;;
         --rw) RW+=("$(realpath "$2")"); shift 2 ;;
         --disk) DISK=$2; shift 2 ;;
+        --stall) STALL=$2; shift 2 ;;
         --times) TIMES=1; shift ;;
         -v|--verbose) VERBOSE=1 TIMES=1; shift ;;
         --) shift; break ;;
@@ -78,7 +83,10 @@ fi
 # fds non-blocking, which must not leak onto the caller's stdout/stderr.
 mkfifo "$WORK/out" "$WORK/err"
 LOG=$WORK/console.log
-cat <"$WORK/out" & cat_out=$!
+# The guest's output also goes to a file whose age tells the watchdog
+# whether the guest still makes progress.
+PROGRESS=$WORK/progress
+tee "$PROGRESS" <"$WORK/out" & cat_out=$!
 cat <"$WORK/err" >&2 & cat_err=$!
 
 start=$(date +%s.%N)
@@ -97,12 +105,42 @@ stop_uml() {
     kill -KILL -- -"$uml" 2>/dev/null
 }
 trap 'echo "run-in-guest: interrupted, stopping the guest" >&2; stop_uml; rm -rf "$WORK"; exit 130' INT TERM HUP
-# Host-side watchdog, for a guest that hangs beyond its own timeout.
+# Every task's state and stack, into the console log, from a guest that
+# still answers its management console.
+dump_guest_tasks() {
+    local sock pid
+    sock=$(ls "$WORK"/*/mconsole 2>/dev/null | head -1)
+    [[ -n $sock ]] || return
+    mc() { timeout 20 python3 "$HERE/mconsole.py" "$sock" "$@" >/dev/null; sleep 1; }
+    # Which task runs now (sysrq p names it; its registers read 0 on UML)
+    # and its stack, three times, then every blocked task. Not sysrq t:
+    # UML panics printing a workqueue worker.
+    for _ in 1 2 3; do
+        mc sysrq p || { echo "run-in-guest: the guest did not answer sysrq" >&2; return; }
+        pid=$(grep -o '^Pid: [0-9]*' "$LOG" | tail -1 | cut -d' ' -f2)
+        [[ -n $pid ]] && mc stack "$pid"
+    done
+    mc sysrq w
+}
+# Host-side watchdog, for a guest that hangs beyond its own timeout, or
+# (--stall) prints nothing for too long.
 (
     trap 'kill $sleeper 2>/dev/null; exit 0' TERM
-    sleep $((TIMEOUT + 60)) & sleeper=$!
-    wait $sleeper
-    echo "run-in-guest: guest still running after $((TIMEOUT + 60)) s, killing it" >&2
+    deadline=$((SECONDS + TIMEOUT + 60))
+    while :; do
+        sleep 5 & sleeper=$!
+        wait $sleeper
+        if ((SECONDS >= deadline)); then
+            echo "run-in-guest: guest still running after $((TIMEOUT + 60)) s, killing it" >&2
+            break
+        fi
+        if ((STALL)) && [[ -f $PROGRESS ]] && (($(date +%s) - $(stat -c %Y "$PROGRESS") >= STALL)); then
+            echo "run-in-guest: the guest printed nothing for $STALL s, killing it" >&2
+            touch "$WORK/stalled"
+            break
+        fi
+    done
+    dump_guest_tasks
     touch "$WORK/killed"
     stop_uml
 ) & watchdog=$!
@@ -126,7 +164,9 @@ if [[ -f $SHARE/rc ]]; then
 fi
 if [[ -f $WORK/killed ]]; then
     echo "run-in-guest: killed by the host-side watchdog; console tail:" >&2
-    tail -30 "$LOG" >&2
+    # From the task dump on, where the guest answered it.
+    if grep -q "sysrq: Show Regs" "$LOG"; then sed -n '/sysrq: Show Regs/,$p' "$LOG" | tail -800 >&2
+    else tail -30 "$LOG" >&2; fi
     exit 137
 fi
 echo "run-in-guest: the guest ended without an exit status (UML rc=$uml_rc); console tail:" >&2
