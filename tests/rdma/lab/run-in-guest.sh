@@ -105,8 +105,8 @@ stop_uml() {
     kill -KILL -- -"$uml" 2>/dev/null
 }
 trap 'echo "run-in-guest: interrupted, stopping the guest" >&2; stop_uml; rm -rf "$WORK"; exit 130' INT TERM HUP
-# Every task's state and stack, into the console log, from a guest that
-# still answers its management console.
+# What the guest kernel runs and what is blocked, into the console log,
+# from a guest that still answers its management console.
 dump_guest_tasks() {
     local sock pid
     sock=$(ls "$WORK"/*/mconsole 2>/dev/null | head -1)
@@ -136,7 +136,6 @@ dump_guest_tasks() {
         fi
         if ((STALL)) && [[ -f $PROGRESS ]] && (($(date +%s) - $(stat -c %Y "$PROGRESS") >= STALL)); then
             echo "run-in-guest: the guest printed nothing for $STALL s, killing it" >&2
-            touch "$WORK/stalled"
             break
         fi
     done

@@ -1,0 +1,19 @@
+#!/bin/bash
+# Checks the host-side watchdog of run-in-guest.sh on a guest that goes
+# silent: it must be killed (status 137) after the guest kernel was asked
+# what it runs (sysrq p) and what is blocked (sysrq w), and that answer must
+# be printed. This path only runs for real when a guest kernel hangs, so it
+# is checked here, before the suite, rather than discovered broken then.
+# Usage: check-watchdog.sh KERNEL. Prints PASS or FAIL and why; exit 0 or 1.
+set -uo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+KERNEL=${1:?usage: check-watchdog.sh KERNEL}
+
+out=$("$HERE/run-in-guest.sh" -k "$KERNEL" -t 120 --stall 5 -- bash -c 'echo started; sleep 600' 2>&1)
+rc=$?
+fail() { echo "FAIL watchdog: $*"; echo "$out" | tail -40; exit 1; }
+((rc == 137)) || fail "a silent guest ended with status $rc, not 137"
+grep -q "printed nothing for 5 s" <<<"$out" || fail "no stall message"
+grep -q "^Pid: [0-9]*, comm:" <<<"$out" || fail "the running task (sysrq p) was not printed"
+grep -q "sysrq: Show Blocked State" <<<"$out" || fail "the blocked tasks (sysrq w) were not printed"
+echo "PASS watchdog: a silent guest was killed after its kernel state was printed"
