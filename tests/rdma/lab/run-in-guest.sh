@@ -105,6 +105,16 @@ stop_uml() {
     kill -KILL -- -"$uml" 2>/dev/null
 }
 trap 'echo "run-in-guest: interrupted, stopping the guest" >&2; stop_uml; rm -rf "$WORK"; exit 130' INT TERM HUP
+# Where the UML process spends its time, by guest kernel symbol, sampled
+# from the host (perf, where installed): this still answers when the guest
+# kernel no longer serves its management console.
+sample_guest_kernel() {
+    command -v perf >/dev/null || return
+    timeout 20 perf record -q -o "$WORK/perf.data" -p "$uml" -- sleep 3 >/dev/null 2>&1 || return
+    { echo "run-in-guest: where the guest kernel's process spent 3 s (host perf):"
+      perf report -q -i "$WORK/perf.data" --stdio --no-children --sort dso,sym 2>/dev/null | grep -v "^$" | head -30
+    } >&2
+}
 # What the guest kernel runs and what is blocked, into the console log,
 # from a guest that still answers its management console.
 dump_guest_tasks() {
@@ -112,6 +122,7 @@ dump_guest_tasks() {
     sock=$(ls "$WORK"/*/mconsole 2>/dev/null | head -1)
     [[ -n $sock ]] || return
     mc() { timeout 20 python3 "$HERE/mconsole.py" "$sock" "$@" >/dev/null; sleep 1; }
+    sample_guest_kernel
     # Which task runs now (sysrq p names it; its registers read 0 on UML)
     # and its stack, three times, then every blocked task. Not sysrq t:
     # UML panics printing a workqueue worker.
