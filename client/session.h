@@ -6,7 +6,7 @@
 #include "client/features.h"
 #include "client/ftp_connection.h"
 #include "client/url.h"
-#include "middleware/block_memory_cache.h"
+#include "middleware/tcp/stream_cache.h"
 #include "middleware/rdma/channel.h"
 #include "middleware/tcp/parallel_transfer.h"
 
@@ -33,9 +33,8 @@ struct Session {
     bool rdma_declined = false;
     // OPTS BLOCKSUM as agreed: whether framed and RDMA blocks carry a CRC32C.
     bool block_checksums = true;
-    // TCP transfer buffers kept from one file to the next (block_memory_cache.h).
-    std::unique_ptr<middleware::BlockMemoryCache> stream_buffers =
-        std::make_unique<middleware::BlockMemoryCache>(middleware::kTransferBufferBudget);
+    // TCP transfer buffers and rings kept from one file to the next (stream_cache.h).
+    std::unique_ptr<middleware::StreamCache> stream_kept = std::make_unique<middleware::StreamCache>();
 };
 
 Outcome<Session> open_session(const Url &url, int timeout_seconds);

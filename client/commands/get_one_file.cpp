@@ -217,7 +217,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             BatchProgress::Watch watch(hooks.batch, progress);
             if (!framed) {
                 auto r = middleware::receive_stream(fds[0], file.get(), offset, progress, true,
-                                                    session.stream_buffers.get());
+                                                    session.stream_kept.get());
                 if (r) end = *r;
                 else moved = std::unexpected(r.error());
             } else {
@@ -226,7 +226,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                     if (journal) journal->record(prefix);
                 };
                 plan.block_checksums = session.block_checksums;
-                plan.buffer_cache = session.stream_buffers.get();
+                plan.kept = session.stream_kept.get();
                 auto r = middleware::receive_parallel(fds, plan, received, progress);
                 end = received.contiguous_end();
                 if (r && r->size != *size)

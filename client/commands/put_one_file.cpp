@@ -142,7 +142,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         } else {
             middleware::ParallelSendPlan plan{source.fd.get(), offset, size, static_cast<uint32_t>(block)};
             plan.block_checksums = session.block_checksums;
-            plan.buffer_cache = session.stream_buffers.get();
+            plan.kept = session.stream_kept.get();
             moved = middleware::send_parallel(fds, plan, progress);
         }
     }

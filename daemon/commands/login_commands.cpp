@@ -58,8 +58,7 @@ void cmd_pass(Session &s, const std::string &arg) {
                 s.state.anonymous = attempt->grant->anonymous;
                 s.state.root = std::make_shared<const UserRoot>(std::move(*attempt->root));
                 s.state.cwd = "/";
-                s.state.stream_buffers =
-                    std::make_shared<middleware::BlockMemoryCache>(middleware::kTransferBufferBudget);
+                s.state.stream_kept = std::make_shared<middleware::StreamCache>();
                 log::info("session=" + std::to_string(s.id()) + " user=" + log::quote(s.state.user) +
                           " event=login access=" + (s.state.root->writable() ? "read-write" : "read-only"));
                 s.reply(230, "Login successful.");

@@ -71,7 +71,7 @@ void store_discarded(Session &s, uint64_t rest) {
     uint32_t max_block = s.state.block_size;
     bool checksums = s.state.block_checksums;
     unsigned depth = s.options().disk.queue_depth;
-    auto kept = s.state.stream_buffers;
+    auto kept = s.state.stream_kept;
     s.run_transfer(job, transfer_fields("store", kDiscardPath, streams, checksums), [=]() -> TransferOutcome {
         UniqueFd null(::open(kDiscardPath, O_WRONLY | O_CLOEXEC));
         if (!null) return {451, "Could not open /dev/null.", 0, "failed"};
@@ -111,7 +111,7 @@ void store(Session &s, const std::string &arg, bool append) {
     bool direct_io = s.options().disk.direct_io;
     unsigned depth = s.options().disk.queue_depth;
     bool checksums = s.state.block_checksums;
-    auto kept = s.state.stream_buffers;
+    auto kept = s.state.stream_kept;
     UploadRequest req{*vpath, rest, append, streams > 0, s.options().sync_before_rename};
     if (s.options().preallocate) req.reserve_size = allocate;
     s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams, checksums),
@@ -206,7 +206,7 @@ void cmd_retr(Session &s, const std::string &arg) {
     bool direct_io = s.options().disk.direct_io;
     unsigned depth = s.options().disk.queue_depth;
     bool checksums = s.state.block_checksums;
-    auto kept = s.state.stream_buffers;
+    auto kept = s.state.stream_kept;
     auto job = take_channel_or_reply(s);
     if (!job) return;
 

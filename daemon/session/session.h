@@ -20,7 +20,7 @@
 #include "daemon/data/transfer_job.h"
 #include "daemon/rdma/session_rdma.h"
 #include "daemon/vfs/user_root.h"
-#include "middleware/block_memory_cache.h"
+#include "middleware/tcp/stream_cache.h"
 #include "protocol/ftp_command.h"
 #include "protocol/telnet_filter.h"
 
@@ -64,11 +64,12 @@ struct SessionState {
     // OPTS BLOCKSUM: whether framed and RDMA blocks carry a checked CRC32C
     // (the client may turn them off for its own transfers).
     bool block_checksums = true;
-    // TCP transfer buffers kept between this session's transfers, so a
-    // small file finds its memory mapped and faulted in. New at each login:
-    // they hold the bytes of the user who moved them. Shared so a running
-    // transfer keeps them.
-    std::shared_ptr<middleware::BlockMemoryCache> stream_buffers;
+    // TCP transfer buffers and rings kept between this session's transfers,
+    // so a small file finds its memory mapped and faulted in and its disk
+    // engine set up (stream_cache.h). New at each login: the buffers hold
+    // the bytes of the user who moved them. Shared so a running transfer
+    // keeps them.
+    std::shared_ptr<middleware::StreamCache> stream_kept;
 };
 
 class Session : public std::enable_shared_from_this<Session> {

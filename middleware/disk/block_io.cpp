@@ -23,13 +23,22 @@ std::string where(const BlockOp &op, uint32_t done) {
 }  // namespace
 
 Result<std::unique_ptr<BlockIo>> BlockIo::create(std::span<const iovec> blocks, unsigned depth, std::string label,
-                                                 Backend backend, Buffers buffers) {
+                                                 Backend backend, Buffers buffers, RingCache *rings) {
     std::unique_ptr<BlockIo> io(new BlockIo(blocks, std::max(1u, depth), std::move(label)));
+    // Two parts per block, and the poll that wake() ends.
+    const unsigned entries = 2 * io->depth() + 1;
+    if (backend == Backend::io_uring && buffers == Buffers::plain && rings) {
+        io->rings_ = rings;
+        if (auto kept = rings->take(entries)) {
+            io->ring_.emplace(std::move(kept->ring));
+            io->wake_fd_ = std::move(kept->wake_fd);
+            return io;
+        }
+    }
     io->wake_fd_ = UniqueFd(::eventfd(0, EFD_CLOEXEC));
     if (!io->wake_fd_) return fail_errno("eventfd");
     if (backend == Backend::positioned_calls) return io;
-    // Two parts per block, and the poll that wake() ends.
-    auto ring = IoRing::create(2 * io->depth() + 1);
+    auto ring = IoRing::create(entries);
     if (!ring) {
         log::debug(io->label_ + " event=disk_engine io_uring unavailable (" + ring.error().message +
                    "); reading and writing with pread/pwrite");
@@ -53,6 +62,16 @@ BlockIo::~BlockIo() {
     // The pool outlives this engine, but nothing may still be moving into
     // it: let whatever is in flight finish first.
     while (ring_ && in_flight_ > 0) (void)wait();
+    if (!rings_ || !ring_ || ring_broken_) return;
+    // A poll left armed is tied to the thread that armed it: it may be
+    // cancelled when that thread ends, or fire into the next user's wait,
+    // which runs on another thread. Its completion is taken here instead,
+    // so the ring goes back empty.
+    if (wake_armed_) {
+        wake();
+        while (wake_armed_ && !ring_broken_) (void)wait();
+    }
+    if (!ring_broken_) rings_->give({std::move(*ring_), std::move(wake_fd_)});
 }
 
 // Whole aligned sectors of an aligned block go direct; an unaligned tail,
@@ -208,6 +227,7 @@ std::vector<FinishedOp> BlockIo::wait() {
             // The ring is broken: fail whatever it holds, the caller fails the file.
             for (uint32_t i = 0; i < slots_.size(); ++i)
                 if (slots_[i].busy) finish(i, fail_errno("io_uring submit", -rc));
+            ring_broken_ = true;
             break;
         }
         io_uring_cqe *cqe = nullptr;
@@ -217,8 +237,10 @@ std::vector<FinishedOp> BlockIo::wait() {
             int64_t res = cqe->res;
             ring_->seen(cqe);
             if (tag == kWakeTag) {
+                // A cancelled poll leaves the count at zero, and this
+                // read would then block.
                 uint64_t n;
-                (void)!::read(wake_fd_.get(), &n, sizeof n);
+                if (res > 0) (void)!::read(wake_fd_.get(), &n, sizeof n);
                 wake_armed_ = false;
                 woken = true;
                 continue;

@@ -25,6 +25,7 @@
 #include "common/unique_fd.h"
 #include "middleware/disk/disk_file.h"
 #include "middleware/disk/io_ring.h"
+#include "middleware/disk/ring_cache.h"
 
 namespace rftp::middleware::disk {
 
@@ -52,8 +53,11 @@ public:
     enum class Buffers { fixed, plain };
     // blocks: the pool, one buffer per block. label prefixes the debug lines.
     // io_uring falls back to positioned calls where the kernel refuses it.
+    // rings: with plain buffers, where the ring comes from and goes back to
+    // (ring_cache.h); null sets one up and tears it down.
     static Result<std::unique_ptr<BlockIo>> create(std::span<const iovec> blocks, unsigned depth, std::string label,
-                                                   Backend backend = Backend::io_uring, Buffers buffers = Buffers::fixed);
+                                                   Backend backend = Backend::io_uring, Buffers buffers = Buffers::fixed,
+                                                   RingCache *rings = nullptr);
     bool uses_io_uring() const { return ring_.has_value(); }
     bool uses_fixed_buffers() const { return ring_ && ring_->has_fixed_buffers(); }
     ~BlockIo();
@@ -114,6 +118,8 @@ private:
     UniqueFd wake_fd_;            // eventfd: wake() writes, wait() reads
     bool wake_armed_ = false;     // a poll on wake_fd_ is in the ring
     std::vector<FinishedOp> finished_;
+    RingCache *rings_ = nullptr;  // where the ring goes back to, if anywhere
+    bool ring_broken_ = false;    // a submit failed: not for anyone else
 };
 
 }  // namespace rftp::middleware::disk

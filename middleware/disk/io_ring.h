@@ -25,6 +25,8 @@ public:
     // operation. Returns 0 or -errno (the ring still works with plain buffers).
     int register_buffers(std::span<const iovec> buffers);
     bool has_fixed_buffers() const { return fixed_; }
+    // Room for this many submissions at once (at least what create() asked).
+    unsigned entries() const { return ring_->sq.ring_entries; }
 
     io_uring_sqe *next_sqe() { return io_uring_get_sqe(ring_.get()); }  // nullptr when full
     int submit() { return io_uring_submit(ring_.get()); }

@@ -41,8 +41,14 @@ public:
         }
     }
 
+    // One stream runs on the calling thread: a small file has one, and
+    // starting a thread for it cost each file a clone.
     template <class Fn>
     Status run(Fn per_stream) {
+        if (socks_.size() == 1) {
+            if (auto s = per_stream(std::size_t{0}, socks_[0]); !s) fail(s.error(), 0);
+            return outcome();
+        }
         std::vector<std::thread> threads;
         threads.reserve(socks_.size());
         for (std::size_t i = 0; i < socks_.size(); ++i)
@@ -50,6 +56,11 @@ public:
                 if (auto s = per_stream(i, socks_[i]); !s) fail(s.error(), i);
             });
         for (auto &t : threads) t.join();
+        return outcome();
+    }
+
+private:
+    Status outcome() {
         std::lock_guard lock(mutex_);
         if (error_) {
             // An abort asked for from outside is reported as such, not as the
@@ -59,7 +70,6 @@ public:
         return {};
     }
 
-private:
     std::span<const int> socks_;
     TransferProgress &progress_;
     std::mutex mutex_;
@@ -243,7 +253,7 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
     auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
     const StreamShape shape = stream_shape(socks.size(), plan.block_size, plan.queue_depth, plan.size - std::min(plan.start, plan.size));
     Status s = group.run([&](std::size_t, int sock) -> Status {
-        StreamBuffers buffers(shape.depth, shape.buffer_bytes, plan.buffer_cache);
+        StreamBuffers buffers(shape.depth, shape.buffer_bytes, plan.kept);
         auto io = stream_engine(buffers, shape.depth, "tcp sender");
         if (!io) return fail(io.error());
         ResendRequests resends(sock, layout, progress);
@@ -307,7 +317,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     const uint32_t max_frame = shape.buffer_bytes;
     StreamGroup group(socks, progress);
     Status s = group.run([&](std::size_t index, int sock) -> Status {
-        StreamBuffers buffers(shape.depth, shape.buffer_bytes, plan.buffer_cache);
+        StreamBuffers buffers(shape.depth, shape.buffer_bytes, plan.kept);
         auto io = stream_engine(buffers, shape.depth, "tcp receiver");
         if (!io) return fail(io.error());
         DamagedBlocks damaged(sock, std::to_string(index + 1) + "/" + std::to_string(socks.size()), progress);

@@ -12,15 +12,12 @@
 #include <span>
 
 #include "common/result.h"
-#include "middleware/block_memory_cache.h"
 #include "middleware/disk/disk_options.h"
 #include "middleware/range_set.h"
+#include "middleware/tcp/stream_cache.h"
 #include "middleware/transfer_progress.h"
 
 namespace rftp::middleware {
-
-// Most memory one transfer's stream buffers take, all streams together.
-inline constexpr uint64_t kTransferBufferBudget = 256ull << 20;
 
 struct ParallelSendPlan {
     int file_fd = -1;
@@ -33,7 +30,7 @@ struct ParallelSendPlan {
     bool block_checksums = true;
     unsigned queue_depth = disk::DiskOptions{}.queue_depth;  // block reads each stream keeps in flight
     bool peer_closes_first = false;  // the daemon's side: see below
-    BlockMemoryCache *buffer_cache = nullptr;  // the session's kept buffers (block_memory_cache.h); null: none
+    StreamCache *kept = nullptr;  // the session's kept buffers and rings (stream_cache.h); null: none
 };
 
 // The client closes each data connection first, whichever way the file
@@ -61,7 +58,7 @@ struct ParallelReceivePlan {
     bool block_checksums = true;  // check each frame's CRC32C (off: as agreed, the trailers are zero)
     unsigned queue_depth = disk::DiskOptions{}.queue_depth;  // block writes each stream keeps in flight
     bool peer_closes_first = false;  // the daemon's side: see above
-    BlockMemoryCache *buffer_cache = nullptr;  // as above
+    StreamCache *kept = nullptr;  // as above
 };
 
 struct ParallelReceiveResult {

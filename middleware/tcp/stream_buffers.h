@@ -13,32 +13,34 @@
 
 #include "common/result.h"
 #include "middleware/block_memory.h"
-#include "middleware/block_memory_cache.h"
 #include "middleware/disk/block_io.h"
 #include "middleware/disk/disk_file.h"
+#include "middleware/tcp/stream_cache.h"
 
 namespace rftp::middleware {
 
 class StreamBuffers {
 public:
-    // cache: the session's kept memory (block_memory_cache.h), taken from
-    // and given back to; null maps and unmaps the buffers.
-    StreamBuffers(unsigned count, uint32_t block_size, BlockMemoryCache *cache = nullptr)
+    // kept: what the session keeps (stream_cache.h): the memory is taken
+    // from it and given back, and so is the disk engine's ring; null maps
+    // and unmaps the buffers, and sets up and tears down the ring.
+    StreamBuffers(unsigned count, uint32_t block_size, StreamCache *kept = nullptr)
         : stride_(static_cast<std::size_t>(block_size) + disk::kDirectAlign),
-          memory_(cache ? cache->take(count * stride_) : BlockMemory::allocate(count * stride_)),
-          cache_(cache) {
+          memory_(kept ? kept->buffers.take(count * stride_) : BlockMemory::allocate(count * stride_)),
+          kept_(kept) {
         for (unsigned i = 0; i < count && memory_; ++i) iovecs_.push_back({block(i), stride_});
         for (unsigned i = count; i > 0 && memory_; --i) free_.push_back(i - 1);
     }
     // The disk engine (declared after this, so gone first) has finished with the memory by now.
     ~StreamBuffers() {
-        if (cache_) cache_->give(std::move(memory_));
+        if (kept_) kept_->buffers.give(std::move(memory_));
     }
     StreamBuffers(const StreamBuffers &) = delete;
     StreamBuffers &operator=(const StreamBuffers &) = delete;
     bool valid() const { return static_cast<bool>(memory_); }
     uint8_t *block(uint32_t i) const { return memory_.data() + i * stride_; }
     std::span<const iovec> iovecs() const { return iovecs_; }
+    disk::RingCache *kept_rings() const { return kept_ ? &kept_->rings : nullptr; }
 
     // Which blocks are not in use: take one (has_free() must hold), give it back when done.
     bool has_free() const { return !free_.empty(); }
@@ -52,7 +54,7 @@ public:
 private:
     std::size_t stride_;
     BlockMemory memory_;
-    BlockMemoryCache *cache_;
+    StreamCache *kept_;
     std::vector<iovec> iovecs_;
     std::vector<uint32_t> free_;
 };
@@ -61,7 +63,7 @@ inline Result<std::unique_ptr<disk::BlockIo>> stream_engine(const StreamBuffers 
                                                             const std::string &label) {
     if (!buffers.valid()) return fail_msg("out of memory for stream buffers", -ENOMEM);
     return disk::BlockIo::create(buffers.iovecs(), depth, label, disk::BlockIo::Backend::io_uring,
-                                 disk::BlockIo::Buffers::plain);
+                                 disk::BlockIo::Buffers::plain, buffers.kept_rings());
 }
 
 }  // namespace rftp::middleware

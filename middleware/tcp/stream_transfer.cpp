@@ -39,8 +39,8 @@ Result<uint64_t> receive_by_copy(int sock, int file_fd, bool seekable, uint64_t 
 }
 
 Result<uint64_t> receive_through_engine(int sock, disk::DiskFile &file, uint64_t offset, TransferProgress &progress,
-                                        BlockMemoryCache *cache) {
-    StreamBuffers buffers(kEngineDepth, kEngineBlock, cache);
+                                        StreamCache *kept) {
+    StreamBuffers buffers(kEngineDepth, kEngineBlock, kept);
     auto io = stream_engine(buffers, kEngineDepth, "tcp stream receiver");
     if (!io) return fail(io.error());
     std::optional<Error> error;
@@ -112,10 +112,10 @@ Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &
 }
 
 Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress, bool direct_io,
-                                BlockMemoryCache *buffer_cache) {
+                                StreamCache *kept) {
     auto file = disk::DiskFile::open(file_fd, true, direct_io);
     if (file->seekable && file->regular) {
-        auto received = receive_through_engine(sock, *file, offset, progress, buffer_cache);
+        auto received = receive_through_engine(sock, *file, offset, progress, kept);
         progress.disk_summary = file->summary();
         return received;
     }

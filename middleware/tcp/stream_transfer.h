@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "common/result.h"
-#include "middleware/block_memory_cache.h"
+#include "middleware/tcp/stream_cache.h"
 #include "middleware/transfer_progress.h"
 
 namespace rftp::middleware {
@@ -27,8 +27,8 @@ Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &
 // Receives until the peer closes, writing at offset onwards. Returns the end
 // offset. file_fd may also be a non-seekable sink (pipe, /dev/null, stdout).
 // On failure a regular file holds exactly what arrived whole, from offset on.
-// buffer_cache: the session's kept buffers (block_memory_cache.h), or null.
+// kept: the session's kept buffers and rings (stream_cache.h), or null.
 Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress,
-                                bool direct_io = true, BlockMemoryCache *buffer_cache = nullptr);
+                                bool direct_io = true, StreamCache *kept = nullptr);
 
 }  // namespace rftp::middleware
