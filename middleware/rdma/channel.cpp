@@ -289,6 +289,7 @@ void Channel::dispatcher_loop() {
                 fail_locked(Error::msg("ibv_poll_cq failed"), false);
                 return;
             }
+            n = drop_stale(wcs, n);
             if (worker_queues_.empty()) {
                 for (int i = 0; i < n; ++i) handle_completion(wcs[i]);
                 if (n < 32) return;
@@ -324,6 +325,20 @@ void Channel::dispatcher_loop() {
         }
         if (fds[1].revents) handle_cm_event();
     }
+}
+
+// A queue pair whose connect failed on a taken port (cm_setup.cpp) was
+// destroyed and made anew; its posted receives may come back flushed, by a
+// queue pair number no longer in the channel. Those are not this channel's
+// failures. Keeps the rest in order; returns how many.
+int Channel::drop_stale(ibv_wc *wcs, int n) const {
+    int kept = 0;
+    for (int i = 0; i < n; ++i) {
+        const unsigned qp = wr_qp(wcs[i].wr_id);
+        const rdma_cm_id *id = qp < res_.connections.size() ? res_.connections[qp].get() : nullptr;
+        if (id && id->qp && id->qp->qp_num == wcs[i].qp_num) wcs[kept++] = wcs[i];
+    }
+    return kept;
 }
 
 void Channel::handle_cm_event() {

@@ -195,6 +195,7 @@ private:
     void monitor_loop();
 
     void handle_completion(const ibv_wc &wc);
+    int drop_stale(ibv_wc *wcs, int n) const;
     void handle_control_message(const uint8_t *bytes, std::size_t len);
     void handle_notice(unsigned qp, uint32_t slot, uint32_t length, std::optional<uint32_t> file_id, NoticeMode mode);
     void handle_send_done(unsigned qp, uint32_t block);

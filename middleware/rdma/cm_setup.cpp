@@ -198,6 +198,36 @@ Status ChannelListener::accept(ChannelResources &res, const wire::ChannelToken &
     return {};
 }
 
+namespace {
+
+// Connects queue pair i of want, from a new id (and so a new local port).
+Status connect_queue_pair(ChannelResources &res, sockaddr_storage dst, const sockaddr_storage &server, unsigned i,
+                          unsigned want, const wire::ChannelToken &token, int ms, Clock::time_point deadline) {
+    rdma_cm_id *raw = nullptr;
+    if (rdma_create_id(res.events.get(), &raw, nullptr, RDMA_PS_TCP) != 0) return fail_errno("rdma_create_id");
+    CmConnection conn(raw);
+    if (rdma_resolve_addr(raw, nullptr, reinterpret_cast<sockaddr *>(&dst), ms) != 0)
+        return fail_errno("rdma_resolve_addr " + address_string(server));
+    if (auto ok = expect_event(res.events.get(), raw, RDMA_CM_EVENT_ADDR_RESOLVED, deadline,
+                               "resolve the server's RDMA address");
+        !ok)
+        return ok;
+    if (rdma_resolve_route(raw, ms) != 0) return fail_errno("rdma_resolve_route");
+    if (auto ok = expect_event(res.events.get(), raw, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, "resolve the route"); !ok)
+        return ok;
+    if (!res.device())
+        if (auto ok = res.attach_device(raw->verbs); !ok) return ok;
+    // The channel owns the connection from here; a retry replaces it.
+    if (auto ok = res.add_connection(i, conn); !ok) return ok;
+    auto data = wire::encode_connect({static_cast<uint8_t>(i), static_cast<uint8_t>(want), token});
+    auto p = conn_param(data.data(), static_cast<uint8_t>(data.size()));
+    if (rdma_connect(raw, &p) != 0) return fail_errno("rdma_connect");
+    return expect_event(res.events.get(), raw, RDMA_CM_EVENT_ESTABLISHED, deadline,
+                        ("connect queue pair " + std::to_string(i)).c_str());
+}
+
+}  // namespace
+
 Status connect_channel(ChannelResources &res, const sockaddr_storage &server, uint16_t port,
                        const wire::ChannelToken &token, unsigned timeout_s) {
     auto ch = new_event_channel();
@@ -207,30 +237,16 @@ Status connect_channel(ChannelResources &res, const sockaddr_storage &server, ui
     sockaddr_storage dst = with_port(server, port);
     const unsigned want = res.params.queue_pairs();
     int ms = static_cast<int>(std::min(timeout_s, 30u) * 1000);
+    // iWARP connects from a real TCP port that the RDMA CM picks without
+    // asking TCP, so rdma_connect can find it taken (EADDRINUSE; seen on
+    // siw beside many TIME_WAIT sockets). Nothing reached the server then:
+    // the queue pair starts again with a new id, and so a new port.
+    constexpr unsigned kConnectTries = 8;
     for (unsigned i = 0; i < want; ++i) {
-        rdma_cm_id *raw = nullptr;
-        if (rdma_create_id(res.events.get(), &raw, nullptr, RDMA_PS_TCP) != 0) return fail_errno("rdma_create_id");
-        CmConnection conn(raw);
-        if (rdma_resolve_addr(raw, nullptr, reinterpret_cast<sockaddr *>(&dst), ms) != 0)
-            return fail_errno("rdma_resolve_addr " + address_string(server));
-        if (auto ok = expect_event(res.events.get(), raw, RDMA_CM_EVENT_ADDR_RESOLVED, deadline,
-                                   "resolve the server's RDMA address");
-            !ok)
-            return ok;
-        if (rdma_resolve_route(raw, ms) != 0) return fail_errno("rdma_resolve_route");
-        if (auto ok = expect_event(res.events.get(), raw, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, "resolve the route");
-            !ok)
-            return ok;
-        if (!res.device())
-            if (auto ok = res.attach_device(raw->verbs); !ok) return ok;
-        if (auto ok = res.add_connection(i, conn); !ok) return ok;
-        auto data = wire::encode_connect({static_cast<uint8_t>(i), static_cast<uint8_t>(want), token});
-        auto p = conn_param(data.data(), static_cast<uint8_t>(data.size()));
-        if (rdma_connect(raw, &p) != 0) return fail_errno("rdma_connect");
-        if (auto ok = expect_event(res.events.get(), raw, RDMA_CM_EVENT_ESTABLISHED, deadline,
-                                   ("connect queue pair " + std::to_string(i)).c_str());
-            !ok)
-            return ok;
+        Status connected = connect_queue_pair(res, dst, server, i, want, token, ms, deadline);
+        for (unsigned tries = 1; !connected && connected.error().code == -EADDRINUSE && tries < kConnectTries; ++tries)
+            connected = connect_queue_pair(res, dst, server, i, want, token, ms, deadline);
+        if (!connected) return connected;
     }
     return {};
 }
