@@ -114,6 +114,21 @@ sample_guest_kernel() {
     { echo "run-in-guest: where the guest kernel's process spent 3 s (host perf):"
       perf report -q -i "$WORK/perf.data" --stdio --no-children --sort dso,sym 2>/dev/null | grep -v "^$" | head -30
     } >&2
+    sample_guest_faults
+}
+# The stall seen so far is the guest kernel faulting on one access again and
+# again (host page faults and SIGSEGV deliveries fill the profile): where in
+# the guest kernel, and on which address, says what to fix or avoid.
+sample_guest_faults() {
+    local ip n
+    timeout 20 perf record -q -e exceptions:page_fault_user -o "$WORK/faults.data" -p "$uml" -- sleep 1 \
+        >/dev/null 2>&1 || return
+    echo "run-in-guest: the guest kernel's own page faults in 1 s (host perf), by instruction:" >&2
+    perf script -i "$WORK/faults.data" 2>/dev/null |
+        grep -o 'address=0x[0-9a-f]* ip=0x[0-9a-f]*' | sort | uniq -c | sort -rn | head -5 |
+        while read -r n ip; do
+            echo "  $n x $ip in $(addr2line -f -e "$KERNEL" "${ip##*ip=}" 2>/dev/null | head -1)" >&2
+        done
 }
 # What the guest kernel runs and what is blocked, into the console log,
 # from a guest that still answers its management console.
