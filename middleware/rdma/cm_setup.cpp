@@ -201,13 +201,13 @@ Status ChannelListener::accept(ChannelResources &res, const wire::ChannelToken &
 namespace {
 
 // Connects queue pair i of want, from a new id (and so a new local port).
-Status connect_queue_pair(ChannelResources &res, sockaddr_storage dst, const sockaddr_storage &server, unsigned i,
-                          unsigned want, const wire::ChannelToken &token, int ms, Clock::time_point deadline) {
+Status connect_queue_pair(ChannelResources &res, sockaddr_storage dst, unsigned i, unsigned want,
+                          const wire::ChannelToken &token, int ms, Clock::time_point deadline) {
     rdma_cm_id *raw = nullptr;
     if (rdma_create_id(res.events.get(), &raw, nullptr, RDMA_PS_TCP) != 0) return fail_errno("rdma_create_id");
     CmConnection conn(raw);
     if (rdma_resolve_addr(raw, nullptr, reinterpret_cast<sockaddr *>(&dst), ms) != 0)
-        return fail_errno("rdma_resolve_addr " + address_string(server));
+        return fail_errno("rdma_resolve_addr " + address_string(dst));
     if (auto ok = expect_event(res.events.get(), raw, RDMA_CM_EVENT_ADDR_RESOLVED, deadline,
                                "resolve the server's RDMA address");
         !ok)
@@ -243,9 +243,9 @@ Status connect_channel(ChannelResources &res, const sockaddr_storage &server, ui
     // the queue pair starts again with a new id, and so a new port.
     constexpr unsigned kConnectTries = 8;
     for (unsigned i = 0; i < want; ++i) {
-        Status connected = connect_queue_pair(res, dst, server, i, want, token, ms, deadline);
+        Status connected = connect_queue_pair(res, dst, i, want, token, ms, deadline);
         for (unsigned tries = 1; !connected && connected.error().code == -EADDRINUSE && tries < kConnectTries; ++tries)
-            connected = connect_queue_pair(res, dst, server, i, want, token, ms, deadline);
+            connected = connect_queue_pair(res, dst, i, want, token, ms, deadline);
         if (!connected) return connected;
     }
     return {};

@@ -61,15 +61,22 @@ protected:
     }
     void TearDown() override { std::filesystem::remove_all(dir_); }
 
+    // The first file's block 0, written on a thread that then ends, as a
+    // stream's does: its ring is the one kept.
+    void write_first_file_on_its_own_thread() {
+        std::thread first([&] { write_block(rings_, *file_, 0); });
+        first.join();
+    }
+
+    RingCache rings_{4};
     std::string dir_, path_;
     UniqueFd fd_;
     std::unique_ptr<DiskFile> file_;
 };
 
 TEST_F(RingCacheTest, TheNextEngineTakesTheRingTheLastGaveBack) {
-    RingCache rings(4);
-    std::thread first([&] { write_block(rings, *file_, 0); });
-    first.join();
+    RingCache &rings = rings_;
+    write_first_file_on_its_own_thread();
     EXPECT_EQ(rings.kept(), 1u);
     {
         Buffer buffer;
@@ -88,9 +95,8 @@ TEST_F(RingCacheTest, TheNextEngineTakesTheRingTheLastGaveBack) {
 }
 
 TEST_F(RingCacheTest, AWaitOnAKeptRingEndsWhenWokenAfterItsLastThreadEnded) {
-    RingCache rings(4);
-    std::thread first([&] { write_block(rings, *file_, 0); });
-    first.join();
+    RingCache &rings = rings_;
+    write_first_file_on_its_own_thread();
     ASSERT_EQ(rings.kept(), 1u);
     Buffer buffer;
     auto io = BlockIo::create(buffer.iovecs(), 1, "test", BlockIo::Backend::io_uring, BlockIo::Buffers::plain, &rings);
