@@ -134,10 +134,10 @@ sample_guest_faults() {
 # from a guest that still answers its management console.
 dump_guest_tasks() {
     local sock pid
+    sample_guest_kernel  # needs no console
     sock=$(ls "$WORK"/*/mconsole 2>/dev/null | head -1)
     [[ -n $sock ]] || return
     mc() { timeout 20 python3 "$HERE/mconsole.py" "$sock" "$@" >/dev/null; sleep 1; }
-    sample_guest_kernel
     # Which task runs now (sysrq p names it; its registers read 0 on UML)
     # and its stack, three times, then every blocked task. Not sysrq t:
     # UML panics printing a workqueue worker.
