@@ -9,6 +9,10 @@
 #include <cstring>
 #include <vector>
 
+#include "common/log.h"
+#include "common/unique_fd.h"
+#include "middleware/rdma/connect_fault.h"
+
 namespace rftp::middleware::rdma {
 namespace {
 
@@ -200,13 +204,37 @@ Status ChannelListener::accept(ChannelResources &res, const wire::ChannelToken &
 
 namespace {
 
-// Connects queue pair i of want, from a new id (and so a new local port).
-Status connect_queue_pair(ChannelResources &res, sockaddr_storage dst, unsigned i, unsigned want,
+// The local address the kernel's routing would send to dst from (a
+// connected UDP socket sends nothing): a bound source port needs a real
+// address beside it, as the CM cannot pick a device for a wildcard.
+Result<sockaddr_storage> route_source(const sockaddr_storage &dst) {
+    UniqueFd probe(::socket(dst.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!probe) return fail_errno("socket");
+    sockaddr_storage to = with_port(dst, 9);  // any port: connect only routes
+    socklen_t len = dst.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    if (::connect(probe.get(), reinterpret_cast<sockaddr *>(&to), len) != 0)
+        return fail_errno("route to " + address_string(dst));
+    sockaddr_storage from{};
+    len = sizeof from;
+    if (::getsockname(probe.get(), reinterpret_cast<sockaddr *>(&from), &len) != 0) return fail_errno("getsockname");
+    return from;
+}
+
+// Connects queue pair i of want, from a new id (and so a new local port:
+// local_port, or one the CM picks when 0).
+Status connect_queue_pair(ChannelResources &res, sockaddr_storage dst, uint16_t local_port, unsigned i, unsigned want,
                           const wire::ChannelToken &token, int ms, Clock::time_point deadline) {
     rdma_cm_id *raw = nullptr;
     if (rdma_create_id(res.events.get(), &raw, nullptr, RDMA_PS_TCP) != 0) return fail_errno("rdma_create_id");
     CmConnection conn(raw);
-    if (rdma_resolve_addr(raw, nullptr, reinterpret_cast<sockaddr *>(&dst), ms) != 0)
+    sockaddr_storage src{};
+    if (local_port) {
+        auto from = route_source(dst);
+        if (!from) return fail(from.error());
+        src = with_port(*from, local_port);
+    }
+    if (rdma_resolve_addr(raw, local_port ? reinterpret_cast<sockaddr *>(&src) : nullptr,
+                          reinterpret_cast<sockaddr *>(&dst), ms) != 0)
         return fail_errno("rdma_resolve_addr " + address_string(dst));
     if (auto ok = expect_event(res.events.get(), raw, RDMA_CM_EVENT_ADDR_RESOLVED, deadline,
                                "resolve the server's RDMA address");
@@ -243,9 +271,12 @@ Status connect_channel(ChannelResources &res, const sockaddr_storage &server, ui
     // the queue pair starts again with a new id, and so a new port.
     constexpr unsigned kConnectTries = 8;
     for (unsigned i = 0; i < want; ++i) {
-        Status connected = connect_queue_pair(res, dst, i, want, token, ms, deadline);
-        for (unsigned tries = 1; !connected && connected.error().code == -EADDRINUSE && tries < kConnectTries; ++tries)
-            connected = connect_queue_pair(res, dst, i, want, token, ms, deadline);
+        Status connected = connect_queue_pair(res, dst, test_connect_from_port(), i, want, token, ms, deadline);
+        for (unsigned tries = 1; !connected && connected.error().code == -EADDRINUSE && tries < kConnectTries; ++tries) {
+            log::info("event=rdma_connect_retry queue_pair=" + std::to_string(i) + " try=" + std::to_string(tries + 1) +
+                      " reason=\"" + connected.error().message + "\"");
+            connected = connect_queue_pair(res, dst, 0, i, want, token, ms, deadline);
+        }
         if (!connected) return connected;
     }
     return {};
