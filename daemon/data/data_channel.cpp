@@ -12,18 +12,10 @@
 #include <random>
 
 #include "common/log.h"
+#include "common/socket_address.h"
 
 namespace rftp::daemon {
 namespace {
-
-socklen_t addr_len(const sockaddr_storage &a) {
-    return a.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-}
-
-void set_port(sockaddr_storage &a, uint16_t port) {
-    if (a.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6 &>(a).sin6_port = htons(port);
-    else reinterpret_cast<sockaddr_in &>(a).sin_port = htons(port);
-}
 
 void set_timeouts(int fd, unsigned timeout_s) {
     timeval tv{static_cast<time_t>(timeout_s), 0};
@@ -58,16 +50,16 @@ Result<std::unique_ptr<DataChannel>> DataChannel::listen_passive(const sockaddr_
 
     bool bound = false;
     if (port_min == 0 && port_max == 0) {
-        set_port(addr, 0);
-        bound = ::bind(ch->listener_.get(), reinterpret_cast<sockaddr *>(&addr), addr_len(addr)) == 0;
+        addr = with_port(addr, 0);
+        bound = ::bind(ch->listener_.get(), reinterpret_cast<sockaddr *>(&addr), address_length(addr)) == 0;
     } else {
         // Start at a random port of the range so concurrent sessions rarely collide.
         uint32_t span = static_cast<uint32_t>(port_max - port_min) + 1;
         static thread_local std::minstd_rand rng(std::random_device{}());
         uint32_t first = rng() % span;
         for (uint32_t i = 0; i < span && !bound; ++i) {
-            set_port(addr, static_cast<uint16_t>(port_min + (first + i) % span));
-            bound = ::bind(ch->listener_.get(), reinterpret_cast<sockaddr *>(&addr), addr_len(addr)) == 0;
+            addr = with_port(addr, static_cast<uint16_t>(port_min + (first + i) % span));
+            bound = ::bind(ch->listener_.get(), reinterpret_cast<sockaddr *>(&addr), address_length(addr)) == 0;
         }
     }
     if (!bound) return fail_errno("no free passive port");

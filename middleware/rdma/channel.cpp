@@ -289,7 +289,7 @@ void Channel::dispatcher_loop() {
                 fail_locked(Error::msg("ibv_poll_cq failed"), false);
                 return;
             }
-            n = drop_stale(wcs, n);
+            if (res_.replaced_a_queue_pair) n = drop_stale(wcs, n);
             if (worker_queues_.empty()) {
                 for (int i = 0; i < n; ++i) handle_completion(wcs[i]);
                 if (n < 32) return;

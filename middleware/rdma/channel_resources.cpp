@@ -84,6 +84,7 @@ Status ChannelResources::add_connection(unsigned index, CmConnection &conn) {
     }
     if (rdma_create_qp(conn.get(), pd.get(), &attr) != 0)
         return fail_errno("rdma_create_qp for queue pair " + std::to_string(index));
+    if (connections[index]) replaced_a_queue_pair = true;
     connections[index] = std::move(conn);
     // Receives go up before the connection is accepted or requested, so the
     // peer's first message always finds one.

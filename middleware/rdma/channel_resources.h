@@ -39,6 +39,9 @@ struct ChannelResources {
     BlockMemory messages;
     MemoryRegion messages_mr;
     std::vector<CmConnection> connections;  // sized queue_pairs(); filled as they connect
+    // A queue pair was made anew (the client's connect retry): completions
+    // of the one it replaced may still come (Channel::drop_stale).
+    bool replaced_a_queue_pair = false;
 
     // Allocates the pool and message area (no device needed yet).
     static Result<ChannelResources> allocate(const ChannelParams &params);

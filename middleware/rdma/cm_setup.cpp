@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/socket_address.h"
 #include "common/unique_fd.h"
 #include "middleware/rdma/connect_fault.h"
 
@@ -17,13 +18,6 @@ namespace rftp::middleware::rdma {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-sockaddr_storage with_port(const sockaddr_storage &a, uint16_t port) {
-    sockaddr_storage s = a;
-    if (s.ss_family == AF_INET) reinterpret_cast<sockaddr_in &>(s).sin_port = htons(port);
-    else reinterpret_cast<sockaddr_in6 &>(s).sin6_port = htons(port);
-    return s;
-}
 
 Result<EventChannel> new_event_channel() {
     EventChannel ch(rdma_create_event_channel());
@@ -211,11 +205,10 @@ Result<sockaddr_storage> route_source(const sockaddr_storage &dst) {
     UniqueFd probe(::socket(dst.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (!probe) return fail_errno("socket");
     sockaddr_storage to = with_port(dst, 9);  // any port: connect only routes
-    socklen_t len = dst.ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-    if (::connect(probe.get(), reinterpret_cast<sockaddr *>(&to), len) != 0)
+    if (::connect(probe.get(), reinterpret_cast<sockaddr *>(&to), address_length(to)) != 0)
         return fail_errno("route to " + address_string(dst));
     sockaddr_storage from{};
-    len = sizeof from;
+    socklen_t len = sizeof from;
     if (::getsockname(probe.get(), reinterpret_cast<sockaddr *>(&from), &len) != 0) return fail_errno("getsockname");
     return from;
 }
@@ -228,13 +221,14 @@ Status connect_queue_pair(ChannelResources &res, sockaddr_storage dst, uint16_t 
     if (rdma_create_id(res.events.get(), &raw, nullptr, RDMA_PS_TCP) != 0) return fail_errno("rdma_create_id");
     CmConnection conn(raw);
     sockaddr_storage src{};
+    sockaddr *from = nullptr;  // the CM picks
     if (local_port) {
-        auto from = route_source(dst);
-        if (!from) return fail(from.error());
-        src = with_port(*from, local_port);
+        auto routed = route_source(dst);
+        if (!routed) return fail(routed.error());
+        src = with_port(*routed, local_port);
+        from = reinterpret_cast<sockaddr *>(&src);
     }
-    if (rdma_resolve_addr(raw, local_port ? reinterpret_cast<sockaddr *>(&src) : nullptr,
-                          reinterpret_cast<sockaddr *>(&dst), ms) != 0)
+    if (rdma_resolve_addr(raw, from, reinterpret_cast<sockaddr *>(&dst), ms) != 0)
         return fail_errno("rdma_resolve_addr " + address_string(dst));
     if (auto ok = expect_event(res.events.get(), raw, RDMA_CM_EVENT_ADDR_RESOLVED, deadline,
                                "resolve the server's RDMA address");
