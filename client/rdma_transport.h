@@ -11,6 +11,7 @@
 #include "client/commands/file_report.h"
 #include "client/exit_codes.h"
 #include "client/session.h"
+#include "middleware/disk/disk_file.h"
 #include "middleware/range_set.h"
 
 namespace rftp::client {
@@ -33,6 +34,7 @@ OutcomeStatus put_over_rdma(Session &session, middleware::rdma::Channel &channel
 OutcomeStatus get_over_rdma(Session &session, middleware::rdma::Channel &channel, int fd, uint64_t offset,
                             std::optional<uint64_t> size, const std::string &remote, const FileProgressHooks &hooks,
                             FileReport &report, middleware::RangeSet &received,
-                            std::function<void(uint64_t)> on_prefix_grown, bool sequential, bool digest);
+                            std::function<void(uint64_t)> on_prefix_grown, bool sequential, bool digest,
+                            middleware::disk::Placement placement);
 
 }  // namespace rftp::client

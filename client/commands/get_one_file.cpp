@@ -84,6 +84,9 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
 
     UniqueFd file;
     uint64_t offset = 0;
+    // Stdout may be a file the shell shares with what comes before and after.
+    const auto placement = dest.write_path.empty() ? middleware::disk::Placement::at_own_position
+                                                   : middleware::disk::Placement::at_offsets;
     if (dest.write_path.empty()) {
         file.reset(::dup(STDOUT_FILENO));
     } else {
@@ -130,7 +133,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                                      [&journal](uint64_t prefix) {
                                          if (journal) journal->record(prefix);
                                      },
-                                     o.sequential_writes || dest.direct, o.verify);
+                                     o.sequential_writes || dest.direct, o.verify, placement);
             if (!got) {
                 // Only the contiguous prefix is trustworthy for a resume.
                 if (!dest.direct) (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
@@ -217,7 +220,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             BatchProgress::Watch watch(hooks.batch, progress);
             if (!framed) {
                 auto r = middleware::receive_stream(fds[0], file.get(), offset, progress, true,
-                                                    session.stream_kept.get());
+                                                    session.stream_kept.get(), placement);
                 if (r) end = *r;
                 else moved = std::unexpected(r.error());
             } else {

@@ -9,7 +9,7 @@
 
 namespace rftp::middleware::disk {
 
-std::unique_ptr<DiskFile> DiskFile::open(int fd, bool writing, bool want_direct) {
+std::unique_ptr<DiskFile> DiskFile::open(int fd, bool writing, bool want_direct, Placement placement) {
     auto f = std::make_unique<DiskFile>();
     f->fd = fd;
     struct stat st {};
@@ -17,14 +17,16 @@ std::unique_ptr<DiskFile> DiskFile::open(int fd, bool writing, bool want_direct)
     // An O_APPEND descriptor (a shell's >>) writes at its end whatever offset
     // is asked for: to us it is a stream, written in order.
     int fl = ::fcntl(fd, F_GETFL);
-    f->seekable = ::lseek(fd, 0, SEEK_CUR) >= 0 && fl >= 0 && !(fl & O_APPEND);
+    bool own_position = placement == Placement::at_own_position;
+    f->seekable = !own_position && ::lseek(fd, 0, SEEK_CUR) >= 0 && fl >= 0 && !(fl & O_APPEND);
     f->regular = regular;
     if (!want_direct) {
         f->buffered_reason = "direct I/O is off";
     } else if (!regular) {
         f->buffered_reason = "not a regular file";
     } else if (!f->seekable) {
-        f->buffered_reason = "appending: written in order";  // a direct twin would not append
+        // A direct twin would neither append nor move the caller's offset.
+        f->buffered_reason = own_position ? "written in order at the descriptor's position" : "appending: written in order";
     } else {
         // A second open file description on the same inode, through our own
         // descriptor table: nothing is resolved by name, and the caller's

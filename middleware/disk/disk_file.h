@@ -17,10 +17,16 @@ namespace rftp::middleware::disk {
 // every common logical block size (512 and 4096).
 inline constexpr uint64_t kDirectAlign = 4096;
 
+// Where writes land. at_own_position: in order, through the descriptor's own
+// file offset, as for a pipe, even where the file could seek. For stdout,
+// which may be a file the caller's shell shares: `(echo head; rget URL -) > f`
+// must follow "head", and whatever the shell writes next must follow us.
+enum class Placement { at_offsets, at_own_position };
+
 struct DiskFile {
     int fd = -1;           // not owned
     UniqueFd direct;       // the same file opened O_DIRECT; empty where refused
-    bool seekable = true;  // false: a pipe or an O_APPEND file, written in order at its own position
+    bool seekable = true;  // false: a pipe, an O_APPEND file or Placement::at_own_position: in order at its own position
     bool regular = false;  // a regular file (not a device, pipe or socket)
     std::atomic<bool> direct_usable{false};
     std::string buffered_reason;  // why the file (or a part of it) goes buffered
@@ -28,7 +34,8 @@ struct DiskFile {
 
     // Never fails: a file that cannot be opened O_DIRECT is read or written
     // buffered, and buffered_reason says why.
-    static std::unique_ptr<DiskFile> open(int fd, bool writing, bool want_direct);
+    static std::unique_ptr<DiskFile> open(int fd, bool writing, bool want_direct,
+                                          Placement placement = Placement::at_offsets);
     // Direct I/O was refused mid-file (EINVAL): the rest goes buffered.
     void refuse_direct(const std::string &why);
     // For the debug log: "direct=... buffered=... (why)".

@@ -88,6 +88,9 @@ struct ReceiveSpec {
     // Check each block's CRC32C before writing it; off only as agreed with
     // the source (OPTS BLOCKSUM NONE), whose trailers are then zero.
     bool block_checksums = true;
+    // at_own_position (stdout): written in order through fd's own offset,
+    // which needs sequential; nothing is reserved (disk_file.h).
+    disk::Placement placement = disk::Placement::at_offsets;
 };
 
 struct FileResult {

@@ -27,7 +27,7 @@ Result<FileResult> Channel::receive_file(const ReceiveSpec &spec, TransferProgre
     f.slot_offset.resize(res_.params.blocks);
     f.slot_length.resize(res_.params.blocks);
     f.discard = memory_endpoint(spec.fd) == MemoryEndpoint::discard;
-    if (!f.discard) f.disk = disk::DiskFile::open(spec.fd, true, res_.params.disk.direct_io);
+    if (!f.discard) f.disk = disk::DiskFile::open(spec.fd, true, res_.params.disk.direct_io, spec.placement);
     if (spec.digest && spec.start == 0 && !f.discard) f.digest = std::make_unique<OrderedDigest>();
     f.seekable = f.discard || f.disk->seekable;
     if (!f.seekable && !spec.sequential) {

@@ -112,8 +112,8 @@ Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &
 }
 
 Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress, bool direct_io,
-                                StreamCache *kept) {
-    auto file = disk::DiskFile::open(file_fd, true, direct_io);
+                                StreamCache *kept, disk::Placement placement) {
+    auto file = disk::DiskFile::open(file_fd, true, direct_io, placement);
     if (file->seekable && file->regular) {
         auto received = receive_through_engine(sock, *file, offset, progress, kept);
         progress.disk_summary = file->summary();

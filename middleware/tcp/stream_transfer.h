@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "common/result.h"
+#include "middleware/disk/disk_file.h"
 #include "middleware/tcp/stream_cache.h"
 #include "middleware/transfer_progress.h"
 
@@ -28,7 +29,10 @@ Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &
 // offset. file_fd may also be a non-seekable sink (pipe, /dev/null, stdout).
 // On failure a regular file holds exactly what arrived whole, from offset on.
 // kept: the session's kept buffers and rings (stream_cache.h), or null.
+// placement: at_own_position writes in order through file_fd's own offset
+// (stdout; disk_file.h), offset then only counts.
 Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress,
-                                bool direct_io = true, StreamCache *kept = nullptr);
+                                bool direct_io = true, StreamCache *kept = nullptr,
+                                disk::Placement placement = disk::Placement::at_offsets);
 
 }  // namespace rftp::middleware

@@ -88,6 +88,23 @@ def test_get_to_stdout_appends_to_what_the_shell_opened(rftpd, env, tmp_path, st
     assert out.read_bytes() == b"kept before the download\n" + served.read_bytes()
 
 
+@pytest.mark.parametrize("streams", [1, 4])
+def test_get_to_stdout_lands_at_the_shells_position(rftpd, env, tmp_path, streams):
+    """`{ echo head; rftp get URL -; echo done; } > f`: stdout is a plain
+    file the shell shares. The download goes after "head", and the shell's
+    next write after the download; written at the file's own offsets it
+    would overwrite "head", and "done" would overwrite the download."""
+    served = random_file(rftpd.roots["alice"] / "middle.bin", 3 * MiB + 5)
+    out = tmp_path / "shared.bin"
+    with open(out, "wb", buffering=0) as shared:
+        shared.write(b"head\n")
+        r = subprocess.run([RFTP, "get", "-P", str(streams), "--block-size", "1M", url(rftpd, "middle.bin"), "-"],
+                           env=env, stdout=shared, stderr=subprocess.PIPE, timeout=120)
+        shared.write(b"done\n")
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes() == b"head\n" + served.read_bytes() + b"done\n"
+
+
 def test_one_gib_file_with_one_and_four_streams(rftpd, env, tmp_path):
     src = random_file(rftpd.roots["alice"] / "gib.bin", 1024 * MiB)
     digest = sha256(src)

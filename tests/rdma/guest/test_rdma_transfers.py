@@ -230,6 +230,33 @@ def test_sequential_writes_to_a_pipe(daemon, device, served_big_file, big_digest
     assert h.hexdigest() == big_digest
 
 
+def test_get_to_stdout_lands_at_the_shells_position(daemon, device, odd_files, tmp_path):
+    """`{ echo head; rftp get URL -; echo done; } > f` over RDMA: stdout is a
+    plain file the shell shares, so blocks (four, over four queue pairs, in
+    any order) are written in order through its own offset: after "head",
+    and before the shell's next write."""
+    name, addr = device
+    env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
+    source = odd_files[-1]
+    served = daemon.root / f"stdout-{name}.bin"
+    os.link(source, served)
+    out = tmp_path / "shared.bin"
+    try:
+        with open(out, "wb", buffering=0) as shared:
+            shared.write(b"head\n")
+            p = subprocess.run([str(BUILD / "rftp"), "--no-progress", "-v", "-P", "4", "get",
+                                url(addr, served.name), "-"], stdout=shared, stderr=subprocess.PIPE, env=env,
+                               timeout=120)
+            shared.write(b"done\n")
+        err = p.stderr.decode()
+        assert p.returncode == 0, err
+        assert "RDMA channel on" in err, "the download should have gone over RDMA:\n" + err
+        assert out.read_bytes() == b"head\n" + source.read_bytes() + b"done\n"
+    finally:
+        out.unlink(missing_ok=True)
+        served.unlink(missing_ok=True)
+
+
 def test_sequential_writes_upload(tmp_path_factory, device, odd_files):
     """rdma.sequential_writes on the daemon: uploads still arrive whole."""
     from conftest import Daemon
