@@ -310,6 +310,10 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     std::optional<uint64_t> announced_size;
 
     auto file = disk::DiskFile::open(plan.file_fd, true, plan.direct_io);
+    // Every range handed to the disk, on any connection: a frame's header is
+    // not under its CRC32C, so a block labelled with a range already written
+    // or in flight is refused before it can overwrite verified bytes.
+    RangeSet claimed(plan.start);
     // No frame may reach past max_size, nor start before start: a receiver
     // that knows the size needs no larger buffers than what is left of it.
     const uint64_t most = plan.max_size - std::min(plan.start, plan.max_size);
@@ -384,6 +388,10 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                     continue;
                 }
                 damaged.arrived(h->offset);
+                if (!claimed.add(h->offset, count)) {
+                    buffers.give(slot);
+                    return fail_msg("a block at byte " + std::to_string(h->offset) + " overlaps one already received");
+                }
                 if (discard) {
                     if (auto ok = record(slot, h->offset, count); !ok) return ok;
                 } else {

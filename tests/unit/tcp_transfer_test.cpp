@@ -501,6 +501,26 @@ TEST(ParallelTransfer, HostileFramesAreRefused) {
     }
 }
 
+// A frame's header is not under its CRC32C: a sender that labels a block
+// with a range already received (a bug, or a damaged offset) must be refused
+// before it is written, or the verified prefix a resume trusts is overwritten.
+TEST(ParallelTransfer, ABlockOverlappingOneReceivedIsRefusedUnwritten) {
+    std::string data = random_bytes(2 * 65536, 12);
+    TempFile dst;
+    auto pairs = tcp_pairs(1);
+    send_raw(pairs[0].first.get(), data_frame(data.substr(0, 65536), 0) + data_frame(data.substr(65536), 32768) +
+                                       eod_frame(data.size()));
+    pairs[0].first.reset();
+    std::vector<int> socks{pairs[0].second.get()};
+    TransferProgress rp;
+    RangeSet received(0);
+    auto got = receive_parallel(socks, {dst.fd.get(), 0, 65536, 1ull << 62}, received, rp);
+    ASSERT_FALSE(got);
+    EXPECT_NE(got.error().message.find("overlaps"), std::string::npos) << got.error().message;
+    EXPECT_EQ(received.contiguous_end(), 65536u);
+    EXPECT_TRUE(dst.read_all().substr(0, 65536) == data.substr(0, 65536)) << "the received block was overwritten";
+}
+
 // A receiver that knows the file's size holds buffers only that large: a
 // frame longer than what is left of the file never reaches them.
 TEST(ParallelTransfer, AFrameLongerThanTheAnnouncedFileIsRefused) {
