@@ -86,6 +86,9 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
     if (continue_partial) {
         if (auto s = apply_journal(root, fd->get(), t.partial); !s) return fail(s.error());
         if (::fstat(fd->get(), &*partial_st) != 0) return fail_errno("stat partial upload");
+        // Appending continues after what the journal vouches for, not after
+        // the size a daemon that died mid-upload left (blocks beyond holes).
+        if (append) start = static_cast<uint64_t>(partial_st->st_size);
     } else if (auto s = root.remove_file(resume_journal_path(t.partial)); !s && s.error().code != -ENOENT) {
         return fail(s.error());  // a stale journal must not outlive the file it described
     }

@@ -95,6 +95,21 @@ def test_appe_appends(rftpd):
     f.quit()
 
 
+def test_appe_after_a_daemon_crash_appends_to_what_the_journal_vouches_for(rftpd):
+    """rftpd died mid-way through a framed upload: its partial holds blocks
+    beyond a hole, and the journal says how much is good. APPE continues
+    after that prefix (the hole and what lies past it are cut away)."""
+    root = rftpd.roots["alice"]
+    good = os.urandom(65536)
+    (root / ".j.bin.rftp-part").write_bytes(good + b"\0" * 65536 + os.urandom(65536))
+    (root / ".j.bin.rftp-resume").write_text(f"{len(good)}\n")
+    f = login(rftpd)
+    f.storbinary("APPE j.bin", io.BytesIO(b"appended"))
+    f.quit()
+    assert (root / "j.bin").read_bytes() == good + b"appended"
+    assert not (root / ".j.bin.rftp-part").exists() and not (root / ".j.bin.rftp-resume").exists()
+
+
 def test_partial_upload_never_appears_under_final_name(rftpd):
     """While an upload is in flight, the final name does not exist; a data
     connection that breaks leaves only the partial file."""
