@@ -134,12 +134,12 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                                          if (journal) journal->record(prefix);
                                      },
                                      o.sequential_writes || dest.direct, o.verify, placement);
-            if (!got) {
-                // Only the contiguous prefix is trustworthy for a resume.
-                if (!dest.direct) (void)!::ftruncate(file.get(), static_cast<off_t>(received.contiguous_end()));
-            }
+            // Only the contiguous prefix is trustworthy for a resume; a file
+            // that could not be cut to it keeps its journal.
+            Status cut;
+            if (!got && !dest.direct) cut = middleware::cut_to(file.get(), received.contiguous_end());
             journal.reset();
-            if (!dest.direct) ::unlink(journal_path.c_str());
+            if (!dest.direct && cut) ::unlink(journal_path.c_str());
             if (!got) return got;
             complete_already = true;  // the TCP path below has nothing left to do
         }

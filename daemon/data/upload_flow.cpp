@@ -55,10 +55,12 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     Status moved = receive(*target, received, on_prefix);
     // Blocks: the complete prefix is the file (all of it when everything
     // arrived), whatever was reserved or written past it.
-    if (req.ranged) middleware::cut_to(target->fd.get(), received.contiguous_end());
+    Status cut;
+    if (req.ranged) cut = middleware::cut_to(target->fd.get(), received.contiguous_end());
     // A plain stream that ended short of what ALLO announced gives the rest back.
     else if (req.reserve_size) middleware::release_reservation(target->fd.get());
-    if (journal) (void)root.remove_file(journal_path);
+    // Only a file cut to its complete prefix can do without its journal.
+    if (journal && cut) (void)root.remove_file(journal_path);
 
     uint64_t bytes = job.progress.bytes.load();
     if (!moved) {
@@ -66,6 +68,10 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         return failed_outcome(moved.error(), job.aborted(), bytes);
     }
     if (job.aborted()) return failed_outcome(Error{-ECANCELED, "aborted"}, true, bytes);
+    // Longer than what arrived (reserved past it): never under the final name.
+    if (!cut)
+        return {451, "Could not " + cut.error().message + "; the partial file and its journal are kept for REST.", bytes,
+                "failed"};
     // On stable storage before it has its final name: after a crash, a file
     // under that name is whole. A failed sync keeps the partial for REST.
     if (req.sync && ::fdatasync(target->fd.get()) < 0)

@@ -55,10 +55,11 @@ Status preallocate(int fd, uint64_t offset, uint64_t length, ReservedSize size) 
     return no_room(length, err);
 }
 
-void cut_to(int fd, uint64_t size) {
+Status cut_to(int fd, uint64_t size) {
     struct stat st {};
-    if (::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) == size) return;
-    (void)::ftruncate(fd, static_cast<off_t>(size));
+    if (::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) == size) return {};
+    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return fail_errno("cut the file to " + std::to_string(size) + " bytes");
+    return {};
 }
 
 void release_reservation(int fd) {

@@ -38,7 +38,8 @@ void release_reservation(int fd);
 // Cuts the file to size bytes (giving back whatever was reserved past
 // them) unless it already has that size: a truncate also stamps the file as
 // modified, which would make a digest taken of it in transit look stale.
-void cut_to(int fd, uint64_t size);
+// A failed cut leaves the file longer than what is sure: keep its journal.
+Status cut_to(int fd, uint64_t size);
 
 // Gives back at scope exit what the file does not hold for sure. A hidden
 // reservation: whatever is still reserved past the file's end (a no-op once
@@ -49,7 +50,7 @@ public:
     explicit ReservationGuard(int fd) : fd_(fd) {}
     ReservationGuard(int fd, const RangeSet &received) : fd_(fd), received_(&received) {}
     ~ReservationGuard() {
-        if (received_) cut_to(fd_, received_->contiguous_end());
+        if (received_) (void)cut_to(fd_, received_->contiguous_end());
         else release_reservation(fd_);
     }
     ReservationGuard(const ReservationGuard &) = delete;
