@@ -223,7 +223,8 @@ std::vector<FinishedOp> BlockIo::wait() {
     }
     while (finished_.empty() && !woken) {
         arm_wake();
-        if (int rc = ring_->submit(); rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+        int rc = ring_->submit();
+        if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
             // The ring is broken: fail whatever it holds, the caller fails the file.
             for (uint32_t i = 0; i < slots_.size(); ++i)
                 if (slots_[i].busy) finish(i, fail_errno("io_uring submit", -rc));
@@ -231,7 +232,10 @@ std::vector<FinishedOp> BlockIo::wait() {
             break;
         }
         io_uring_cqe *cqe = nullptr;
-        if (ring_->wait(&cqe) < 0) continue;
+        // The kernel could not take the requests just now: none of ours may
+        // be in flight to end a wait (nor the wake poll), so submit again soon.
+        const bool refused = rc == -EAGAIN || rc == -EBUSY;
+        if ((refused ? ring_->wait_for(&cqe, 1'000'000) : ring_->wait(&cqe)) < 0) continue;
         do {
             uint64_t tag = io_uring_cqe_get_data64(cqe);
             int64_t res = cqe->res;

@@ -35,4 +35,9 @@ int IoRing::wait(io_uring_cqe **cqe) {
     return rc;
 }
 
+int IoRing::wait_for(io_uring_cqe **cqe, long long nanoseconds) {
+    __kernel_timespec ts{nanoseconds / 1000000000, nanoseconds % 1000000000};
+    return io_uring_wait_cqe_timeout(ring_.get(), cqe, &ts);
+}
+
 }  // namespace rftp::middleware::disk

@@ -32,6 +32,8 @@ public:
     int submit() { return io_uring_submit(ring_.get()); }
     // Waits for a completion (-EINTR is retried).
     int wait(io_uring_cqe **cqe);
+    // As wait, but -ETIME after the given time with nothing completed.
+    int wait_for(io_uring_cqe **cqe, long long nanoseconds);
     int peek(io_uring_cqe **cqe) { return io_uring_peek_cqe(ring_.get(), cqe); }
     void seen(io_uring_cqe *cqe) { io_uring_cqe_seen(ring_.get(), cqe); }
 
