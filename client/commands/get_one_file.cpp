@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "client/commands/transfer_steps.h"
@@ -47,11 +48,15 @@ Outcome<Destination> choose_destination(const std::string &local, const std::str
 
 namespace {
 
-// Unlinks a resume journal at scope exit.
+// Unlinks a resume journal at scope exit, unless handed on.
 class JournalRemoval {
 public:
     explicit JournalRemoval(std::string path) : path_(std::move(path)) {}
-    ~JournalRemoval() { ::unlink(path_.c_str()); }
+    ~JournalRemoval() {
+        if (!path_.empty()) ::unlink(path_.c_str());
+    }
+    // Someone else removes it (or keeps it): returns the path.
+    std::string hand_on() { return std::exchange(path_, {}); }
     JournalRemoval(const JournalRemoval &) = delete;
     JournalRemoval &operator=(const JournalRemoval &) = delete;
 
@@ -174,8 +179,8 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         // Framed blocks land out of order: a journal keeps the complete
         // prefix for a resume, even if this process dies.
         // However this attempt ends, the journal goes once the file is cut
-        // to its complete prefix (the guard below, destroyed first): from
-        // then on the file's size says it all.
+        // to its complete prefix (by the guard below, when the file is
+        // reserved whole): from then on the file's size says it all.
         std::optional<JournalRemoval> remove_journal_at_exit;
         std::optional<middleware::ResumeJournal> journal;
         if (framed && !dest.direct) {
@@ -195,8 +200,12 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             auto whole = journal ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
             if (auto reserved = middleware::preallocate(file.get(), offset, *size - offset, whole); !reserved)
                 return fail_as(ExitCode::local_file, "get " + remote + ": " + reserved.error().message);
-            if (journal) unreserve_on_failure.emplace(file.get(), received);
-            else unreserve_on_failure.emplace(file.get());
+            if (journal) {
+                // Removed by the guard, once (and only if) the file is cut.
+                unreserve_on_failure.emplace(file.get(), received, remove_journal_at_exit->hand_on());
+            } else {
+                unreserve_on_failure.emplace(file.get());
+            }
         }
         if (offset > 0) {
             auto rest = session.control.command("REST " + std::to_string(offset));

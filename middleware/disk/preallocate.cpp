@@ -62,6 +62,11 @@ Status cut_to(int fd, uint64_t size) {
     return {};
 }
 
+ReservationGuard::~ReservationGuard() {
+    if (!received_) release_reservation(fd_);
+    else if (cut_to(fd_, received_->contiguous_end())) ::unlink(journal_path_.c_str());
+}
+
 void release_reservation(int fd) {
     // Truncating to the file's own size trims what was reserved past its end.
     struct stat st {};

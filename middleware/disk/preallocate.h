@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "common/result.h"
 #include "middleware/range_set.h"
@@ -44,21 +45,22 @@ Status cut_to(int fd, uint64_t size);
 // Gives back at scope exit what the file does not hold for sure. A hidden
 // reservation: whatever is still reserved past the file's end (a no-op once
 // the file grew to its full size). A whole one: the file is cut to the
-// complete prefix of received, which is all of it once everything arrived.
+// complete prefix of received, which is all of it once everything arrived,
+// and only then is its resume journal removed: a file that could not be cut
+// keeps the journal that says how much of it is good.
 class ReservationGuard {
 public:
     explicit ReservationGuard(int fd) : fd_(fd) {}
-    ReservationGuard(int fd, const RangeSet &received) : fd_(fd), received_(&received) {}
-    ~ReservationGuard() {
-        if (received_) (void)cut_to(fd_, received_->contiguous_end());
-        else release_reservation(fd_);
-    }
+    ReservationGuard(int fd, const RangeSet &received, std::string journal_path)
+        : fd_(fd), received_(&received), journal_path_(std::move(journal_path)) {}
+    ~ReservationGuard();
     ReservationGuard(const ReservationGuard &) = delete;
     ReservationGuard &operator=(const ReservationGuard &) = delete;
 
 private:
     int fd_;
     const RangeSet *received_ = nullptr;
+    std::string journal_path_;
 };
 
 }  // namespace rftp::middleware
