@@ -54,6 +54,13 @@ N_OPTS=(
     MODULES
     UML_NET                 # no path from the guest to the host's network
     CC_OPTIMIZE_FOR_SIZE DEBUG_INFO DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT
+    # Task stacks from the page allocator, always mapped in the UML process.
+    # With vmalloc'd stacks the guest sometimes hung for good: an interrupt's
+    # to_irq_stack copied a task's thread_info from a stack page with no
+    # mapping, and UML's fault handler (a kernel fault in the vmalloc area
+    # only resyncs the mappings) returned to fault again, ~250,000 times a
+    # second (the watchdog's report, docs/testing.md "A stalled guest").
+    VMAP_STACK
 )
 # Must be =y after olddefconfig, or the lab cannot work: checked below.
 MUST=(VIRTIO_UML UML_PCI_OVER_VIRTIO HAS_IOMEM HAS_DMA PCI INFINIBAND
