@@ -127,24 +127,23 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         auto channel = rdma_channel_for(session, o, report);
         if (!channel) return std::unexpected(channel.error());
         if (*channel) {
+            middleware::RangeSet received(offset);
             std::optional<middleware::ResumeJournal> journal;
+            // However this attempt ends, the file is cut to its complete
+            // prefix (all of it when everything arrived), the only part a
+            // resume may trust, and only then does the journal go.
+            std::optional<middleware::ReservationGuard> cut_to_prefix;
             if (!dest.direct) {
                 auto j = middleware::ResumeJournal::create(journal_path, offset);
                 if (!j) return fail_as(ExitCode::local_file, j.error().message);
                 journal.emplace(std::move(*j));
+                cut_to_prefix.emplace(file.get(), received, journal_path);
             }
-            middleware::RangeSet received(offset);
             auto got = get_over_rdma(session, **channel, file.get(), offset, size, remote, hooks, report, received,
                                      [&journal](uint64_t prefix) {
                                          if (journal) journal->record(prefix);
                                      },
                                      o.sequential_writes || dest.direct, o.verify, placement);
-            // Only the contiguous prefix is trustworthy for a resume; a file
-            // that could not be cut to it keeps its journal.
-            Status cut;
-            if (!got && !dest.direct) cut = middleware::cut_to(file.get(), received.contiguous_end());
-            journal.reset();
-            if (!dest.direct && cut) ::unlink(journal_path.c_str());
             if (!got) return got;
             complete_already = true;  // the TCP path below has nothing left to do
         }
