@@ -122,8 +122,15 @@ bool BlockIo::advance(Slot &s, Part &p, int64_t result) {
 }
 
 void BlockIo::start(const BlockOp &op) {
+    if (in_flight_ >= depth()) {
+        // The caller's mistake, told as the operation's failure rather than
+        // a slot overrun: callers may hold more buffers than the depth.
+        finished_.push_back({op, fail_msg("disk engine: " + std::to_string(depth()) + " operations already in flight",
+                                          -EBUSY)});
+        return;
+    }
     uint32_t slot = 0;
-    while (slots_[slot].busy) ++slot;  // the caller keeps fewer than depth() in flight
+    while (slots_[slot].busy) ++slot;
     Slot &s = slots_[slot];
     s = Slot{};
     s.op = op;

@@ -69,7 +69,8 @@ public:
     // Operations started and not yet returned by wait() or take_finished().
     bool pending() const { return in_flight_ > 0 || !finished_.empty(); }
 
-    // Starts op (fewer than depth() in flight): submitted at once.
+    // Starts op, submitted at once. With depth() already in flight it is
+    // not started: it comes back from the next wait() as failed (-EBUSY).
     void start(const BlockOp &op);
     // Submits what was started, then blocks until at least one operation
     // finished or wake() was called; returns the finished operations.

@@ -40,7 +40,9 @@ Result<uint64_t> receive_by_copy(int sock, int file_fd, bool seekable, uint64_t 
 
 Result<uint64_t> receive_through_engine(int sock, disk::DiskFile &file, uint64_t offset, TransferProgress &progress,
                                         StreamCache *kept) {
-    StreamBuffers buffers(kEngineDepth, kEngineBlock, kept);
+    // One block more than the disk's queue: the next fills from the socket
+    // while the queue is full (parallel_transfer.cpp, StreamShape).
+    StreamBuffers buffers(kEngineDepth + 1, kEngineBlock, kept);
     auto io = stream_engine(buffers, kEngineDepth, "tcp stream receiver");
     if (!io) return fail(io.error());
     std::optional<Error> error;
@@ -71,8 +73,16 @@ Result<uint64_t> receive_through_engine(int sock, disk::DiskFile &file, uint64_t
         std::size_t want = kEngineBlock - end % kEngineBlock;
         Status got = fill_from_socket(sock, buffers.block(slot), want, kIdleFlushMs, filled, ended);
         // Bytes that arrived are the file's, in order, even when the stream then broke.
-        if (filled == 0) buffers.give(slot);
-        else (*io)->start({disk::IoDirection::write, &file, slot, end, static_cast<uint32_t>(filled)});
+        if (filled == 0) {
+            buffers.give(slot);
+        } else {
+            while (!error && (*io)->in_flight() >= (*io)->depth()) take((*io)->wait());
+            if (error) {
+                buffers.give(slot);
+                break;
+            }
+            (*io)->start({disk::IoDirection::write, &file, slot, end, static_cast<uint32_t>(filled)});
+        }
         end += filled;
         if (!got) error = got.error();
     }

@@ -333,3 +333,38 @@ TEST(DiskEngine, WakeEndsAWaitWithNothingFinished) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(DiskEngine, AnOperationBeyondTheDepthIsRefusedNotStarted) {
+    // Stream buffers outnumber the depth by one (the block on the wire): a
+    // caller that starts one too many gets a failure back, never a slot
+    // overrun, and what was in flight still finishes.
+    std::string dir = scratch_dir("/dev/shm");
+    std::string path = dir + "/three-blocks";
+    UniqueFd out(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(out);
+    ASSERT_EQ(::ftruncate(out.get(), 3 * kBlock), 0);
+    auto file = DiskFile::open(out.get(), false, true);
+    Pool pool;
+    // (pread/pwrite finish each operation inside start(): never two in flight.)
+    auto io = BlockIo::create(pool.buffers(), 2, "test", BlockIo::Backend::io_uring);
+    ASSERT_TRUE(io) << io.error().message;
+    if (!(*io)->uses_io_uring()) GTEST_SKIP() << "no io_uring here";
+    {
+        for (uint32_t b = 0; b < 3; ++b) (*io)->start({IoDirection::read, file.get(), b, b * kBlock, kBlock});
+        EXPECT_LE((*io)->in_flight(), 2u);
+        unsigned ok = 0, refused = 0;
+        while ((*io)->pending())
+            for (const FinishedOp &f : (*io)->wait()) {
+                if (f.status) ++ok;
+                else if (f.status.error().code == -EBUSY && f.op.block == 2) ++refused;
+                else ADD_FAILURE() << "block " << f.op.block << ": " << f.status.error().message;
+            }
+        EXPECT_EQ(ok, 2u);
+        EXPECT_EQ(refused, 1u);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+}  // namespace
