@@ -76,6 +76,9 @@ void cmd_rnto(Session &s, const std::string &arg) {
     s.state.rename_from.clear();
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
+    // Onto another upload's partial file or journal, it could swap what that upload commits.
+    if (is_upload_bookkeeping(*vpath))
+        return s.reply(553, "File name not allowed: names ending in .rftp-part or .rftp-resume are rftpd's own.");
     if (auto r = s.state.root->rename(from, *vpath); !r) return reply_fs_error(s, r.error());
     log_change(s, "rename", from + " -> " + *vpath);
     s.reply(250, "Rename successful.");

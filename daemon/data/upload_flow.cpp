@@ -19,6 +19,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         const Error &e = target.error();
         if (e.code == kBadRestartOffset) return {554, "Invalid REST parameter: " + e.message + ".", 0, "failed"};
         if (e.code == kUploadInProgress) return {450, "File busy: " + e.message + ".", 0, "failed"};
+        if (e.code == kReservedName) return {553, "File name not allowed: " + e.message + ".", 0, "failed"};
         if (e.code == -ENOENT) return {553, "Could not create file: no such directory.", 0, "failed"};
         FtpReply r = fs_error_reply(e);
         return {r.code, r.text, 0, "failed"};

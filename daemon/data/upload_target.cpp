@@ -38,6 +38,15 @@ Status apply_journal(const UserRoot &root, int partial_fd, const std::string &pa
     return root.remove_file(journal);
 }
 
+// Whether fd is still the file at vpath: between opening a partial file and
+// locking it, another session may have renamed it into place (and the name
+// may now hold a new one).
+bool still_at(const UserRoot &root, int fd, const std::string &vpath) {
+    struct stat held {};
+    auto there = root.stat_entry(vpath);
+    return ::fstat(fd, &held) == 0 && there && there->st_dev == held.st_dev && there->st_ino == held.st_ino;
+}
+
 }  // namespace
 
 std::string resume_journal_path(const std::string &partial_vpath) {
@@ -57,6 +66,8 @@ Status repair_partial_upload(const UserRoot &root, const std::string &partial_vp
 Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpath, uint64_t rest, bool append) {
     if (!root.writable()) return fail(Error{-EACCES, "read-only account"});
     if (vpath == "/") return fail(Error{-EISDIR, "cannot upload onto the root directory"});
+    if (is_upload_bookkeeping(vpath))
+        return fail(Error{kReservedName, "names ending in .rftp-part or .rftp-resume are rftpd's own"});
     UploadTarget t;
     t.final = vpath;
     t.partial = partial_upload_path(vpath);
@@ -67,6 +78,9 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
     auto partial_st = root.stat(t.partial);
     if (!partial_st && partial_st.error().code != -ENOENT) return fail(partial_st.error());
     auto final_st = root.stat(t.final);
+    // An empty partial file holds nothing to continue: appending then goes
+    // after the final file, not over it.
+    if (append && partial_st && partial_st->st_size == 0) partial_st = std::unexpected(Error{-ENOENT, "empty"});
     // A new upload replaces whatever is at the final name by rename, link or
     // not, and never opens it; only appending or resuming from it reads it.
     bool reads_final = append || (rest > 0 && !partial_st);
@@ -78,10 +92,17 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
     if (append) start = partial_st ? partial_st->st_size : final_st ? final_st->st_size : 0;
 
     bool continue_partial = start > 0 && partial_st;
+    // A restart from the final file is checked before anything is created:
+    // a refused REST leaves no partial file behind.
+    if (start > 0 && !continue_partial) {
+        if (!final_st) return fail(Error{kBadRestartOffset, "nothing to resume: no partial upload and no file"});
+        if (static_cast<uint64_t>(final_st->st_size) < start)
+            return fail(Error{kBadRestartOffset, "restart offset beyond the end of the file"});
+    }
     auto fd = root.open_file(t.partial, continue_partial ? O_WRONLY | O_CLOEXEC : O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (!fd) return fail(fd.error());
     // Two sessions writing one partial file would interleave garbage.
-    if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0)
+    if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0 || !still_at(root, fd->get(), t.partial))
         return fail(Error{kUploadInProgress, "another session is uploading this file"});
     if (continue_partial) {
         if (auto s = apply_journal(root, fd->get(), t.partial); !s) return fail(s.error());
@@ -89,22 +110,19 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
         // Appending continues after what the journal vouches for, not after
         // the size a daemon that died mid-upload left (blocks beyond holes).
         if (append) start = static_cast<uint64_t>(partial_st->st_size);
-    } else if (auto s = root.remove_file(resume_journal_path(t.partial)); !s && s.error().code != -ENOENT) {
-        return fail(s.error());  // a stale journal must not outlive the file it described
-    }
-
-    if (start > 0) {
-        if (continue_partial) {
-            if (static_cast<uint64_t>(partial_st->st_size) < start)
-                return fail(Error{kBadRestartOffset, "restart offset beyond the " + std::to_string(partial_st->st_size) +
-                                                         " bytes received so far"});
-        } else {
-            if (!final_st) return fail(Error{kBadRestartOffset, "nothing to resume: no partial upload and no file"});
-            if (static_cast<uint64_t>(final_st->st_size) < start)
-                return fail(Error{kBadRestartOffset, "restart offset beyond the end of the file"});
+        if (static_cast<uint64_t>(partial_st->st_size) < start)
+            return fail(Error{kBadRestartOffset, "restart offset beyond the " + std::to_string(partial_st->st_size) +
+                                                     " bytes received so far"});
+    } else {
+        // Emptied before its stale journal goes: a daemon that dies in
+        // between leaves a short partial file, never one whose holes no
+        // journal accounts for any more.
+        if (::ftruncate(fd->get(), 0) != 0) return fail_errno("truncate partial upload");
+        if (auto s = root.remove_file(resume_journal_path(t.partial)); !s && s.error().code != -ENOENT)
+            return fail(s.error());  // a stale journal must not outlive the file it described
+        if (start > 0) {
             auto existing = root.open_file(t.final, O_RDONLY | O_CLOEXEC);
             if (!existing) return fail(existing.error());
-            if (::ftruncate(fd->get(), 0) != 0) return fail_errno("truncate partial upload");
             if (auto s = copy_prefix(existing->get(), fd->get(), start); !s) return fail(s.error());
         }
     }
@@ -116,6 +134,10 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
 }
 
 Status commit_upload(const UserRoot &root, const UploadTarget &target) {
+    // Only this upload's own file goes into place (a client may have renamed
+    // or deleted the partial file meanwhile).
+    if (!still_at(root, target.fd.get(), target.partial))
+        return fail_msg("the partial file " + target.partial + " was moved or replaced during the upload", -ESTALE);
     return root.rename(target.partial, target.final);
 }
 

@@ -16,6 +16,8 @@ namespace rftp::daemon {
 inline constexpr int kBadRestartOffset = -ERANGE;
 // Error::code when another session is uploading the same file (reply 450).
 inline constexpr int kUploadInProgress = -EWOULDBLOCK;
+// Error::code of an upload onto one of rftpd's own names (reply 553).
+inline constexpr int kReservedName = -EPERM;
 
 struct UploadTarget {
     UniqueFd fd;          // the partial file, locked against a second uploader

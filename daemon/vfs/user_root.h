@@ -26,6 +26,10 @@ Result<std::string> resolve_virtual_path(std::string_view cwd, std::string_view 
 // "/data/run1/a.bin" -> "/data/run1/.a.bin.rftp-part": where an upload of that
 // path is written until it is complete (docs/protocol.md, "Uploads").
 std::string partial_upload_path(const std::string &vpath);
+// True for the names rftpd keeps an upload's partial file and journal under
+// ("….rftp-part", "….rftp-resume"): no client may create or rename onto one,
+// or it could swap the file another session's upload is about to commit.
+bool is_upload_bookkeeping(const std::string &vpath);
 
 struct DirEntry {
     std::string name;

@@ -60,4 +60,8 @@ std::string partial_upload_path(const std::string &vpath) {
     return dir + "." + name + ".rftp-part";
 }
 
+bool is_upload_bookkeeping(const std::string &vpath) {
+    return vpath.ends_with(".rftp-part") || vpath.ends_with(".rftp-resume");
+}
+
 }  // namespace rftp::daemon

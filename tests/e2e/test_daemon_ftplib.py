@@ -110,6 +110,65 @@ def test_appe_after_a_daemon_crash_appends_to_what_the_journal_vouches_for(rftpd
     assert not (root / ".j.bin.rftp-part").exists() and not (root / ".j.bin.rftp-resume").exists()
 
 
+def test_a_refused_restart_leaves_no_partial_and_a_later_appe_keeps_the_file(rftpd):
+    """REST past the end of the file, then STOR: 554, and no empty partial
+    file is left behind, which a later APPE would have "continued" from
+    byte 0, replacing the file with what it appended."""
+    root = rftpd.roots["alice"]
+    f = login(rftpd)
+    f.storbinary("STOR keep.txt", io.BytesIO(b"x" * 500))
+    with pytest.raises(ftplib.error_perm, match="554"):
+        f.storbinary("STOR keep.txt", io.BytesIO(b"late"), rest=1000)
+    assert not (root / ".keep.txt.rftp-part").exists()
+    f.storbinary("APPE keep.txt", io.BytesIO(b"tail"))
+    assert (root / "keep.txt").read_bytes() == b"x" * 500 + b"tail"
+    # An empty partial left by some earlier crash holds nothing to continue either.
+    (root / ".keep.txt.rftp-part").write_bytes(b"")
+    f.storbinary("APPE keep.txt", io.BytesIO(b"+more"))
+    assert (root / "keep.txt").read_bytes() == b"x" * 500 + b"tail+more"
+    f.quit()
+
+
+def test_no_client_may_create_or_rename_onto_rftpds_own_names(rftpd):
+    """A second session storing (or renaming) a file as another upload's
+    partial file or journal could swap what that upload commits."""
+    root = rftpd.roots["alice"]
+    f = login(rftpd)
+    for name in (".x.bin.rftp-part", ".x.bin.rftp-resume", "sub.rftp-part"):
+        with pytest.raises(ftplib.error_perm, match="553"):
+            f.storbinary(f"STOR {name}", io.BytesIO(b"evil"))
+        assert not (root / name).exists()
+    f.storbinary("STOR plain.bin", io.BytesIO(b"evil"))
+    f.sendcmd("RNFR plain.bin")
+    with pytest.raises(ftplib.error_perm, match="553"):
+        f.sendcmd("RNTO .x.bin.rftp-part")
+    assert (root / "plain.bin").exists() and not (root / ".x.bin.rftp-part").exists()
+    f.quit()
+
+
+def test_an_upload_whose_partial_was_swapped_is_not_committed(rftpd):
+    """The partial file was renamed away mid-upload (here by the owner
+    through the file system): the daemon commits only its own file, so
+    nothing reaches the final name."""
+    root = rftpd.roots["alice"]
+    f = login(rftpd)
+    f.voidcmd("TYPE I")
+    conn = f.transfercmd("STOR swapped.bin")
+    conn.sendall(b"a" * 100_000)
+    for _ in range(100):
+        if (root / ".swapped.bin.rftp-part").exists():
+            break
+        time.sleep(0.05)
+    os.rename(root / ".swapped.bin.rftp-part", root / "moved-away")
+    (root / ".swapped.bin.rftp-part").write_bytes(b"not this upload")
+    conn.close()
+    with pytest.raises(ftplib.Error, match="^45"):
+        f.voidresp()
+    assert not (root / "swapped.bin").exists()
+    assert (root / ".swapped.bin.rftp-part").read_bytes() == b"not this upload"
+    f.quit()
+
+
 def test_partial_upload_never_appears_under_final_name(rftpd):
     """While an upload is in flight, the final name does not exist; a data
     connection that breaks leaves only the partial file."""
