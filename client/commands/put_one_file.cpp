@@ -28,6 +28,13 @@ Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &sess
         auto partial = probe_size(session, remote_partial_name(remote));
         if (!partial) return std::unexpected(partial.error());
         if (partial->size && *partial->size <= local_size) return std::optional<uint64_t>{*partial->size};
+        // rftpd continues its partial file, not the final one, on REST: one
+        // longer than the local file is of another file, so start afresh
+        // (an offset taken from the final file would land on its bytes).
+        if (partial->size) {
+            report.note(remote + ": the server's partial upload is larger than the local file; uploading it whole");
+            return std::optional<uint64_t>{0};
+        }
     }
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());

@@ -266,6 +266,23 @@ def test_upload_resume_after_a_daemon_crash_trusts_the_journal(rftpd, env, tmp_p
     assert not (root / ".c.bin.rftp-part").exists() and not (root / ".c.bin.rftp-resume").exists()
 
 
+@pytest.mark.parametrize("streams", [1, 4])
+def test_a_partial_upload_longer_than_the_local_file_is_not_continued(rftpd, env, tmp_path, streams):
+    """The server holds a partial upload longer than the local file (of some
+    other file) and a shorter final file. rftpd continues its partial file on
+    REST, so resuming at the final file's size would splice the partial's
+    bytes into this file: put -c starts afresh instead."""
+    root = rftpd.roots["alice"]
+    src = random_file(tmp_path / "s.bin", 3 * MiB)
+    (root / "s.bin").write_bytes(src.read_bytes()[:MiB])
+    (root / ".s.bin.rftp-part").write_bytes(os.urandom(4 * MiB))
+    r = rftp(env, "--json", "put", "-c", "-P", str(streams), "--block-size", "1M", str(src), url(rftpd, "s.bin"))
+    assert r.returncode == 0, r.stderr
+    assert sha256(root / "s.bin") == sha256(src)
+    assert summary(r)["bytes"] == 3 * MiB
+    assert not (root / ".s.bin.rftp-part").exists()
+
+
 def test_parallel_upload_leaves_no_journal_behind(rftpd, env, tmp_path):
     src = random_file(tmp_path / "n.bin", 6 * MiB)
     r = rftp(env, "put", "-P", "4", "--block-size", "1M", str(src), url(rftpd, "n.bin"))
