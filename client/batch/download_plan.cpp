@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "client/batch/remote_tree.h"
+#include "client/batch/shared_targets.h"
 
 namespace rftp::client {
 namespace {
@@ -89,6 +90,7 @@ Outcome<DownloadPlan> plan_download(Session &session, const std::vector<std::str
         }
         plan.files.push_back(FileJob{local, remote});
     }
+    refuse_shared_targets(plan.files, plan.failures, &FileJob::local);
     return plan;
 }
 

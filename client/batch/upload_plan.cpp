@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "client/batch/shared_targets.h"
 #include "common/log.h"
 
 namespace fs = std::filesystem;
@@ -72,6 +73,7 @@ UploadPlan plan_upload(const std::vector<std::string> &sources, bool recursive, 
             plan.failures.push_back({job, Failure{ExitCode::local_file, source + " is not a regular file"}});
         }
     }
+    refuse_shared_targets(plan.files, plan.failures, &FileJob::remote);
     return plan;
 }
 

@@ -236,6 +236,34 @@ def test_continue_skips_complete_files_and_moves_nothing(rftpd, alice_env, tmp_p
     assert tree_digests(dst / "src") == tree_digests(src)
 
 
+def test_two_files_bound_for_one_path_are_refused_before_either_moves(rftpd, alice_env, tmp_path):
+    """Two downloads into one local file would interleave over one partial
+    file and each rename the mix; two uploads to one name would leave
+    whichever came last. Planning fails the second, and nothing moves."""
+    root = rftpd.roots["alice"]
+    for d in ("a", "b"):
+        (root / d).mkdir()
+        (root / d / "x.bin").write_bytes(os.urandom(3 * 2**20))
+    out = tmp_path / "out"
+    out.mkdir()
+    r = rftp(alice_env, "get", alice_url(rftpd, "/a/x.bin"), alice_url(rftpd, "/b/x.bin"), out)
+    assert r.returncode == 2, r.stderr
+    assert b"would both be saved as" in r.stderr and b"separate directories" in r.stderr
+    assert list(out.iterdir()) == []
+    # With --continue-on-error the first one still comes, whole.
+    r = rftp(alice_env, "--continue-on-error", "get", alice_url(rftpd, "/a/x.bin"), alice_url(rftpd, "/b/x.bin"), out)
+    assert r.returncode == 2 and b"1 ok, 1 failed" in r.stderr, r.stderr
+    assert sha256(out / "x.bin") == sha256(root / "a" / "x.bin")
+
+    (tmp_path / "p").mkdir()
+    (tmp_path / "q").mkdir()
+    (tmp_path / "p" / "y.bin").write_bytes(b"p")
+    (tmp_path / "q" / "y.bin").write_bytes(b"q")
+    r = rftp(alice_env, "put", tmp_path / "p" / "y.bin", tmp_path / "q" / "y.bin", alice_url(rftpd, "/"))
+    assert r.returncode == 2 and b"would both be stored as" in r.stderr, r.stderr
+    assert not (root / "y.bin").exists()
+
+
 def test_usage_errors_for_many_files(rftpd, alice_env, tmp_path):
     a = tmp_path / "a"
     a.write_bytes(b"a")
