@@ -1,5 +1,6 @@
 #include "client/commands/transfer_steps.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <sstream>
@@ -68,6 +69,13 @@ Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, ui
     words >> keyword >> grant.streams >> grant.block_size;
     if (!words || grant.streams == 0 || grant.block_size == 0)
         return fail_as(ExitCode::remote_file, "OPTS PARALLEL: unreadable reply '" + reply->text() + "'");
+    // A server may grant fewer streams and a smaller block (or raise a block
+    // to its 64 KiB minimum), never more: each stream is a connection and a
+    // thread here, each block memory.
+    if (grant.streams > streams || grant.block_size > std::max<uint64_t>(block_size, 64u << 10))
+        return fail_as(ExitCode::remote_file, "OPTS PARALLEL: the server granted more than was asked ('" +
+                                                  reply->text() + "' for " + std::to_string(streams) + " streams of " +
+                                                  std::to_string(block_size) + " bytes)");
     session.parallel_in_force = true;
     session.parallel_asked_streams = streams;
     session.parallel_asked_block = block_size;
