@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -51,10 +52,18 @@ public:
         }
         std::vector<std::thread> threads;
         threads.reserve(socks_.size());
-        for (std::size_t i = 0; i < socks_.size(); ++i)
-            threads.emplace_back([this, i, &per_stream] {
-                if (auto s = per_stream(i, socks_[i]); !s) fail(s.error(), i);
-            });
+        for (std::size_t i = 0; i < socks_.size(); ++i) {
+            try {
+                threads.emplace_back([this, i, &per_stream] {
+                    if (auto s = per_stream(i, socks_[i]); !s) fail(s.error(), i);
+                });
+            } catch (const std::system_error &e) {
+                // Out of threads: the transfer fails (its sockets shut, so the
+                // streams already running end) and the process lives on.
+                fail(Error{-e.code().value(), std::string("cannot start a thread: ") + e.what()}, i);
+                break;
+            }
+        }
         for (auto &t : threads) t.join();
         return outcome();
     }
