@@ -86,14 +86,21 @@ Status ChannelResources::add_connection(unsigned index, CmConnection &conn) {
         return fail_errno("rdma_create_qp for queue pair " + std::to_string(index));
     if (connections[index]) replaced_a_queue_pair = true;
     connections[index] = std::move(conn);
+    // As promised: on failure the caller gets its connection back, without
+    // the queue pair (the server's reject() destroys the id itself).
+    auto hand_back = [&](Status failed) {
+        rdma_destroy_qp(connections[index].get());
+        conn = CmConnection(connections[index].release());
+        return failed;
+    };
     // Receives go up before the connection is accepted or requested, so the
     // peer's first message always finds one.
     if (index == 0) {
         for (uint32_t i = 0; i < kControlDepth; ++i)
-            if (auto ok = post_control_recv(i); !ok) return ok;
+            if (auto ok = post_control_recv(i); !ok) return hand_back(ok);
     } else {
         for (uint32_t i = 0; i < params.blocks; ++i)
-            if (auto ok = post_data_recv(index, i); !ok) return ok;
+            if (auto ok = post_data_recv(index, i); !ok) return hand_back(ok);
     }
     return {};
 }
