@@ -78,7 +78,7 @@ void cmd_rnto(Session &s, const std::string &arg) {
     if (!vpath) return;
     // Onto another upload's partial file or journal, it could swap what that upload commits.
     if (is_upload_bookkeeping(*vpath))
-        return s.reply(553, "File name not allowed: names ending in .rftp-part or .rftp-resume are rftpd's own.");
+        return s.reply(553, std::string("File name not allowed: ") + kUploadBookkeepingRule + ".");
     if (auto r = s.state.root->rename(from, *vpath); !r) return reply_fs_error(s, r.error());
     log_change(s, "rename", from + " -> " + *vpath);
     s.reply(250, "Rename successful.");

@@ -67,7 +67,7 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
     if (!root.writable()) return fail(Error{-EACCES, "read-only account"});
     if (vpath == "/") return fail(Error{-EISDIR, "cannot upload onto the root directory"});
     if (is_upload_bookkeeping(vpath))
-        return fail(Error{kReservedName, "names ending in .rftp-part or .rftp-resume are rftpd's own"});
+        return fail(Error{kReservedName, kUploadBookkeepingRule});
     UploadTarget t;
     t.final = vpath;
     t.partial = partial_upload_path(vpath);

@@ -30,6 +30,8 @@ std::string partial_upload_path(const std::string &vpath);
 // ("….rftp-part", "….rftp-resume"): no client may create or rename onto one,
 // or it could swap the file another session's upload is about to commit.
 bool is_upload_bookkeeping(const std::string &vpath);
+// Why such a name is refused, for the reply.
+inline constexpr const char *kUploadBookkeepingRule = "names ending in .rftp-part or .rftp-resume are rftpd's own";
 
 struct DirEntry {
     std::string name;
