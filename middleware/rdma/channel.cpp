@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 #include <tuple>
 
 #include "common/log.h"
@@ -43,12 +44,20 @@ Result<std::unique_ptr<Channel>> Channel::start(ChannelResources resources, std:
             threads->push_back(DiskThread{std::move(*io)});
         }
     for (unsigned i = 0; i < workers; ++i) c->worker_queues_.push_back(std::make_unique<WorkerQueue>());
-    c->threads_.emplace_back([p = c.get()] { p->dispatcher_loop(); });
-    for (unsigned i = 0; i < workers; ++i) c->threads_.emplace_back([p = c.get(), i] { p->worker_loop(i); });
-    for (unsigned i = 0; i < c->readers_.size(); ++i) c->threads_.emplace_back([p = c.get(), i] { p->reader_loop(i); });
-    c->threads_.emplace_back([p = c.get()] { p->sender_loop(); });
-    for (unsigned i = 0; i < c->writers_.size(); ++i) c->threads_.emplace_back([p = c.get(), i] { p->writer_loop(i); });
-    c->threads_.emplace_back([p = c.get()] { p->monitor_loop(); });
+    // Out of threads, std::thread throws: that is this channel's failure,
+    // not the process's. The destructor stops and joins those started.
+    try {
+        c->threads_.emplace_back([p = c.get()] { p->dispatcher_loop(); });
+        for (unsigned i = 0; i < workers; ++i) c->threads_.emplace_back([p = c.get(), i] { p->worker_loop(i); });
+        for (unsigned i = 0; i < c->readers_.size(); ++i)
+            c->threads_.emplace_back([p = c.get(), i] { p->reader_loop(i); });
+        c->threads_.emplace_back([p = c.get()] { p->sender_loop(); });
+        for (unsigned i = 0; i < c->writers_.size(); ++i)
+            c->threads_.emplace_back([p = c.get(), i] { p->writer_loop(i); });
+        c->threads_.emplace_back([p = c.get()] { p->monitor_loop(); });
+    } catch (const std::system_error &e) {
+        return fail_msg(std::string("start the RDMA channel's threads: ") + e.what(), -e.code().value());
+    }
     return c;
 }
 
@@ -239,11 +248,8 @@ void Channel::handle_control_message(const uint8_t *bytes, std::size_t len) {
             SourceFile &f = *source_;
             for (std::size_t i = 0; i < m.grant_count; ++i) {
                 const wire::Grant &g = m.grants[i];
-                if (g.offset < f.spec.start || g.offset > f.spec.size || g.length > f.spec.size - g.offset ||
-                    g.length > res_.params.block_size) {
-                    fail_locked(Error::msg("peer granted bytes " + std::to_string(g.offset) + "+" +
-                                           std::to_string(g.length) + " outside the file or the block size"),
-                                true);
+                if (auto ok = f.grants.accept(g); !ok) {
+                    fail_locked(ok.error(), true);
                     return;
                 }
                 f.waiting.push_back(g);

@@ -44,6 +44,7 @@
 #include "middleware/rdma/block_states.h"
 #include "middleware/rdma/channel_resources.h"
 #include "middleware/rdma/control_credits.h"
+#include "middleware/rdma/grant_ledger.h"
 #include "middleware/transfer_progress.h"
 #include "protocol/rdma_message.h"
 
@@ -143,6 +144,7 @@ private:
         // A chain of blocks is posted at once with only its last work request
         // signalled; that completion frees the whole chain (indexed by its last block).
         std::vector<std::vector<uint32_t>> chain_of;
+        GrantLedger grants;                        // which grants are blocks of this file, and how often each came
         std::deque<wire::Grant> waiting;           // granted, no local block yet
         std::unique_ptr<disk::DiskFile> disk;      // what the readers read (none for /dev/zero)
         std::unique_ptr<OrderedDigest> digest;     // spec.digest: read blocks wait here for their turn

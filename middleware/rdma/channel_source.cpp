@@ -39,6 +39,7 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
     f.spec = spec;
     f.progress = &progress;
     f.blocks = BlockStates<SourceBlock>(res_.params.blocks);
+    f.grants = GrantLedger(spec.start, spec.size, res_.params.block_size);
     f.block_grant.resize(res_.params.blocks);
     f.chain_of.resize(res_.params.blocks);
     f.zeros = memory_endpoint(spec.fd) == MemoryEndpoint::zeros;
