@@ -47,6 +47,14 @@ public:
     // kernel may still use small pages where it has no 2 MiB free).
     Pages pages() const { return pages_; }
     explicit operator bool() const { return addr_ != nullptr; }
+    // Lets go of the memory without unmapping it, for memory the kernel may
+    // still write into (a broken io_uring's requests): unmapped, its
+    // addresses could be handed to the next mapping and written there.
+    // The bytes leak, on purpose.
+    void abandon() {
+        addr_ = nullptr;
+        size_ = 0;
+    }
 
 private:
     void reset();

@@ -12,7 +12,10 @@
 namespace rftp::middleware::disk {
 namespace {
 
-constexpr uint64_t kWakeTag = UINT64_MAX;
+// Not UINT64_MAX: liburing keeps that tag (LIBURING_UDATA_TIMEOUT) for its
+// own timeouts and, on kernels before 5.11, drops every completion that
+// carries it, so the wake poll's would never be seen.
+constexpr uint64_t kWakeTag = UINT64_MAX - 1;
 
 bool aligned(uint64_t v) { return v % kDirectAlign == 0; }
 

@@ -60,6 +60,10 @@ public:
                                                    RingCache *rings = nullptr);
     bool uses_io_uring() const { return ring_.has_value(); }
     bool uses_fixed_buffers() const { return ring_ && ring_->has_fixed_buffers(); }
+    // A submit failed hard: what it held was failed back, but requests it
+    // had already passed to the kernel may still read or write their
+    // buffers, and nothing can say when they stop.
+    bool broken() const { return ring_broken_; }
     ~BlockIo();
     BlockIo(const BlockIo &) = delete;
     BlockIo &operator=(const BlockIo &) = delete;

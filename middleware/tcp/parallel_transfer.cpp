@@ -267,7 +267,7 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
     const StreamShape shape = stream_shape(socks.size(), plan.block_size, plan.queue_depth, plan.size - std::min(plan.start, plan.size));
     Status s = group.run([&](std::size_t, int sock) -> Status {
         StreamBuffers buffers(shape.buffers, shape.buffer_bytes, plan.kept);
-        auto io = stream_engine(buffers, shape.disk_depth, "tcp sender");
+        auto io = buffers.engine(shape.disk_depth, "tcp sender");
         if (!io) return fail(io.error());
         ResendRequests resends(sock, layout, progress);
         struct Reading {
@@ -335,7 +335,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     StreamGroup group(socks, progress);
     Status s = group.run([&](std::size_t index, int sock) -> Status {
         StreamBuffers buffers(shape.buffers, shape.buffer_bytes, plan.kept);
-        auto io = stream_engine(buffers, shape.disk_depth, "tcp receiver");
+        auto io = buffers.engine(shape.disk_depth, "tcp receiver");
         if (!io) return fail(io.error());
         DamagedBlocks damaged(sock, std::to_string(index + 1) + "/" + std::to_string(socks.size()), progress);
         // A block counts once it is on disk: only then may the resume journal cover it.

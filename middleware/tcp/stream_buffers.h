@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/log.h"
 #include "common/result.h"
 #include "middleware/block_memory.h"
 #include "middleware/disk/block_io.h"
@@ -31,16 +32,24 @@ public:
         for (unsigned i = 0; i < count && memory_; ++i) iovecs_.push_back({block(i), stride_});
         for (unsigned i = count; i > 0 && memory_; --i) free_.push_back(i - 1);
     }
-    // The disk engine (declared after this, so gone first) has finished with the memory by now.
+    // The engine goes first, after its last request. If its ring broke,
+    // requests may still be in the kernel: the memory is then neither
+    // given back for the next transfer nor unmapped (BlockMemory::abandon).
     ~StreamBuffers() {
-        if (kept_) kept_->buffers.give(std::move(memory_));
+        bool broken = engine_ && engine_->broken();
+        engine_.reset();
+        if (broken) {
+            memory_.abandon();
+            log::warning("a stream's disk engine broke: its " + std::to_string(iovecs_.size()) +
+                         " buffers are left unused, as the kernel may still use them");
+        } else if (kept_) {
+            kept_->buffers.give(std::move(memory_));
+        }
     }
     StreamBuffers(const StreamBuffers &) = delete;
     StreamBuffers &operator=(const StreamBuffers &) = delete;
     bool valid() const { return static_cast<bool>(memory_); }
     uint8_t *block(uint32_t i) const { return memory_.data() + i * stride_; }
-    std::span<const iovec> iovecs() const { return iovecs_; }
-    disk::RingCache *kept_rings() const { return kept_ ? &kept_->rings : nullptr; }
 
     // Which blocks are not in use: take one (has_free() must hold), give it back when done.
     bool has_free() const { return !free_.empty(); }
@@ -51,19 +60,24 @@ public:
     }
     void give(uint32_t b) { free_.push_back(b); }
 
+    // The disk engine that reads or writes these buffers, owned here so it
+    // is gone before the memory is (see the destructor). One per object.
+    Result<disk::BlockIo *> engine(unsigned depth, const std::string &label) {
+        if (!valid()) return fail_msg("out of memory for stream buffers", -ENOMEM);
+        auto io = disk::BlockIo::create(iovecs_, depth, label, disk::BlockIo::Backend::io_uring,
+                                        disk::BlockIo::Buffers::plain, kept_ ? &kept_->rings : nullptr);
+        if (!io) return fail(io.error());
+        engine_ = std::move(*io);
+        return engine_.get();
+    }
+
 private:
     std::size_t stride_;
     BlockMemory memory_;
     StreamCache *kept_;
     std::vector<iovec> iovecs_;
     std::vector<uint32_t> free_;
+    std::unique_ptr<disk::BlockIo> engine_;
 };
-
-inline Result<std::unique_ptr<disk::BlockIo>> stream_engine(const StreamBuffers &buffers, unsigned depth,
-                                                            const std::string &label) {
-    if (!buffers.valid()) return fail_msg("out of memory for stream buffers", -ENOMEM);
-    return disk::BlockIo::create(buffers.iovecs(), depth, label, disk::BlockIo::Backend::io_uring,
-                                 disk::BlockIo::Buffers::plain, buffers.kept_rings());
-}
 
 }  // namespace rftp::middleware

@@ -43,7 +43,7 @@ Result<uint64_t> receive_through_engine(int sock, disk::DiskFile &file, uint64_t
     // One block more than the disk's queue: the next fills from the socket
     // while the queue is full (parallel_transfer.cpp, StreamShape).
     StreamBuffers buffers(kEngineDepth + 1, kEngineBlock, kept);
-    auto io = stream_engine(buffers, kEngineDepth, "tcp stream receiver");
+    auto io = buffers.engine(kEngineDepth, "tcp stream receiver");
     if (!io) return fail(io.error());
     std::optional<Error> error;
     uint64_t first_failed = UINT64_MAX;
