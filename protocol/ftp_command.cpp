@@ -7,8 +7,10 @@ namespace rftp::ftp {
 
 Result<Command> parse_command(std::string_view line) {
     if (line.size() + 2 > kMaxCommandLine) return fail_msg("Command line too long.");
+    // Every C0 control byte and DEL: a name holding an escape sequence would
+    // reach other users' terminals through listings and replies.
     for (unsigned char c : line)
-        if (c == '\0' || c == '\r' || c == '\n') return fail_msg("Control characters not allowed.");
+        if (c < 0x20 || c == 0x7f) return fail_msg("Control characters not allowed.");
 
     std::size_t space = line.find(' ');
     std::string_view verb = line.substr(0, space);

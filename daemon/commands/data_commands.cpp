@@ -42,7 +42,7 @@ void set_active(Session &s, Result<ftp::Endpoint> ep) {
     if (!s.options().active_mode) return s.reply(502, "Active mode is disabled on this server; use PASV or EPSV.");
     if (!ep) return s.reply(ep.error().code == 522 ? 522 : 501, ep.error().message);
     // No FTP bounce: data connections go only to the client's own address.
-    if (ep->host != address_text(s.peer())) return s.reply(504, "Data address must be your own address.");
+    if (canonical_address_text(ep->host) != address_text(s.peer())) return s.reply(504, "Data address must be your own address.");
     if (ep->port < 1024) return s.reply(504, "Data port must be 1024 or above.");
     if (s.state.data_channel) s.state.data_channel->cancel();
     s.state.data_channel = DataChannel::connect_active(*ep);

@@ -52,9 +52,11 @@ void stat_path(Session &s, const std::string &arg) {
     if (!S_ISDIR(st->st_mode)) {
         text += "\n " + format_list_line(*st, vpath->substr(vpath->rfind('/') + 1), now);
     } else {
-        auto entries = s.state.root->list(*vpath);
+        // Stops reading at the cap: a huge directory costs the loop no more than a small one.
+        auto entries = s.state.root->list(*vpath, kMaxStatEntries);
+        if (!entries && entries.error().code == -E2BIG)
+            return s.reply(550, "Directory too large for STAT; use LIST or MLSD.");
         if (!entries) return reply_fs_error(s, entries.error());
-        if (entries->size() > kMaxStatEntries) return s.reply(550, "Directory too large for STAT; use LIST or MLSD.");
         for (const auto &e : *entries) text += "\n " + format_list_line(e.st, e.name, now);
     }
     s.reply(213, text + "\nEnd of status");

@@ -20,6 +20,15 @@ void log_change(Session &s, const char *event, const std::string &path) {
               " path=" + log::quote(path));
 }
 
+// rftpd's own names for an upload's partial file and journal: another entry
+// there (a file renamed in, a directory) would swap or block what that
+// upload commits. Says 553 and returns true for those.
+bool refused_as_bookkeeping(Session &s, const std::string &vpath) {
+    if (!is_upload_bookkeeping(vpath)) return false;
+    s.reply(553, std::string("File name not allowed: ") + kUploadBookkeepingRule + ".");
+    return true;
+}
+
 }  // namespace
 
 void cmd_pwd(Session &s, const std::string &) { s.reply(257, quote_257(s.state.cwd) + " is the current directory."); }
@@ -38,6 +47,7 @@ void cmd_cdup(Session &s, const std::string &) { cmd_cwd(s, ".."); }
 void cmd_mkd(Session &s, const std::string &arg) {
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
+    if (refused_as_bookkeeping(s, *vpath)) return;
     if (auto r = s.state.root->make_directory(*vpath); !r) return reply_fs_error(s, r.error());
     log_change(s, "mkdir", *vpath);
     s.reply(257, quote_257(*vpath) + " created.");
@@ -76,9 +86,7 @@ void cmd_rnto(Session &s, const std::string &arg) {
     s.state.rename_from.clear();
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
-    // Onto another upload's partial file or journal, it could swap what that upload commits.
-    if (is_upload_bookkeeping(*vpath))
-        return s.reply(553, std::string("File name not allowed: ") + kUploadBookkeepingRule + ".");
+    if (refused_as_bookkeeping(s, *vpath)) return;
     if (auto r = s.state.root->rename(from, *vpath); !r) return reply_fs_error(s, r.error());
     log_change(s, "rename", from + " -> " + *vpath);
     s.reply(250, "Rename successful.");

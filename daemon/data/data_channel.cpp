@@ -36,6 +36,17 @@ std::string address_text(const sockaddr_storage &addr) {
     return s;
 }
 
+std::string canonical_address_text(const std::string &text) {
+    sockaddr_storage addr{};
+    if (inet_pton(AF_INET, text.c_str(), &reinterpret_cast<sockaddr_in &>(addr).sin_addr) == 1)
+        addr.ss_family = AF_INET;
+    else if (inet_pton(AF_INET6, text.c_str(), &reinterpret_cast<sockaddr_in6 &>(addr).sin6_addr) == 1)
+        addr.ss_family = AF_INET6;
+    else
+        return text;
+    return address_text(addr);
+}
+
 bool same_host(const sockaddr_storage &a, const sockaddr_storage &b) { return address_text(a) == address_text(b); }
 
 Result<std::unique_ptr<DataChannel>> DataChannel::listen_passive(const sockaddr_storage &local_addr,

@@ -48,6 +48,9 @@ private:
 
 // "1.2.3.4" / "::1" of an address, for logs and comparisons.
 std::string address_text(const sockaddr_storage &addr);
+// A numeric address as address_text writes it ("2001:DB8::1" and
+// "::ffff:192.0.2.7" become "2001:db8::1" and "192.0.2.7"); other text as given.
+std::string canonical_address_text(const std::string &text);
 bool same_host(const sockaddr_storage &a, const sockaddr_storage &b);
 
 }  // namespace rftp::daemon

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <utility>
 
 #include "common/log.h"
 #include "daemon/commands/command_table.h"
@@ -104,6 +105,7 @@ void Session::reply(int code, std::string_view text) {
 
 void Session::reply_and_close(int code, std::string_view text, const std::string &reason) {
     reply(code, text);
+    closing_ = true;
     if (closed_) return;
     uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));
     // uv_shutdown waits for queued writes, so the reply reaches the client first.
@@ -161,7 +163,7 @@ void Session::on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 
 void Session::process_lines() {
     std::string line;
-    while (!closed_) {
+    while (!closed_ && !closing_) {
         if (!busy_ && !waiting_lines_.empty()) {
             line = std::move(waiting_lines_.front());
             waiting_lines_.pop_front();
@@ -175,8 +177,12 @@ void Session::process_lines() {
             continue;
         }
         if (busy_) {
+            // Only a transfer or an RDMA channel's setup lets these go ahead
+            // of the queue (ABOR can end either); behind a login or a HASH
+            // they wait their turn, or their replies would come out of order.
+            bool interruptible = transfer_ || (state.rdma && !state.rdma->channel());
             auto cmd = ftp::parse_command(line);
-            if (cmd && runs_during_transfer(cmd->verb)) {
+            if (cmd && interruptible && runs_during_transfer(cmd->verb)) {
                 execute(line);
             } else if (waiting_lines_.size() >= kMaxWaitingCommands) {
                 reply_and_close(421, "Too many commands queued; closing.", "command flood");
@@ -187,10 +193,13 @@ void Session::process_lines() {
         }
         execute(line);
     }
-    if (!closed_ && !busy_) arm_timer();
+    if (!closed_ && !closing_ && !busy_) arm_timer();
 }
 
 void Session::execute(const std::string &line) {
+    // RNTO must follow RNFR directly (RFC 959 §4.1.3): any other command,
+    // even one refused, ends the rename.
+    std::string rename_from = std::exchange(state.rename_from, {});
     auto cmd = ftp::parse_command(line);
     if (!cmd) {
         reply(500, cmd.error().message);
@@ -217,8 +226,7 @@ void Session::execute(const std::string &line) {
         reply(501, "Syntax error: " + std::string(spec->verb) + " takes no argument.");
         return;
     }
-    // RNTO must follow RNFR directly (RFC 959 §4.1.3).
-    if (cmd->verb != "RNTO" && cmd->verb != "RNFR") state.rename_from.clear();
+    if (cmd->verb == "RNTO") state.rename_from = std::move(rename_from);
     spec->handler(*this, cmd->argument);
 }
 

@@ -141,6 +141,7 @@ private:
     int open_handles_ = 0;
     std::atomic<bool> closed_{false};  // read by work threads to skip work nobody waits for
     bool busy_ = false;          // blocking work or a transfer in progress
+    bool closing_ = false;       // the last reply is said (QUIT, 421): no further command runs
     bool abort_requested_ = false;
     sockaddr_storage peer_{}, local_{};
     uint64_t login_deadline_ms_ = 0;  // loop time by which USER/PASS must have succeeded

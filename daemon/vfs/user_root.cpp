@@ -77,7 +77,7 @@ Result<struct stat> UserRoot::stat_entry(const std::string &vpath) const {
     return st;
 }
 
-Result<std::vector<DirEntry>> UserRoot::list(const std::string &vpath) const {
+Result<std::vector<DirEntry>> UserRoot::list(const std::string &vpath, std::size_t at_most) const {
     auto fd = open_directory(vpath);
     if (!fd) return fail(fd.error());
     // fdopendir takes over a descriptor of its own, so our fd keeps its RAII owner.
@@ -97,6 +97,7 @@ Result<std::vector<DirEntry>> UserRoot::list(const std::string &vpath) const {
         }
         const std::string_view name = e->d_name;
         if (name == "." || name == "..") continue;
+        if (entries.size() == at_most) return fail_msg("list " + vpath + ": more than " + std::to_string(at_most) + " entries", -E2BIG);
         DirEntry entry{std::string(name), {}};
         // Not following symlinks: a listing shows the link, never facts about
         // a target that may lie outside the root.

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,8 +59,9 @@ public:
     Result<struct stat> stat_entry(const std::string &vpath) const;
 
     // Entries of a directory, without "." and "..", sorted by name; entries
-    // that vanish while listing are skipped.
-    Result<std::vector<DirEntry>> list(const std::string &vpath) const;
+    // that vanish while listing are skipped. More than at_most of them fail
+    // with -E2BIG as soon as one more is read, not after all.
+    Result<std::vector<DirEntry>> list(const std::string &vpath, std::size_t at_most = SIZE_MAX) const;
 
     Status make_directory(const std::string &vpath, mode_t mode = 0755) const;
     Status remove_directory(const std::string &vpath) const;

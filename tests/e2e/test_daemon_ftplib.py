@@ -143,6 +143,13 @@ def test_no_client_may_create_or_rename_onto_rftpds_own_names(rftpd):
     with pytest.raises(ftplib.error_perm, match="553"):
         f.sendcmd("RNTO .x.bin.rftp-part")
     assert (root / "plain.bin").exists() and not (root / ".x.bin.rftp-part").exists()
+    # Nor a directory there, which would block every later upload of x.bin.
+    for name in (".x.bin.rftp-part", ".x.bin.rftp-resume"):
+        with pytest.raises(ftplib.error_perm, match="553"):
+            f.mkd(name)
+        assert not (root / name).exists()
+    f.storbinary("STOR x.bin", io.BytesIO(b"still possible"))
+    assert (root / "x.bin").read_bytes() == b"still possible"
     f.quit()
 
 

@@ -220,7 +220,9 @@ def test_encoded_separators_are_just_names(rftpd):
 def test_nul_and_control_bytes_in_paths_are_refused(rftpd):
     c = Control(rftpd)
     c.login()
-    for raw in (b"MKD a\x00b\r\n", b"DELE \x00\r\n", b"NOOP\x00\r\n", b"MKD a\rb\r\n"):
+    # An escape sequence in a name would reach other users' terminals through listings.
+    for raw in (b"MKD a\x00b\r\n", b"DELE \x00\r\n", b"NOOP\x00\r\n", b"MKD a\rb\r\n",
+                b"MKD \x1b]0;owned\x07x\r\n", b"MKD a\tb\r\n", b"MKD a\x7fb\r\n"):
         c.send(raw)
         code, text = c.reply()
         assert code == 500, (raw, text)
@@ -521,6 +523,29 @@ def test_active_mode_refused_by_default_and_no_bounce_when_enabled(rftpd_factory
     c.cmd("QUIT")
 
 
+def test_eprt_with_the_clients_own_address_in_another_spelling(rftpd_factory):
+    """The bounce check compares addresses, not their text: ::ffff:127.0.0.1
+    is the IPv4 client's own address."""
+    d = rftpd_factory("active_mode: true\n")
+    (d.roots["alice"] / "a.bin").write_bytes(b"spelled differently")
+    c = Control(d)
+    c.login()
+    mine = socket.socket()
+    mine.bind(("127.0.0.1", 0))
+    mine.listen(1)
+    mine.settimeout(TIMEOUT)
+    port = mine.getsockname()[1]
+    assert c.code(f"EPRT |2|::FFFF:127.0.0.1|{port}|") == 200
+    assert c.code("RETR a.bin") == 150
+    conn, _ = mine.accept()
+    assert read_all(conn) == b"spelled differently"
+    conn.close()
+    mine.close()
+    assert c.reply()[0] == 226
+    assert c.code(f"EPRT |2|::FFFF:127.0.0.2|{port}|") == 504
+    c.cmd("QUIT")
+
+
 def test_epsv_all_locks_the_session_to_epsv(rftpd_factory):
     d = rftpd_factory("active_mode: true\n")
     c = Control(d)
@@ -811,6 +836,68 @@ def test_pipelined_command_flood(rftpd):
     assert c.code("NOOP") == 200
     c.cmd("QUIT")
     assert_daemon_healthy(rftpd)
+
+
+def test_nothing_runs_after_quit(rftpd):
+    """Commands pipelined behind QUIT are not run: 221 is the last word."""
+    root = rftpd.roots["alice"]
+    (root / "keep.bin").write_bytes(b"still here")
+    c = Control(rftpd)
+    c.login()
+    c.send(b"QUIT\r\nDELE keep.bin\r\nMKD made\r\n")
+    assert c.reply()[0] == 221
+    assert c.closed_after()
+    assert c.buf == b"", c.buf
+    assert (root / "keep.bin").read_bytes() == b"still here"
+    assert not (root / "made").exists()
+    assert_daemon_healthy(rftpd)
+
+
+def test_replies_keep_their_order_behind_a_login_and_a_hash(rftpd):
+    """NOOP, STAT and ABOR go ahead only of a running transfer. Behind a
+    login's scrypt or a HASH they wait their turn, so a pipelining client
+    pairs every reply with its command."""
+    (rftpd.roots["alice"] / "h.bin").write_bytes(os.urandom(4 << 20))
+    c = Control(rftpd)
+    c.send(f"USER alice\r\nPASS {PASSWORDS['alice']}\r\nNOOP\r\n".encode())
+    assert [c.reply()[0] for _ in range(3)] == [331, 230, 200]
+    c.send(b"HASH h.bin\r\nABOR\r\nNOOP\r\n")
+    assert [c.reply()[0] for _ in range(3)] == [213, 225, 200]
+    c.cmd("QUIT")
+
+
+def test_a_refused_command_between_rnfr_and_rnto_ends_the_rename(rftpd):
+    """RNTO must follow RNFR directly (RFC 959): a command that is refused
+    (unknown, bad syntax) still comes between them."""
+    root = rftpd.roots["alice"]
+    (root / "a.bin").write_bytes(b"a")
+    c = Control(rftpd)
+    c.login()
+    for between in ("FOO", "PWD x", "SIZE"):
+        assert c.code("RNFR a.bin") == 350
+        assert c.code(between) in (500, 501), between
+        assert c.code("RNTO b.bin") == 503, between
+    assert (root / "a.bin").exists() and not (root / "b.bin").exists()
+    assert c.code("RNFR a.bin") == 350
+    assert c.code("RNTO b.bin") == 250
+    c.cmd("QUIT")
+
+
+def test_stat_of_a_directory_over_its_cap_is_refused(rftpd):
+    """STAT lists on the event loop, so it stops at its cap of 1000 entries
+    rather than reading (and sorting) the whole directory first."""
+    big = rftpd.roots["alice"] / "big"
+    big.mkdir()
+    for i in range(1001):
+        (big / f"f{i}").touch()
+    c = Control(rftpd)
+    c.login()
+    code, text = c.cmd("STAT big")
+    assert code == 550 and "too large" in text, text
+    (big / "f0").unlink()
+    code, text = c.cmd("STAT big")
+    assert code == 213 and text.count("\n") == 1001, text[:200]
+    c.cmd("QUIT")
 
 
 def test_client_that_never_reads_replies_is_cut_off(rftpd):

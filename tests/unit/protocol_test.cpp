@@ -21,6 +21,11 @@ TEST(ParseCommand, RejectsBadVerbsAndControlBytes) {
     EXPECT_FALSE(parse_command("RETRX a"));
     EXPECT_FALSE(parse_command("R3TR a"));
     EXPECT_FALSE(parse_command(std::string("RETR a\0b", 8)));
+    for (char c : {'\t', '\x1b', '\x07', '\x7f', '\x01'})
+        EXPECT_FALSE(parse_command(std::string("MKD a") + c + "b")) << static_cast<int>(c);
+    auto utf8 = parse_command("MKD caf\xc3\xa9");  // bytes from 0x80 up are UTF-8, not control
+    ASSERT_TRUE(utf8);
+    EXPECT_EQ(utf8->argument, "caf\xc3\xa9");
     EXPECT_FALSE(parse_command(std::string(kMaxCommandLine, 'A')));
 }
 
