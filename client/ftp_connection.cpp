@@ -86,9 +86,11 @@ Outcome<ftp::Reply> FtpConnection::read_reply(int timeout_seconds) {
     }
 }
 
-Outcome<ftp::Reply> FtpConnection::command(std::string_view line) {
+Outcome<ftp::Reply> FtpConnection::command(std::string_view line) { return command(line, timeout_); }
+
+Outcome<ftp::Reply> FtpConnection::command(std::string_view line, int timeout_seconds) {
     if (auto sent = send(line); !sent) return std::unexpected(sent.error());
-    auto reply = read_reply();
+    auto reply = read_reply(timeout_seconds);
     // 421 means the server is closing the session, whatever the command was.
     if (reply && reply->code == 421) return fail_as(ExitCode::connection, "server closed the session: " + describe(*reply));
     return reply;

@@ -22,6 +22,8 @@ public:
     Outcome<ftp::Reply> read_reply();
     Outcome<ftp::Reply> read_reply(int timeout_seconds);
     Outcome<ftp::Reply> command(std::string_view line);
+    // For a command whose reply may take longer than the usual timeout.
+    Outcome<ftp::Reply> command(std::string_view line, int timeout_seconds);
 
     const std::string &peer() const { return peer_; }  // numeric server address
     int timeout() const { return timeout_; }

@@ -33,6 +33,9 @@ struct Session {
     bool rdma_declined = false;
     // OPTS BLOCKSUM as agreed: whether framed and RDMA blocks carry a CRC32C.
     bool block_checksums = true;
+    // An aborted transfer's replies were not all read (abort_transfer): the
+    // next reply may be an old one, so this session must not be reused.
+    bool out_of_step = false;
     // TCP transfer buffers and rings kept from one file to the next (stream_cache.h).
     std::unique_ptr<middleware::StreamCache> stream_kept = std::make_unique<middleware::StreamCache>();
 };

@@ -9,7 +9,7 @@
 namespace rftp::middleware {
 
 Result<ResumeJournal> ResumeJournal::create(const std::string &path, uint64_t start) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!fd) return fail_errno("create resume journal " + path);
     return create(std::move(fd), start);
 }

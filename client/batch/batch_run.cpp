@@ -134,7 +134,8 @@ void BatchRun::session_thread(std::optional<Session> session, const FileAction &
         if (!moved) {
             result.failure = moved.error();
             // A lost control connection gets no QUIT; the others a polite one.
-            if (session_is_spent(moved.error().exit)) drop_session(moved.error().exit != ExitCode::connection);
+            if (session_is_spent(moved.error().exit) || session->out_of_step)
+                drop_session(moved.error().exit != ExitCode::connection);
         }
         record(std::move(result));
     }

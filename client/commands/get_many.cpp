@@ -61,7 +61,7 @@ OutcomeStatus run_get_many(CommandContext &ctx) {
     ctx.summary.resume_hint = resume_command(o);
     batch.run(std::move(plan->files), std::move(*session),
               [&o](Session &s, const FileJob &job, const FileProgressHooks &hooks, FileReport &report) -> OutcomeStatus {
-                  auto dest = choose_destination(job.local, job.remote);
+                  auto dest = destination_at(job.local);
                   if (!dest) return std::unexpected(dest.error());
                   return get_one_file(s, o, job.remote, *dest, hooks, report);
               });

@@ -35,14 +35,20 @@ Outcome<Destination> choose_destination(const std::string &local, const std::str
         if (base.empty()) return fail_as(ExitCode::usage, "URL names a directory; give a file name to download");
         path += (path.ends_with('/') ? "" : "/") + base;
     }
+    return destination_at(path);
+}
+
+Outcome<Destination> destination_at(const std::string &path) {
+    Destination d;
     d.final_path = path;
+    struct stat st {};
     if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
         if (S_ISDIR(st.st_mode)) return fail_as(ExitCode::local_file, path + " is a directory");
         d.direct = true;  // device or FIFO: the reader wants the bytes, not a rename
         d.write_path = path;
         return d;
     }
-    d.write_path = path + ".rftp-part";
+    d.write_path = path + std::string(kPartialSuffix);
     return d;
 }
 
@@ -74,6 +80,9 @@ bool already_complete(const Options &o, const Destination &dest, const std::opti
 
 OutcomeStatus get_once(Session &session, const Options &o, const std::string &remote, const Destination &dest,
                        const FileProgressHooks &hooks, FileReport &report) {
+    if (o.verify && dest.direct)
+        return fail_as(ExitCode::usage, "--verify reads the downloaded file back, which stdout or a device cannot give; "
+                                        "download to a file, or compare with `rftp hash URL`");
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());
     // SIZE offered but refused: the file is missing or not a plain file.
@@ -95,11 +104,16 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
     if (dest.write_path.empty()) {
         file.reset(::dup(STDOUT_FILENO));
     } else {
-        int flags = O_WRONLY | O_CLOEXEC | (dest.direct ? 0 : O_CREAT);
+        // The partial file is ours: a symlink planted at its name (a shared
+        // directory) must not send the download through to another file.
+        int flags = O_WRONLY | O_CLOEXEC | (dest.direct ? 0 : O_CREAT | O_NOFOLLOW);
         file.reset(::open(dest.write_path.c_str(), flags, 0644));
+        if (!file && errno == ELOOP && !dest.direct)
+            return fail_as(ExitCode::local_file, dest.write_path + " is a symlink; rftp writes its partial file only "
+                                                                  "as a plain file of its own: remove the link");
         if (!file) return fail_as(ExitCode::local_file, "open " + dest.write_path + ": " + std::strerror(errno));
     }
-    const std::string journal_path = dest.final_path + ".rftp-resume";
+    const std::string journal_path = dest.final_path + std::string(kJournalSuffix);
     if (!dest.direct) {
         struct stat st {};
         ::fstat(file.get(), &st);
@@ -242,7 +256,8 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                 end = received.contiguous_end();
                 if (r && r->size != *size)
                     moved = fail_msg("streams announced size " + std::to_string(r->size) + ", SIZE said " +
-                                     std::to_string(*size));
+                                     std::to_string(*size) + " (the file changed on the server)",
+                                     -ESTALE);
                 else if (!r) moved = std::unexpected(r.error());
                 else if (!received.covers_exactly(r->size)) moved = fail_msg("streams left holes in the file");
             }
@@ -266,15 +281,12 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             return fail_as(ExitCode::verification, "get " + remote + ": received " + std::to_string(end) +
                                                        " bytes but the server's SIZE is " + std::to_string(*size));
     }
-    if (dest.direct) return {};
+    if (dest.direct) return {};  // nothing to verify: refused above with --verify
     if (::fsync(file.get()) < 0)
         return fail_as(ExitCode::local_file, "fsync " + dest.write_path + ": " + std::strerror(errno));
     file.reset();
     if (o.verify) {
-        if (auto ok = verify_digest(session, remote, dest.write_path, report.sha256); !ok) {
-            if (ok.error().exit == ExitCode::verification) ::unlink(dest.write_path.c_str());  // corrupt: never resume it
-            return ok;
-        }
+        if (auto ok = verify_digest(session, remote, dest.write_path, report.sha256); !ok) return ok;
     }
     if (::rename(dest.write_path.c_str(), dest.final_path.c_str()) < 0)
         return fail_as(ExitCode::local_file,
@@ -286,7 +298,14 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
 
 OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
                            const FileProgressHooks &hooks, FileReport &report) {
-    return get_once(session, o, remote, dest, hooks, report);
+    auto got = get_once(session, o, remote, dest, hooks, report);
+    // A digest or a byte count that disagrees with the server's: what is
+    // here is not a prefix of the file a resume would fetch. Never resume it.
+    if (!got && got.error().exit == ExitCode::verification && !dest.direct) {
+        ::unlink(dest.write_path.c_str());
+        ::unlink((dest.final_path + std::string(kJournalSuffix)).c_str());
+    }
+    return got;
 }
 
 }  // namespace rftp::client

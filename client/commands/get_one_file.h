@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "client/cli/options.h"
 #include "client/commands/file_report.h"
@@ -11,6 +12,11 @@
 #include "client/session.h"
 
 namespace rftp::client {
+
+// Beside LOCAL while it downloads: the partial file, and (parallel streams)
+// the journal of how much of it is good.
+inline constexpr std::string_view kPartialSuffix = ".rftp-part";
+inline constexpr std::string_view kJournalSuffix = ".rftp-resume";
 
 struct Destination {
     std::string final_path;  // empty for stdout
@@ -20,6 +26,9 @@ struct Destination {
 
 // local: "-", a file, a directory (the remote basename is appended) or a device.
 Outcome<Destination> choose_destination(const std::string &local, const std::string &remote_path);
+// path exactly, as a many-file get plans it: a directory there is an error,
+// never a place to put the file under its basename.
+Outcome<Destination> destination_at(const std::string &path);
 
 // A regular file is written to "LOCAL.rftp-part" and renamed onto LOCAL only
 // when every byte arrived and the count matches the server's SIZE (and, with

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <climits>
 #include <sstream>
 
 #include <fcntl.h>
@@ -94,14 +95,21 @@ OutcomeStatus disable_parallel(Session &session) {
 }
 
 void abort_transfer(Session &session) {
+    // Until both answers are read, a late one would be taken for the next
+    // command's reply: the session is out of step unless shown otherwise.
+    session.out_of_step = true;
     if (!session.control.send("ABOR")) return;
     // Typically 426 for the aborted transfer, then 226 for the ABOR itself.
     // But the transfer may have ended before the ABOR came (its own 226 or
     // 4xx), and then the ABOR's answer (225) still follows: it must be read
     // here, or the next command would take it for its own reply.
     auto first = session.control.read_reply(5);
-    if (!first || first->code == 225 || first->code >= 500) return;
-    (void)session.control.read_reply(first->code == 226 ? 1 : 5);
+    if (!first) return;
+    if (first->code == 225 || first->code >= 500) {
+        session.out_of_step = false;
+        return;
+    }
+    session.out_of_step = !session.control.read_reply(first->code == 226 ? 1 : 5);
 }
 
 ExitCode exit_for_data_error(const Error &error) {
@@ -110,16 +118,37 @@ ExitCode exit_for_data_error(const Error &error) {
     switch (-error.code) {
         case ENOSPC: case EDQUOT: case EFBIG: case EIO: case EROFS: case EBADF: case EISDIR:
             return ExitCode::local_file;
+        case ESTALE:  // the file's size is not what SIZE said: it changed meanwhile
+            return ExitCode::verification;
         default:
             return ExitCode::transfer;
     }
 }
 
+namespace {
+
+// A server answers HASH only once it has read the whole file, and says
+// nothing meanwhile: the wait allows for reading it at 50 MB/s, a slow
+// disk's pace, on top of --timeout (100 GB: about 35 minutes more).
+int hash_timeout(const Session &session, std::optional<uint64_t> size) {
+    constexpr uint64_t kSlowestRead = 50'000'000;
+    uint64_t seconds = static_cast<uint64_t>(session.control.timeout()) + (size ? *size / kSlowestRead : 0);
+    return static_cast<int>(std::min<uint64_t>(seconds, INT_MAX / 1000));
+}
+
+}  // namespace
+
 Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
     if (!session.features.hash_sha256)
         return fail_as(ExitCode::remote_file, "server does not offer HASH SHA-256 (not in its FEAT reply)");
-    auto reply = session.control.command("HASH " + path);
-    if (!reply) return std::unexpected(reply.error());
+    std::optional<uint64_t> size;
+    if (session.features.size) {
+        auto probe = probe_size(session, path);
+        if (!probe) return std::unexpected(probe.error());
+        size = probe->size;
+    }
+    auto reply = session.control.command("HASH " + path, hash_timeout(session, size));
+    if (!reply) return fail_as(reply.error().exit, "HASH " + path + ": " + reply.error().message);
     if (reply->code != 213) return refused("HASH " + path, *reply);
     // "SHA-256 0-<size> <hex> <path>"
     std::istringstream words(reply->text());
@@ -151,7 +180,10 @@ OutcomeStatus require_hash_for_verify(const Session &session) {
 OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path,
                             const std::optional<std::string> &taken_during_transfer) {
     auto remote = remote_sha256(session, remote_path);
-    if (!remote) return fail_as(ExitCode::verification, "--verify: " + remote.error().message);
+    // Only a digest that differs is a verification failure: a timeout, a
+    // lost connection or a refused HASH keeps its own exit code (and a
+    // download that may well be whole keeps its partial file).
+    if (!remote) return fail_as(remote.error().exit, "--verify: " + remote.error().message);
     std::string local;
     if (taken_during_transfer) {
         log::debug("verify: the local SHA-256 of " + local_path + " was taken during the transfer");

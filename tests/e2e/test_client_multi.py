@@ -264,6 +264,39 @@ def test_two_files_bound_for_one_path_are_refused_before_either_moves(rftpd, ali
     assert not (root / "y.bin").exists()
 
 
+def test_a_remote_file_named_like_anothers_partial_download_is_refused(rftpd, alice_env, tmp_path):
+    """A remote "big.rftp-part" beside "big" would be fetched onto the very
+    partial file big's download writes (and a "big.rftp-resume" onto its
+    journal): planning fails the second, and big arrives whole."""
+    root = rftpd.roots["alice"]
+    (root / "d").mkdir()
+    (root / "d" / "big").write_bytes(os.urandom(3 * 2**20))
+    (root / "d" / "big.rftp-part").write_bytes(os.urandom(2**20))
+    (root / "d" / "big.rftp-resume").write_bytes(b"not a journal")
+    out = tmp_path / "out"
+    out.mkdir()
+    r = rftp(alice_env, "--continue-on-error", "get", "-r", "-j", "4", alice_url(rftpd, "/d"), out)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count(b"keeps its partial download") == 2, r.stderr
+    assert sha256(out / "d" / "big") == sha256(root / "d" / "big")
+    assert sorted(os.listdir(out / "d")) == ["big"]
+
+
+def test_a_local_directory_where_a_file_would_land_fails_that_file(rftpd, alice_env, tmp_path):
+    """In a many-file get each file has its exact local path: a directory
+    there is an error (exit 6), never a place to drop the file inside."""
+    root = rftpd.roots["alice"]
+    (root / "x.bin").write_bytes(b"x" * 1000)
+    (root / "y.bin").write_bytes(b"y" * 1000)
+    out = tmp_path / "out"
+    (out / "x.bin").mkdir(parents=True)
+    r = rftp(alice_env, "--continue-on-error", "get", alice_url(rftpd, "/x.bin"), alice_url(rftpd, "/y.bin"), out)
+    assert r.returncode == 6, r.stderr
+    assert b"x.bin is a directory" in r.stderr, r.stderr
+    assert os.listdir(out / "x.bin") == []
+    assert (out / "y.bin").read_bytes() == b"y" * 1000
+
+
 def test_usage_errors_for_many_files(rftpd, alice_env, tmp_path):
     a = tmp_path / "a"
     a.write_bytes(b"a")

@@ -132,6 +132,40 @@ def test_hash_and_verify(rftpd, env, tmp_path):
     assert r.returncode == 0, r.stderr
 
 
+def test_verify_to_stdout_or_a_device_is_refused_up_front(rftpd, env, tmp_path):
+    """--verify reads the downloaded file back; stdout cannot give it, so
+    rftp says so (exit 2) rather than exiting 0 unverified."""
+    random_file(rftpd.roots["alice"] / "v.bin", MiB)
+    for target in ("-", "/dev/null"):
+        r = rftp(env, "get", "--verify", url(rftpd, "v.bin"), target)
+        assert r.returncode == 2, (target, r.stderr)
+        assert b"rftp hash" in r.stderr and r.stdout == b"", r.stderr
+
+
+def test_a_symlink_at_the_partial_names_is_not_written_through(rftpd, env, tmp_path):
+    """Someone else's symlink at rftp's partial file or journal (a shared
+    directory) must not redirect the download onto the file it points at.
+    At the partial file: the download stops (exit 6) and says why. At the
+    journal: a stale journal is removed before a new one is made, so the
+    link goes and the download goes on."""
+    random_file(rftpd.roots["alice"] / "v.bin", 3 * MiB)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    (tmp_path / "out.bin.rftp-part").symlink_to(victim)
+    r = rftp(env, "get", "-P", "4", "--block-size", "1M", url(rftpd, "v.bin"), str(tmp_path / "out.bin"))
+    assert r.returncode == 6 and b"is a symlink" in r.stderr, r.stderr
+    assert victim.read_bytes() == b"precious"
+    assert not (tmp_path / "out.bin").exists()
+
+    (tmp_path / "out.bin.rftp-part").unlink()
+    (tmp_path / "out.bin.rftp-resume").symlink_to(victim)
+    r = rftp(env, "get", "-P", "4", "--block-size", "1M", url(rftpd, "v.bin"), str(tmp_path / "out.bin"))
+    assert r.returncode == 0, r.stderr
+    assert victim.read_bytes() == b"precious"
+    assert sha256(tmp_path / "out.bin") == sha256(rftpd.roots["alice"] / "v.bin")
+    assert not os.path.lexists(tmp_path / "out.bin.rftp-resume")
+
+
 def journal_prefix(journal: Path) -> int:
     """The complete prefix a resume journal vouches for (0 while it has none)."""
     try:
