@@ -508,19 +508,24 @@ def test_active_mode_refused_by_default_and_no_bounce_when_enabled(rftpd_factory
         victim.accept()
     victim.close()
     # The client's own address works.
-    mine = socket.socket()
-    mine.bind(("127.0.0.1", 0))
-    mine.listen(1)
-    mine.settimeout(TIMEOUT)
-    port = mine.getsockname()[1]
-    assert c.code(f"EPRT |1|127.0.0.1|{port}|") == 200
-    assert c.code("RETR a.bin") == 150
-    conn, _ = mine.accept()
-    assert read_all(conn) == b"to the right place"
-    conn.close()
-    mine.close()
-    assert c.reply()[0] == 226
+    assert active_retr(c, "|1|127.0.0.1|", "a.bin") == b"to the right place"
     c.cmd("QUIT")
+
+
+def active_retr(c: Control, eprt_address: str, name: str) -> bytes:
+    """RETR over an active connection to a listener on 127.0.0.1, announced
+    as EPRT <eprt_address><port>|."""
+    with socket.socket() as mine:
+        mine.bind(("127.0.0.1", 0))
+        mine.listen(1)
+        mine.settimeout(TIMEOUT)
+        assert c.code(f"EPRT {eprt_address}{mine.getsockname()[1]}|") == 200
+        assert c.code(f"RETR {name}") == 150
+        conn, _ = mine.accept()
+        with conn:
+            data = read_all(conn)
+    assert c.reply()[0] == 226
+    return data
 
 
 def test_eprt_with_the_clients_own_address_in_another_spelling(rftpd_factory):
@@ -530,19 +535,8 @@ def test_eprt_with_the_clients_own_address_in_another_spelling(rftpd_factory):
     (d.roots["alice"] / "a.bin").write_bytes(b"spelled differently")
     c = Control(d)
     c.login()
-    mine = socket.socket()
-    mine.bind(("127.0.0.1", 0))
-    mine.listen(1)
-    mine.settimeout(TIMEOUT)
-    port = mine.getsockname()[1]
-    assert c.code(f"EPRT |2|::FFFF:127.0.0.1|{port}|") == 200
-    assert c.code("RETR a.bin") == 150
-    conn, _ = mine.accept()
-    assert read_all(conn) == b"spelled differently"
-    conn.close()
-    mine.close()
-    assert c.reply()[0] == 226
-    assert c.code(f"EPRT |2|::FFFF:127.0.0.2|{port}|") == 504
+    assert active_retr(c, "|2|::FFFF:127.0.0.1|", "a.bin") == b"spelled differently"
+    assert c.code("EPRT |2|::FFFF:127.0.0.2|50000|") == 504
     c.cmd("QUIT")
 
 
