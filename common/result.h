@@ -28,6 +28,11 @@ struct Error {
     }
 };
 
+// Not an errno: a file whose size differs from the size announced for it
+// (it changed at its source meanwhile). Kept apart from ESTALE, which a
+// local write on NFS can give.
+inline constexpr int kFileChanged = -0x10000;
+
 template <class T>
 using Result = std::expected<T, Error>;
 

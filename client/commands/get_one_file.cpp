@@ -257,7 +257,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                 if (r && r->size != *size)
                     moved = fail_msg("streams announced size " + std::to_string(r->size) + ", SIZE said " +
                                      std::to_string(*size) + " (the file changed on the server)",
-                                     -ESTALE);
+                                     kFileChanged);
                 else if (!r) moved = std::unexpected(r.error());
                 else if (!received.covers_exactly(r->size)) moved = fail_msg("streams left holes in the file");
             }
@@ -299,9 +299,10 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
 OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
                            const FileProgressHooks &hooks, FileReport &report) {
     auto got = get_once(session, o, remote, dest, hooks, report);
-    // A digest or a byte count that disagrees with the server's: what is
-    // here is not a prefix of the file a resume would fetch. Never resume it.
-    if (!got && got.error().exit == ExitCode::verification && !dest.direct) {
+    // A digest or a byte count that disagrees with the server's: what this
+    // attempt wrote is not a prefix of the file a resume would fetch. Never
+    // resume it. (A skipped file's partial, if any, is not this attempt's.)
+    if (!got && got.error().exit == ExitCode::verification && !dest.direct && !report.skipped) {
         ::unlink(dest.write_path.c_str());
         ::unlink((dest.final_path + std::string(kJournalSuffix)).c_str());
     }

@@ -105,21 +105,23 @@ void abort_transfer(Session &session) {
     // here, or the next command would take it for its own reply.
     auto first = session.control.read_reply(5);
     if (!first) return;
-    if (first->code == 225 || first->code >= 500) {
+    if (first->code == 225) {
         session.out_of_step = false;
         return;
     }
+    // 5xx: a server without ABOR may refuse it at once while the transfer's
+    // own reply is still to come, or say it after that reply; either way
+    // one more reply ends the exchange.
     session.out_of_step = !session.control.read_reply(first->code == 226 ? 1 : 5);
 }
 
 ExitCode exit_for_data_error(const Error &error) {
+    if (error.code == kFileChanged) return ExitCode::verification;
     // A block that failed its CRC32C (EBADMSG) was damaged on the way, not
     // here: a transfer failure, resumable, like a broken connection.
     switch (-error.code) {
         case ENOSPC: case EDQUOT: case EFBIG: case EIO: case EROFS: case EBADF: case EISDIR:
             return ExitCode::local_file;
-        case ESTALE:  // the file's size is not what SIZE said: it changed meanwhile
-            return ExitCode::verification;
         default:
             return ExitCode::transfer;
     }

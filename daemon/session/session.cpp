@@ -16,8 +16,12 @@ namespace {
 
 // A client that does not read its replies must not make us buffer forever.
 constexpr size_t kMaxUnsentReplyBytes = 1u << 20;
-// Commands that may queue up behind a running transfer.
+// Commands that may queue up behind a running transfer or a HASH.
 constexpr size_t kMaxWaitingCommands = 64;
+// A bare NOOP (a keepalive) may queue further: behind a HASH of a large
+// file, which takes minutes, one every 30 s would otherwise reach the limit
+// above in half an hour. A few bytes each; this bounds them too.
+constexpr size_t kMaxWaitingWithKeepalives = 4096;
 
 struct WriteRequest {
     uv_write_t req;
@@ -184,7 +188,8 @@ void Session::process_lines() {
             auto cmd = ftp::parse_command(line);
             if (cmd && interruptible && runs_during_transfer(cmd->verb)) {
                 execute(line);
-            } else if (waiting_lines_.size() >= kMaxWaitingCommands) {
+            } else if (bool keepalive = cmd && cmd->verb == "NOOP" && cmd->argument.empty();
+                       waiting_lines_.size() >= (keepalive ? kMaxWaitingWithKeepalives : kMaxWaitingCommands)) {
                 reply_and_close(421, "Too many commands queued; closing.", "command flood");
             } else {
                 waiting_lines_.push_back(std::move(line));

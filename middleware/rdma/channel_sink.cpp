@@ -58,7 +58,7 @@ void Channel::start_sink_locked(const wire::RdmaMessage &begin) {
     if (begin.size > f.spec.max_size)
         return fail_locked(Error{-EFBIG, "a file of " + std::to_string(begin.size) + " bytes is over the limit"}, true);
     if (f.spec.expect_size && *f.spec.expect_size != begin.size)
-        return fail_locked(Error{-ESTALE, "the sending side announced " + std::to_string(begin.size) +
+        return fail_locked(Error{kFileChanged, "the sending side announced " + std::to_string(begin.size) +
                                               " bytes, expected " + std::to_string(*f.spec.expect_size) +
                                               " (the file changed)"},
                            true);

@@ -860,6 +860,20 @@ def test_replies_keep_their_order_behind_a_login_and_a_hash(rftpd):
     c.cmd("QUIT")
 
 
+def test_keepalives_behind_a_long_hash_are_not_a_flood(rftpd):
+    """NOOPs queued behind a HASH (minutes, for a large file) are answered
+    in order once it is done, well past the 64 other commands that may wait."""
+    (rftpd.roots["alice"] / "h.bin").write_bytes(os.urandom(8 << 20))
+    c = Control(rftpd)
+    c.login()
+    c.send(b"HASH h.bin\r\n" + b"NOOP\r\n" * 200)
+    assert c.reply()[0] == 213
+    assert [c.reply()[0] for _ in range(200)] == [200] * 200
+    c.send(b"HASH h.bin\r\n" + b"PWD\r\n" * 65)
+    assert c.reply()[0] == 421  # the 65th waiting command: a flood
+    assert c.closed_after()
+
+
 def test_a_refused_command_between_rnfr_and_rnto_ends_the_rename(rftpd):
     """RNTO must follow RNFR directly (RFC 959): a command that is refused
     (unknown, bad syntax) still comes between them."""
