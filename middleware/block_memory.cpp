@@ -27,6 +27,10 @@ void *map_huge_aligned(std::size_t size) {
 
 }  // namespace
 
+std::size_t BlockMemory::mapped_size(std::size_t size) {
+    return size < kHugePage ? round_up(size, 4096) : round_up(size, kHugePage);
+}
+
 BlockMemory BlockMemory::allocate(std::size_t size) {
     BlockMemory m;
     if (size < kHugePage) {

@@ -40,6 +40,9 @@ public:
     // At least size bytes, page-aligned (2 MiB-aligned from 2 MiB on); an
     // empty object when even 4 KiB pages cannot be had (errno set).
     static BlockMemory allocate(std::size_t size);
+    // What allocate(size) maps, and so what registering it pins: whole
+    // pages, whole 2 MiB pages from 2 MiB on.
+    static std::size_t mapped_size(std::size_t size);
 
     uint8_t *data() const { return static_cast<uint8_t *>(addr_); }
     std::size_t size() const { return size_; }

@@ -139,7 +139,8 @@ void cmd_hash(Session &s, const std::string &arg) {
     auto digest = std::make_shared<Result<std::string>>(fail_msg("not run"));
     uint64_t size = static_cast<uint64_t>(st.st_size);
     std::string path = *vpath;
-    s.run_blocking_work([file, digest, size] { *digest = middleware::sha256_of_file(file->get(), size); },
+    auto progress = s.cancellable_work();
+    s.run_blocking_work([file, digest, size, progress] { *digest = middleware::sha256_of_file(file->get(), size, progress.get()); },
                         [&s, digest, size, path] {
                             if (!*digest) return s.reply(451, "Digest failed: " + digest->error().message + ".");
                             s.reply(213, "SHA-256 0-" + std::to_string(size) + " " + **digest + " " + path);

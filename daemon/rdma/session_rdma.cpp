@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "middleware/block_memory.h"
 #include "middleware/rdma/device_check.h"
 
 namespace rftp::daemon {
@@ -26,7 +27,9 @@ Result<std::shared_ptr<SessionRdma>> SessionRdma::prepare(RdmaBudget &budget, co
     std::shared_ptr<SessionRdma> r(new SessionRdma());
     r->params_ = params;
     auto layout = middleware::rdma::MessageLayout::for_params(params);
-    uint64_t pinned = params.pool_bytes() + layout.total;
+    // As mapped (whole 2 MiB pages), which is what registering them pins.
+    uint64_t pinned = middleware::BlockMemory::mapped_size(params.pool_bytes()) +
+                      middleware::BlockMemory::mapped_size(layout.total);
     if (auto problem = middleware::rdma::memlock_problem(pinned)) return fail_msg(*problem, -ENOMEM);
     auto reservation = budget.reserve(pinned, params.queue_pairs());
     if (!reservation) return fail(reservation.error());

@@ -16,6 +16,8 @@ namespace {
 
 // A client that does not read its replies must not make us buffer forever.
 constexpr size_t kMaxUnsentReplyBytes = 1u << 20;
+// How long a closing session waits for the client to take its last reply.
+constexpr uint64_t kLastReplyGraceMs = 5000;
 // Commands that may queue up behind a running transfer or a HASH.
 constexpr size_t kMaxWaitingCommands = 64;
 // A bare NOOP (a keepalive) may queue further: behind a HASH of a large
@@ -112,6 +114,10 @@ void Session::reply_and_close(int code, std::string_view text, const std::string
     closing_ = true;
     if (closed_) return;
     uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));
+    // The shutdown below ends only once the client has taken every queued
+    // reply: one that never reads would hold its session, and the daemon's
+    // own shutdown, forever. It gets a few seconds.
+    uv_timer_start(&timer_, &Session::on_timer, kLastReplyGraceMs, 0);
     // uv_shutdown waits for queued writes, so the reply reaches the client first.
     auto *req = new uv_shutdown_t;
     auto *why = new std::string(reason);
@@ -132,6 +138,7 @@ void Session::reply_and_close(int code, std::string_view text, const std::string
 void Session::close(const std::string &reason) {
     if (closed_.exchange(true)) return;
     if (transfer_) transfer_->abort();
+    if (work_cancel_) work_cancel_->abort.store(true);
     if (state.data_channel) state.data_channel->cancel();
     drop_rdma();
     log::info(log_prefix() + " event=disconnect reason=" + log::quote(reason));
@@ -247,6 +254,7 @@ void Session::arm_timer() {
 
 void Session::on_timer(uv_timer_t *t) {
     auto *self = static_cast<Session *>(t->data);
+    if (self->closing_) return self->close("client did not take its last reply");
     if (self->busy_) return;
     if (self->logged_in()) self->reply_and_close(421, "Idle timeout; closing control connection.", "idle timeout");
     else self->reply_and_close(421, "Login timeout; closing control connection.", "login timeout");
@@ -273,6 +281,11 @@ void Session::run_blocking_work(std::function<void()> work, std::function<void()
     };
     if (kind == WorkKind::login) server_.run_login(std::move(guarded), std::move(finish));
     else server_.tasks().run(std::move(guarded), std::move(finish));
+}
+
+std::shared_ptr<middleware::TransferProgress> Session::cancellable_work() {
+    work_cancel_ = std::make_shared<middleware::TransferProgress>();
+    return work_cancel_;
 }
 
 Result<std::shared_ptr<TransferJob>> Session::take_data_channel() {

@@ -99,11 +99,15 @@ public:
     bool closed() const { return closed_.load(); }
 
     // Runs work off the loop; done runs on the loop only if the session is
-    // still open. While it runs, commands wait (all but ABOR, STAT, QUIT).
+    // still open. While it runs, commands wait their turn (docs/protocol.md).
     // A login goes through the server's login limit; work is skipped when
     // the session closed while it waited.
     enum class WorkKind { general, login };
     void run_blocking_work(std::function<void()> work, std::function<void()> done, WorkKind kind = WorkKind::general);
+    // For blocking work that can stop early (a HASH reading a large file):
+    // its abort flag is set when the session closes, so a client that asks
+    // and hangs up does not leave the work running on.
+    std::shared_ptr<middleware::TransferProgress> cancellable_work();
 
     // Starts a transfer: body runs on its own thread and returns the final
     // reply; the session logs it and sends it.
@@ -150,6 +154,7 @@ private:
     ftp::LineReader lines_;
     std::deque<std::string> waiting_lines_;  // commands that arrived while busy
     std::shared_ptr<TransferJob> transfer_;
+    std::shared_ptr<middleware::TransferProgress> work_cancel_;  // cancellable_work()
     std::shared_ptr<Session> self_while_open_;  // keeps us alive until libuv closed our handles
 };
 

@@ -874,6 +874,22 @@ def test_keepalives_behind_a_long_hash_are_not_a_flood(rftpd):
     assert c.closed_after()
 
 
+def test_a_hash_whose_client_left_stops_reading(rftpd):
+    """HASH of a large file runs off the event loop; a client that asks and
+    hangs up must not leave it reading on (reconnecting in a loop would pile
+    up threads and disk reads). 64 GiB of holes take SHA-256 tens of
+    seconds; the file is let go far sooner."""
+    with open(rftpd.roots["alice"] / "huge.bin", "wb") as f:
+        f.truncate(64 << 30)
+    c = Control(rftpd)
+    c.login()
+    c.send(b"HASH huge.bin\r\n")
+    wait_for(lambda: open_files(rftpd, "huge.bin"), "the HASH to open the file")
+    c.reset()
+    wait_for(lambda: not open_files(rftpd, "huge.bin"), "the HASH to stop once its client left", deadline_s=5)
+    assert_daemon_healthy(rftpd)
+
+
 def test_a_refused_command_between_rnfr_and_rnto_ends_the_rename(rftpd):
     """RNTO must follow RNFR directly (RFC 959): a command that is refused
     (unknown, bad syntax) still comes between them."""

@@ -54,6 +54,18 @@ TEST(BlockMemory, BlockSizedAllocationsAreAlignedForHugePages) {
     EXPECT_EQ(m.data()[m.size() - 1], 0xA5);
 }
 
+// rdma.max_pinned counts what a channel pins by this: it must be what is mapped.
+TEST(BlockMemory, MappedSizeIsWhatAllocateMaps) {
+    for (std::size_t size : {std::size_t{1}, std::size_t{4096}, std::size_t{64 * 1024 + 1}, 2 * kMiB - 1, 2 * kMiB,
+                             2 * (4 * kMiB + 4096), 9 * kMiB + 1}) {
+        BlockMemory m = BlockMemory::allocate(size);
+        ASSERT_TRUE(m) << size;
+        EXPECT_GE(m.size(), size);
+        EXPECT_EQ(BlockMemory::mapped_size(size), size < 2 * kMiB ? (size + 4095) / 4096 * 4096 : m.size()) << size;
+    }
+    EXPECT_EQ(BlockMemory::mapped_size(2 * (4 * kMiB + 4096)), 10 * kMiB);
+}
+
 TEST(BlockMemory, TouchedBlocksSitInHugePages) {
     if (transparent_huge_pages_off()) GTEST_SKIP() << "transparent huge pages are off on this system";
     BlockMemory m = BlockMemory::allocate(8 * kMiB);
