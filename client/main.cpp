@@ -102,9 +102,12 @@ int main(int argc, char **argv) {
         line += tail;
         std::fputs(line.c_str(), stderr);
     }
+    // Only a transfer cut off (8) or interrupted (130) is continued by -c;
+    // after a mismatch (7) the partial file is gone and the file must come anew.
+    const bool resumable = (exit == ExitCode::interrupted || exit == ExitCode::transfer) && !s.resume_hint.empty();
     if (!result) {
         std::fprintf(stderr, "rftp: %s\n", result.error().message.c_str());
-        if ((exit == ExitCode::interrupted || exit == ExitCode::transfer) && !s.resume_hint.empty())
+        if (resumable)
             std::fprintf(stderr, "rftp: %s kept; resume with: %s\n",
                          s.files ? "partial files are" : "the partial file is", s.resume_hint.c_str());
     } else if (is_transfer(o.command) && !o.quiet && !o.json && !s.files) {
@@ -117,7 +120,7 @@ int main(int argc, char **argv) {
                                {"bytes", s.bytes}, {"seconds", seconds}, {"rate", rate}, {"streams", s.streams},
                                {"exit_code", to_int(exit)}};
         if (!result) summary["message"] = result.error().message;
-        if (!result && !s.resume_hint.empty()) summary["resume"] = s.resume_hint;
+        if (!result && resumable) summary["resume"] = s.resume_hint;
         if (!s.notes.empty()) summary["notes"] = s.notes;
         if (!s.transport.empty()) summary["transport"] = s.transport;
         if (!s.notice.empty()) summary["rdma_notice"] = s.notice;

@@ -53,11 +53,16 @@ OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &
         // Blocks may still be in flight: this channel is done for.
         session.rdma.reset();
         auto reply = session.control.read_reply();
+        // Unanswered, the server's reply may still come and be taken for the next command's.
+        if (!reply) session.out_of_step = true;
         std::string server = reply ? " (server: " + describe(*reply) + ")" : "";
         // Only a side that writes can run out of room: for an upload, the
-        // server's reply (452: its disk is full) says what failed.
-        ExitCode code = !local_writes && reply && reply->code >= 400 ? classify_refusal(*reply)
-                                                                     : exit_for_data_error(moved.error());
+        // server's reply (452: its disk is full) says what failed, unless
+        // the failure was our own (the source could not be read).
+        const ExitCode ours = exit_for_data_error(moved.error());
+        ExitCode code = !local_writes && ours != ExitCode::local_file && reply && reply->code >= 400
+                            ? classify_refusal(*reply)
+                            : ours;
         return fail_as(code, what + ": " + moved.error().message + server);
     }
     auto done = session.control.read_reply();
@@ -100,6 +105,14 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
         !to_number(f, "block", 1u << 30, block) || !to_number(f, "depth", 1024, depth) || !token || port == 0 ||
         granted_streams == 0 || block < 4096 || depth == 0)
         return fail_as(ExitCode::connection, "unreadable RADR reply: " + describe(*radr));
+    // Fewer streams, a smaller block or a shallower queue, never more (a
+    // block is raised to the server's 64 KiB minimum at most): the block
+    // decides how much memory the pool pins here.
+    if (granted_streams > streams || block > std::max<uint64_t>(o.rdma_block_size, 64u << 10) || depth > o.iodepth)
+        return fail_as(ExitCode::remote_file, "RADR: the server granted more than was asked ('" + radr->text() + "' for " +
+                                                  std::to_string(streams) + " streams of " +
+                                                  std::to_string(o.rdma_block_size) + " bytes at depth " +
+                                                  std::to_string(o.iodepth) + ")");
 
     rdma::ChannelParams p;
     p.streams = static_cast<unsigned>(granted_streams);

@@ -36,7 +36,9 @@ void add_tree(UploadPlan &plan, const std::string &source, const std::string &re
     for (; it != end; it.increment(ec)) {
         if (ec) break;
         const fs::path &path = it->path();
-        std::string remote = remote_root + "/" + fs::relative(path, source).generic_string();
+        // By the entry's own name: fs::relative would resolve a symlinked
+        // file to where it points, and send it there (even outside the tree).
+        std::string remote = remote_root + "/" + path.lexically_relative(source).generic_string();
         std::error_code type_ec;
         // A symlinked directory inside a tree could loop back on itself, so
         // the iterator does not enter it; say so rather than send it empty.

@@ -3,6 +3,7 @@
 #include "client/commands/commands.h"
 #include "client/commands/get_one_file.h"
 #include "client/commands/many_files.h"
+#include "client/commands/resume_command.h"
 #include "client/commands/transfer_steps.h"
 
 namespace rftp::client {
@@ -19,7 +20,8 @@ OutcomeStatus run_get(CommandContext &ctx) {
     auto session = open_session(ctx.url, o.timeout_seconds);
     if (!session) return std::unexpected(session.error());
     if (auto ok = prepare_transfer_session(*session, o); !ok) return ok;
-    ctx.summary.resume_hint = "rftp get -c '" + o.url + "' '" + o.local + "'";
+    // Stdout or a device keeps no partial file: there is nothing to resume.
+    if (!dest->direct) ctx.summary.resume_hint = resume_command("get", o, {o.url, o.local});
 
     FileReport report;
     auto got = get_one_file(*session, o, remote, *dest, FileProgressHooks{ctx.progress_view, nullptr}, report);

@@ -7,18 +7,10 @@
 #include "client/batch/download_plan.h"
 #include "client/commands/get_one_file.h"
 #include "client/commands/many_files.h"
+#include "client/commands/resume_command.h"
 
 namespace rftp::client {
 namespace {
-
-std::string quoted(const std::string &s) { return "'" + s + "'"; }
-
-std::string resume_command(const Options &o) {
-    std::string cmd = "rftp get -c";
-    if (o.recursive) cmd += " -r";
-    for (const auto &u : o.urls) cmd += " " + quoted(u);
-    return cmd + " " + quoted(o.local);
-}
 
 // Every URL's path, after checking they all name the server ctx.url names
 // (the sessions are shared by all files).
@@ -58,7 +50,9 @@ OutcomeStatus run_get_many(CommandContext &ctx) {
         return batch.conclude();
     }
 
-    ctx.summary.resume_hint = resume_command(o);
+    std::vector<std::string> args(o.urls.begin(), o.urls.end());
+    args.push_back(o.local);
+    ctx.summary.resume_hint = resume_command("get", o, args);
     batch.run(std::move(plan->files), std::move(*session),
               [&o](Session &s, const FileJob &job, const FileProgressHooks &hooks, FileReport &report) -> OutcomeStatus {
                   auto dest = destination_at(job.local);

@@ -2,6 +2,7 @@
 // sources or -r go to run_put_many, which moves each file the same way.
 #include "client/commands/commands.h"
 #include "client/commands/many_files.h"
+#include "client/commands/resume_command.h"
 #include "client/commands/put_one_file.h"
 #include "client/commands/transfer_steps.h"
 
@@ -19,7 +20,7 @@ OutcomeStatus run_put(CommandContext &ctx) {
     auto session = open_session(ctx.url, o.timeout_seconds);
     if (!session) return std::unexpected(session.error());
     if (auto ok = prepare_transfer_session(*session, o); !ok) return ok;
-    ctx.summary.resume_hint = "rftp put -c '" + o.local + "' '" + o.url + "'";
+    ctx.summary.resume_hint = resume_command("put", o, {o.local, o.url});
 
     FileReport report;
     auto sent = put_one_file(*session, o, *source, remote, FileProgressHooks{ctx.progress_view, nullptr}, report);

@@ -5,19 +5,11 @@
 #include "client/batch/remote_tree.h"
 #include "client/batch/upload_plan.h"
 #include "client/commands/many_files.h"
+#include "client/commands/resume_command.h"
 #include "client/commands/put_one_file.h"
 
 namespace rftp::client {
 namespace {
-
-std::string quoted(const std::string &s) { return "'" + s + "'"; }
-
-std::string resume_command(const Options &o) {
-    std::string cmd = "rftp put -c";
-    if (o.recursive) cmd += " -r";
-    for (const auto &l : o.locals) cmd += " " + quoted(l);
-    return cmd + " " + quoted(o.url);
-}
 
 // Makes sure the directory files go into exists (planning already named it).
 OutcomeStatus check_destination_directory(Session &session, const std::string &url_path) {
@@ -57,7 +49,9 @@ OutcomeStatus run_put_many(CommandContext &ctx) {
         if (auto ok = ensure_remote_directory(*session, d); !ok) return ok;
     }
 
-    ctx.summary.resume_hint = resume_command(o);
+    std::vector<std::string> args(o.locals.begin(), o.locals.end());
+    args.push_back(o.url);
+    ctx.summary.resume_hint = resume_command("put", o, args);
     batch.run(std::move(plan.files), std::move(*session),
               [&o](Session &s, const FileJob &job, const FileProgressHooks &hooks, FileReport &report) -> OutcomeStatus {
                   auto source = open_upload_source(job.local);

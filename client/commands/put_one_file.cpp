@@ -48,19 +48,21 @@ Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &sess
 }  // namespace
 
 Outcome<UploadSource> open_upload_source(const std::string &path, std::optional<uint64_t> device_size) {
-    UploadSource source{path, UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), 0};
+    // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before
+    // the check below could refuse it. Reads of files and devices ignore it.
+    UploadSource source{path, UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)), 0};
     if (!source.fd) return fail_as(ExitCode::local_file, "open " + path + ": " + std::strerror(errno));
     struct stat st {};
     if (::fstat(source.fd.get(), &st) < 0) return fail_as(ExitCode::local_file, "stat " + path + ": " + std::strerror(errno));
-    if (S_ISCHR(st.st_mode) && device_size) {
-        source.size = *device_size;
-        return source;
-    }
-    if (!S_ISREG(st.st_mode))
+    if (!S_ISREG(st.st_mode) && !(S_ISCHR(st.st_mode) && device_size))
         return fail_as(ExitCode::local_file, path + " is not a regular file" +
                                                  (S_ISCHR(st.st_mode) ? " (to send from a device, give --size)" : ""));
-    if (device_size) return fail_as(ExitCode::usage, "--size is for devices such as /dev/zero, not regular files");
-    source.size = static_cast<uint64_t>(st.st_size);
+    if (S_ISREG(st.st_mode) && device_size)
+        return fail_as(ExitCode::usage, "--size is for devices such as /dev/zero, not regular files");
+    // Only the open needed O_NONBLOCK; the reads that follow may wait.
+    if (int flags = ::fcntl(source.fd.get(), F_GETFL); flags >= 0) ::fcntl(source.fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+    source.device = S_ISCHR(st.st_mode);
+    source.size = source.device ? *device_size : static_cast<uint64_t>(st.st_size);
     return source;
 }
 
@@ -68,6 +70,9 @@ namespace {
 
 OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
                        const FileProgressHooks &hooks, FileReport &report) {
+    if (o.verify && source.device)
+        return fail_as(ExitCode::usage, "--verify reads the source again for its digest, which a device cannot give; "
+                                        "upload from a file, or compare with `rftp hash URL`");
     const uint64_t size = source.size;
     uint64_t offset = 0;
     if (o.resume) {
@@ -164,10 +169,14 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
     }
     if (!moved) {
         // The server may have ended the transfer itself and said why (452: its
-        // disk is full): that reason beats our "Broken pipe".
-        if (auto why = session.control.read_reply(2); why && why->code >= 400) return refused("put " + remote, *why);
-        abort_transfer(session);
-        return fail_as(exit_for_data_error(moved.error()), "put " + remote + ": " + moved.error().message);
+        // disk is full): that reason beats our "Broken pipe". Not our own
+        // failure, though (the source could not be read, or shrank): the
+        // server then only saw the data stop, and its 426 says less.
+        const ExitCode ours = exit_for_data_error(moved.error());
+        auto why = session.control.read_reply(2);
+        if (why && why->code >= 400 && ours != ExitCode::local_file) return refused("put " + remote, *why);
+        if (!why || why->code < 400) abort_transfer(session);
+        return fail_as(ours, "put " + remote + ": " + moved.error().message);
     }
     auto done = session.control.read_reply();
     if (!done) return std::unexpected(done.error());

@@ -21,6 +21,7 @@ struct UploadSource {
     std::string path;
     UniqueFd fd;
     uint64_t size = 0;
+    bool device = false;  // a character device read for --size bytes
 };
 
 // device_size: with --size, a character device (/dev/zero) may be the

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/wait_ready.h"
 
 namespace rftp::middleware::disk {
 namespace {
@@ -101,6 +102,7 @@ bool BlockIo::advance(Slot &s, Part &p, int64_t result) {
         if (!s.error || p.offset + p.done < s.error_offset) s.error = std::move(e), s.error_offset = p.offset + p.done;
         return true;
     };
+    if (result == -EAGAIN) wait_ready(p.direct ? op.file->direct.get() : op.file->fd, reading);
     if (result == -EINTR || result == -EAGAIN) return false;  // the same piece again
     if (result == -EINVAL && p.direct) {
         // The file system took O_DIRECT at open but not for this I/O.

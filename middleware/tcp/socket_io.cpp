@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/wait_ready.h"
+
 namespace rftp::middleware {
 namespace {
 
@@ -35,6 +37,10 @@ Status write_to_file(int fd, bool seekable, uint64_t offset, const char *data, s
         ssize_t n = seekable ? ::pwrite(fd, data, len, static_cast<off_t>(offset)) : ::write(fd, data, len);
         if (n < 0) {
             if (errno == EINTR) continue;
+            if (errno == EAGAIN) {
+                wait_ready(fd, false);
+                continue;
+            }
             return fail_errno("write to file");
         }
         data += n;

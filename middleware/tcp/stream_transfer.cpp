@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/wait_ready.h"
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_buffers.h"
 
@@ -155,6 +156,11 @@ Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, Transfer
             ssize_t out = ::splice(pipe->read_end(), nullptr, file_fd, seekable ? &off : nullptr, pending, SPLICE_F_MOVE);
             if (out < 0) {
                 if (errno == EINTR) continue;
+                if (errno == EAGAIN) {
+                    if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
+                    wait_ready(file_fd, false);
+                    continue;
+                }
                 if (errno != EINVAL && errno != ENOSYS) return fail_errno("write to file");
                 // The sink refuses splice: drain the pipe by hand (read(2):
                 // a pipe is not a socket), then copy from here on.

@@ -297,6 +297,46 @@ def test_a_local_directory_where_a_file_would_land_fails_that_file(rftpd, alice_
     assert (out / "y.bin").read_bytes() == b"y" * 1000
 
 
+def test_a_symlinked_file_in_a_tree_keeps_its_own_name(rftpd, alice_env, tmp_path):
+    """put -r sends a symlink to a file under the link's name, inside the
+    tree, never under the name of what it points to (which could lie
+    outside the tree, and so outside the remote directory)."""
+    root = rftpd.roots["alice"]
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"linked from the tree")
+    tree = tmp_path / "t"
+    (tree / "s").mkdir(parents=True)
+    (tree / "s" / "link").symlink_to(outside)
+    (tree / "b").mkdir()
+    (tree / "b" / "f").write_bytes(b"the real f")
+    (tree / "s" / "l2").symlink_to("../b/f")
+    (root / "in").mkdir()
+    r = rftp(alice_env, "put", "-r", tree, alice_url(rftpd, "/in/"))
+    assert r.returncode == 0, r.stderr
+    assert (root / "in" / "t" / "s" / "link").read_bytes() == b"linked from the tree"
+    assert (root / "in" / "t" / "s" / "l2").read_bytes() == b"the real f"
+    assert (root / "in" / "t" / "b" / "f").read_bytes() == b"the real f"
+    assert sorted(p.name for p in root.rglob("*") if p.is_file()) == ["f", "l2", "link"]
+
+
+def test_a_line_break_in_a_file_name_never_reaches_the_server(rftpd, alice_env, tmp_path):
+    """FTP ends a command at a line break and cannot quote one: a local file
+    named "a<LF>DELE keep.bin" would send a second command. That file fails
+    (exit 2); the others go, and nothing else happens on the server."""
+    root = rftpd.roots["alice"]
+    (root / "keep.bin").write_bytes(b"keep me")
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "a\nDELE keep.bin").write_bytes(b"x")
+    (tree / "fine.bin").write_bytes(b"fine")
+    r = rftp(alice_env, "--continue-on-error", "put", "-r", tree, alice_url(rftpd, "/"))
+    assert r.returncode == 2, r.stderr
+    assert b"line break" in r.stderr, r.stderr
+    assert (root / "keep.bin").read_bytes() == b"keep me"
+    assert (root / "t" / "fine.bin").read_bytes() == b"fine"
+    assert sorted(p.name for p in (root / "t").iterdir()) == ["fine.bin"]
+
+
 def test_usage_errors_for_many_files(rftpd, alice_env, tmp_path):
     a = tmp_path / "a"
     a.write_bytes(b"a")

@@ -132,6 +132,18 @@ def test_hash_and_verify(rftpd, env, tmp_path):
     assert r.returncode == 0, r.stderr
 
 
+def test_put_from_a_fifo_or_verify_from_a_device_is_refused_at_once(rftpd, env, tmp_path):
+    """A FIFO is not waited on (opening it would block until a writer came);
+    --verify with a device source cannot read it back for a digest."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    r = rftp(env, "put", str(fifo), url(rftpd, "f.bin"), timeout=20)
+    assert r.returncode == 6 and b"not a regular file" in r.stderr, r.stderr
+    r = rftp(env, "put", "--verify", "--size", "1M", "/dev/zero", url(rftpd, "z.bin"))
+    assert r.returncode == 2 and b"rftp hash" in r.stderr, r.stderr
+    assert not (rftpd.roots["alice"] / "z.bin").exists()
+
+
 def test_verify_to_stdout_or_a_device_is_refused_up_front(rftpd, env, tmp_path):
     """--verify reads the downloaded file back; stdout cannot give it, so
     rftp says so (exit 2) rather than exiting 0 unverified."""

@@ -209,3 +209,16 @@ def expected_notice(device_name):
     and used WRITE then SEND. Judged by the transport, not the driver name."""
     node_type = Path(f"/sys/class/infiniband/{device_name}/node_type").read_text()
     return "write_then_send" if "RNIC" in node_type else "write_with_imm"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test shows the daemon's side too: the last lines of its log
+    (progress lines left out), which is what a rare failure in CI leaves to
+    go on."""
+    outcome = yield
+    report = outcome.get_result()
+    d = item.funcargs.get("daemon") if report.when == "call" and report.failed else None
+    if isinstance(d, Daemon):
+        lines = [line for line in d.log().splitlines() if "event=rdma_progress" not in line]
+        report.sections.append(("rftpd log, last 80 lines", "\n".join(lines[-80:])))
