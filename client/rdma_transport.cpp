@@ -57,12 +57,11 @@ OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &
         if (!reply) session.out_of_step = true;
         std::string server = reply ? " (server: " + describe(*reply) + ")" : "";
         // Only a side that writes can run out of room: for an upload, the
-        // server's reply (452: its disk is full) says what failed, unless
-        // the failure was our own (the source could not be read).
-        const ExitCode ours = exit_for_data_error(moved.error());
-        ExitCode code = !local_writes && ours != ExitCode::local_file && reply && reply->code >= 400
-                            ? classify_refusal(*reply)
-                            : ours;
+        // server's reply (452: its disk is full) says what failed. (The
+        // channel's error may carry the server's errno, ENOSPC say, so it
+        // cannot tell a local failure from the server's here.)
+        ExitCode code = !local_writes && reply && reply->code >= 400 ? classify_refusal(*reply)
+                                                                     : exit_for_data_error(moved.error());
         return fail_as(code, what + ": " + moved.error().message + server);
     }
     auto done = session.control.read_reply();

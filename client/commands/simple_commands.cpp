@@ -35,7 +35,12 @@ OutcomeStatus run_mv(CommandContext &ctx) {
     const std::string &from = ctx.url.path;
     std::string to = ctx.options.new_path;
     // A relative NEWPATH renames within the source's directory, like mv(1) in that directory.
-    if (!to.starts_with('/')) to = from.substr(0, from.rfind('/') + 1) + to;
+    // A trailing '/' (a directory's URL) is not where its name ends.
+    if (!to.starts_with('/')) {
+        std::string source = from;
+        while (source.size() > 1 && source.ends_with('/')) source.pop_back();
+        to = source.substr(0, source.rfind('/') + 1) + to;
+    }
     auto session = open_session(ctx.url, ctx.options.timeout_seconds);
     if (!session) return std::unexpected(session.error());
     auto rnfr = session->control.command("RNFR " + from);

@@ -132,6 +132,22 @@ def test_hash_and_verify(rftpd, env, tmp_path):
     assert r.returncode == 0, r.stderr
 
 
+def test_mv_of_a_directory_url_renames_it_beside_itself(rftpd, env, tmp_path):
+    """rftp mv URL/dir/ new: a relative NEWPATH is beside dir, not inside it."""
+    (rftpd.roots["alice"] / "a" / "b").mkdir(parents=True)
+    r = rftp(env, "mv", url(rftpd, "a/b/"), "c")
+    assert r.returncode == 0, r.stderr
+    assert (rftpd.roots["alice"] / "a" / "c").is_dir() and not (rftpd.roots["alice"] / "a" / "b").exists()
+
+
+def test_a_password_with_a_line_break_is_never_shown(rftpd, env, tmp_path):
+    """A password FTP cannot send is an authentication failure (4), and the
+    message never repeats it."""
+    r = rftp(dict(env, RFTP_PASSWORD="hunter2\nx"), "--json", "ls", url(rftpd, ""))
+    assert r.returncode == 4, r.stderr
+    assert b"hunter2" not in r.stderr and b"hunter2" not in r.stdout, r.stderr
+
+
 def test_put_from_a_fifo_or_verify_from_a_device_is_refused_at_once(rftpd, env, tmp_path):
     """A FIFO is not waited on (opening it would block until a writer came);
     --verify with a device source cannot read it back for a digest."""

@@ -72,7 +72,9 @@ def test_pinned_memory_cap_sends_clients_to_tcp(tmp_path):
     with 450 and its client falls back to TCP, saying so in one line."""
     devices = lab_devices()
     d = Daemon(tmp_path / "capped", [a for _, a in devices], port=2122,
-               extra_config="rdma: {pool_size: 8M, max_pinned: 10M}\n")
+               # One channel pins its two 4 MiB blocks (each with a trailer
+               # page) in whole 2 MiB pages, 10 MiB, and its message area.
+               extra_config="rdma: {pool_size: 8M, max_pinned: 12M}\n")
     try:
         addr = devices[0][1]
         holder = d.ftp(addr)
