@@ -104,10 +104,9 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
         !to_number(f, "block", 1u << 30, block) || !to_number(f, "depth", 1024, depth) || !token || port == 0 ||
         granted_streams == 0 || block < 4096 || depth == 0)
         return fail_as(ExitCode::connection, "unreadable RADR reply: " + describe(*radr));
-    // Fewer streams, a smaller block or a shallower queue, never more (a
-    // block is raised to the server's 64 KiB minimum at most): the block
-    // decides how much memory the pool pins here.
-    if (granted_streams > streams || block > std::max<uint64_t>(o.rdma_block_size, 64u << 10) || depth > o.iodepth)
+    // Nor a deeper queue than asked: the block decides how much memory the
+    // pool pins here.
+    if (grant_exceeds_request(streams, o.rdma_block_size, granted_streams, block) || depth > o.iodepth)
         return fail_as(ExitCode::remote_file, "RADR: the server granted more than was asked ('" + radr->text() + "' for " +
                                                   std::to_string(streams) + " streams of " +
                                                   std::to_string(o.rdma_block_size) + " bytes at depth " +

@@ -80,9 +80,7 @@ bool already_complete(const Options &o, const Destination &dest, const std::opti
 
 OutcomeStatus get_once(Session &session, const Options &o, const std::string &remote, const Destination &dest,
                        const FileProgressHooks &hooks, FileReport &report) {
-    if (o.verify && dest.direct)
-        return fail_as(ExitCode::usage, "--verify reads the downloaded file back, which stdout or a device cannot give; "
-                                        "download to a file, or compare with `rftp hash URL`");
+    if (o.verify && dest.direct) return refuse_verify_of_device("download");
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());
     // SIZE offered but refused: the file is missing or not a plain file.

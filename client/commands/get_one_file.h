@@ -10,13 +10,13 @@
 #include "client/commands/file_report.h"
 #include "client/exit_codes.h"
 #include "client/session.h"
+#include "protocol/partial_names.h"
 
 namespace rftp::client {
 
-// Beside LOCAL while it downloads: the partial file, and (parallel streams)
-// the journal of how much of it is good.
-inline constexpr std::string_view kPartialSuffix = ".rftp-part";
-inline constexpr std::string_view kJournalSuffix = ".rftp-resume";
+// Beside LOCAL while it downloads: LOCAL + these (protocol/partial_names.h).
+using ftp::kJournalSuffix;
+using ftp::kPartialSuffix;
 
 struct Destination {
     std::string final_path;  // empty for stdout

@@ -70,9 +70,7 @@ namespace {
 
 OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
                        const FileProgressHooks &hooks, FileReport &report) {
-    if (o.verify && source.device)
-        return fail_as(ExitCode::usage, "--verify reads the source again for its digest, which a device cannot give; "
-                                        "upload from a file, or compare with `rftp hash URL`");
+    if (o.verify && source.device) return refuse_verify_of_device("source");
     const uint64_t size = source.size;
     uint64_t offset = 0;
     if (o.resume) {

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "middleware/integrity/file_digest.h"
+#include "protocol/partial_names.h"
 
 namespace rftp::client {
 
@@ -58,6 +59,17 @@ Outcome<SizeProbe> probe_size(Session &session, const std::string &path) {
     return SizeProbe{size, *reply};
 }
 
+bool grant_exceeds_request(uint64_t asked_streams, uint64_t asked_block, uint64_t streams, uint64_t block) {
+    constexpr uint64_t kServersSmallestBlock = 64u << 10;  // rftpd raises smaller requests to this
+    return streams > asked_streams || block > std::max(asked_block, kServersSmallestBlock);
+}
+
+std::unexpected<Failure> refuse_verify_of_device(const char *side) {
+    return fail_as(ExitCode::usage, std::string("--verify reads the ") + side +
+                                        " again for its digest, which stdout or a device cannot give; use a file, or "
+                                        "compare with `rftp hash URL`");
+}
+
 Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, uint64_t block_size) {
     if (session.parallel_in_force && session.parallel_asked_streams == streams && session.parallel_asked_block == block_size)
         return ParallelGrant{session.parallel_granted_streams, session.parallel_granted_block};
@@ -70,10 +82,7 @@ Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, ui
     words >> keyword >> grant.streams >> grant.block_size;
     if (!words || grant.streams == 0 || grant.block_size == 0)
         return fail_as(ExitCode::remote_file, "OPTS PARALLEL: unreadable reply '" + reply->text() + "'");
-    // A server may grant fewer streams and a smaller block (or raise a block
-    // to its 64 KiB minimum), never more: each stream is a connection and a
-    // thread here, each block memory.
-    if (grant.streams > streams || grant.block_size > std::max<uint64_t>(block_size, 64u << 10))
+    if (grant_exceeds_request(streams, block_size, grant.streams, grant.block_size))
         return fail_as(ExitCode::remote_file, "OPTS PARALLEL: the server granted more than was asked ('" +
                                                   reply->text() + "' for " + std::to_string(streams) + " streams of " +
                                                   std::to_string(block_size) + " bytes)");
@@ -207,7 +216,7 @@ OutcomeStatus verify_digest(Session &session, const std::string &remote_path, co
 std::string remote_partial_name(const std::string &path) {
     auto slash = path.rfind('/');
     std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-    return dir + "." + basename_of(path) + ".rftp-part";
+    return dir + "." + basename_of(path) + std::string(ftp::kPartialSuffix);
 }
 
 std::string basename_of(const std::string &path) {

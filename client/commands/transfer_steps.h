@@ -35,6 +35,15 @@ struct ParallelGrant {
     uint64_t block_size = 8ull << 20;
 };
 
+// A server may grant fewer streams and a smaller block than asked (or raise
+// a block to its 64 KiB minimum), never more: each stream is a connection
+// and a thread here, each block memory (OPTS PARALLEL, RADR).
+bool grant_exceeds_request(uint64_t asked_streams, uint64_t asked_block, uint64_t streams, uint64_t block);
+
+// --verify where the local side is stdout or a device: side is what would
+// have to be read again ("download", "source").
+std::unexpected<Failure> refuse_verify_of_device(const char *side);
+
 // OPTS PARALLEL n block; the reply states what the server put in force.
 Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, uint64_t block_size);
 

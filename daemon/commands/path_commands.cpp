@@ -11,6 +11,7 @@
 #include "daemon/listing/list_format.h"
 #include "daemon/session/session.h"
 #include "middleware/integrity/file_digest.h"
+#include "protocol/partial_names.h"
 
 namespace rftp::daemon {
 namespace {
@@ -98,7 +99,7 @@ void cmd_size(Session &s, const std::string &arg) {
     // The size of a partial upload is where a client resumes: after a crash
     // mid-way through a parallel upload, cut it back to what its journal
     // vouches for first (docs/protocol.md, "Uploads").
-    if (vpath->ends_with(".rftp-part") && s.state.root->writable())
+    if (vpath->ends_with(ftp::kPartialSuffix) && s.state.root->writable())
         if (auto r = repair_partial_upload(*s.state.root, *vpath); !r) return reply_fs_error(s, r.error());
     auto st = s.state.root->stat(*vpath);
     if (!st) return reply_fs_error(s, st.error());

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "middleware/resume_journal.h"
+#include "protocol/partial_names.h"
 
 namespace rftp::daemon {
 namespace {
@@ -50,10 +51,10 @@ bool still_at(const UserRoot &root, int fd, const std::string &vpath) {
 }  // namespace
 
 std::string resume_journal_path(const std::string &partial_vpath) {
-    static const std::string suffix = ".rftp-part";
+    const std::string_view suffix = ftp::kPartialSuffix;
     std::string base = partial_vpath.ends_with(suffix) ? partial_vpath.substr(0, partial_vpath.size() - suffix.size())
                                                        : partial_vpath;
-    return base + ".rftp-resume";
+    return base + std::string(ftp::kJournalSuffix);
 }
 
 Status repair_partial_upload(const UserRoot &root, const std::string &partial_vpath) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "daemon/vfs/user_root.h"
+#include "protocol/partial_names.h"
 
 namespace rftp::daemon {
 namespace {
@@ -57,11 +58,11 @@ std::string partial_upload_path(const std::string &vpath) {
     const size_t slash = vpath.rfind('/');
     const std::string dir = slash == std::string::npos ? std::string("/") : vpath.substr(0, slash + 1);
     const std::string name = slash == std::string::npos ? vpath : vpath.substr(slash + 1);
-    return dir + "." + name + ".rftp-part";
+    return dir + "." + name + std::string(ftp::kPartialSuffix);
 }
 
 bool is_upload_bookkeeping(const std::string &vpath) {
-    return vpath.ends_with(".rftp-part") || vpath.ends_with(".rftp-resume");
+    return vpath.ends_with(ftp::kPartialSuffix) || vpath.ends_with(ftp::kJournalSuffix);
 }
 
 }  // namespace rftp::daemon
