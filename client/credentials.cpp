@@ -91,9 +91,11 @@ Outcome<std::string> password_for(const Credentials &creds) {
     std::lock_guard lock(prompt_mutex);
     std::string key = creds.user + "@" + creds.host;
     if (auto known = typed_passwords.find(key); known != typed_passwords.end()) return known->second;
-    if (auto typed = prompt_password("Password for " + key + ": ")) {
-        typed_passwords[key] = *typed;
-        return *typed;
+    auto typed = prompt_password("Password for " + key + ": ");
+    if (!typed) return std::unexpected(typed.error());
+    if (*typed) {
+        typed_passwords[key] = **typed;
+        return **typed;
     }
     return fail_as(ExitCode::auth, "server wants a password for '" + creds.user +
                                        "' and there is no terminal to ask on; put it in ~/.netrc "

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "client/interrupt.h"
 #include "client/tcp_dial.h"
@@ -50,7 +51,7 @@ Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned 
     return socks;
 }
 
-Outcome<std::string> read_all(int fd) {
+Outcome<std::string> read_all(int fd, std::size_t max_bytes) {
     std::string out;
     char buf[65536];
     for (;;) {
@@ -59,6 +60,9 @@ Outcome<std::string> read_all(int fd) {
         if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
         if (n < 0) return fail_as(ExitCode::transfer, std::string("data connection: ") + std::strerror(errno));
         if (n == 0) return out;
+        if (static_cast<std::size_t>(n) > max_bytes - out.size())
+            return fail_as(ExitCode::remote_file, "the server sent more than " + std::to_string(max_bytes >> 20) +
+                                                      " MiB of listing; rftp stopped reading it");
         out.append(buf, static_cast<std::size_t>(n));
     }
 }

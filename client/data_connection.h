@@ -4,6 +4,7 @@
 // because servers behind NAT announce private addresses.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "client/exit_codes.h"
@@ -16,7 +17,8 @@ namespace rftp::client {
 // --timeout as SO_RCVTIMEO/SO_SNDTIMEO. The transfer command comes after.
 Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned count);
 
-// Reads a whole (small) data stream into memory: listings.
-Outcome<std::string> read_all(int fd);
+// Reads a whole (small) data stream into memory: listings. More than
+// max_bytes is a failure (exit 5), so an endless stream cannot fill memory.
+Outcome<std::string> read_all(int fd, std::size_t max_bytes);
 
 }  // namespace rftp::client

@@ -5,12 +5,15 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "client/cli/parse_command_line.h"
 #include "client/commands/commands.h"
 #include "client/exit_codes.h"
 #include "client/interrupt.h"
 #include "client/progress/json_events.h"
+#include "client/url.h"
 #include "common/log.h"
 
 using namespace rftp::client;
@@ -59,7 +62,7 @@ int main(int argc, char **argv) {
                                         : log::Level::notice);
     auto url = rftp::client::parse_url(o.url);
     if (!url) {
-        std::fprintf(stderr, "rftp: %s\n", url.error().message.c_str());
+        std::fprintf(stderr, "rftp: %s\n", log::printable(url.error().message).c_str());
         if (o.json)
             emit_json_event({{"event", "summary"}, {"result", "error"}, {"exit_code", to_int(ExitCode::usage)},
                              {"message", url.error().message}});
@@ -75,7 +78,14 @@ int main(int argc, char **argv) {
         nlohmann::json start{{"event", "start"}, {"command", command_name(o.command)}, {"url", o.url},
                              {"local", o.local}, {"parallel", o.parallel}};
         if (o.many_files()) {
-            start["sources"] = o.command == Command::put ? o.locals : o.urls;
+            if (o.command == Command::put) {
+                start["sources"] = o.locals;
+            } else {
+                // Checked one by one later; none may carry a password into the log.
+                std::vector<std::string> shown;
+                for (const auto &u : o.urls) shown.push_back(rftp::client::without_password(u));
+                start["sources"] = shown;
+            }
             start["concurrency"] = o.concurrency;
             start["recursive"] = o.recursive;
         }
@@ -106,7 +116,8 @@ int main(int argc, char **argv) {
     // after a mismatch (7) the partial file is gone and the file must come anew.
     const bool resumable = (exit == ExitCode::interrupted || exit == ExitCode::transfer) && !s.resume_hint.empty();
     if (!result) {
-        std::fprintf(stderr, "rftp: %s\n", result.error().message.c_str());
+        // The message may quote a server's reply or a name from its listing.
+        std::fprintf(stderr, "rftp: %s\n", log::printable(result.error().message).c_str());
         if (resumable)
             std::fprintf(stderr, "rftp: %s kept; resume with: %s\n",
                          s.files ? "partial files are" : "the partial file is", s.resume_hint.c_str());

@@ -1,5 +1,6 @@
 #include "client/netrc.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace rftp::client {
@@ -29,12 +30,20 @@ public:
         return std::optional<std::string>{std::move(token)};
     }
 
-    // A macdef body runs from the line after its name to the first empty line.
+    // A macdef body runs from the line after its name to the first empty
+    // line; a file written on Windows ends its lines, and so the body, in CRLF.
     void skip_macro_body() {
         std::size_t eol = text_.find('\n', pos_);
-        if (eol == std::string_view::npos) { pos_ = text_.size(); return; }
-        std::size_t end = text_.find("\n\n", eol);
-        pos_ = end == std::string_view::npos ? text_.size() : end + 2;
+        while (eol != std::string_view::npos) {
+            std::size_t start = eol + 1;
+            eol = text_.find('\n', start);
+            std::string_view line = text_.substr(start, eol == std::string_view::npos ? text_.npos : eol - start);
+            if (line.empty() || line == "\r") {
+                pos_ = eol == std::string_view::npos ? text_.size() : eol + 1;
+                return;
+            }
+        }
+        pos_ = text_.size();
     }
 
     std::size_t line() const {
@@ -101,8 +110,14 @@ Result<std::vector<NetrcEntry>> parse_netrc(std::string_view text) {
 const NetrcEntry *find_netrc_entry(const std::vector<NetrcEntry> &entries, std::string_view host,
                                    const std::optional<std::string> &user) {
     auto user_fits = [&](const NetrcEntry &e) { return !user || !e.login || *e.login == *user; };
+    // Host names are case-insensitive (RFC 4343): "Data.Example" is data.example.
+    auto host_fits = [&](const NetrcEntry &e) {
+        return std::ranges::equal(e.machine, host, [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+        });
+    };
     for (const auto &e : entries)
-        if (!e.is_default && e.machine == host && user_fits(e)) return &e;
+        if (!e.is_default && host_fits(e) && user_fits(e)) return &e;
     for (const auto &e : entries)
         if (e.is_default && user_fits(e)) return &e;
     return nullptr;

@@ -4,6 +4,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
+#include "client/interrupt.h"
 #include "common/unique_fd.h"
 
 namespace rftp::client {
@@ -34,7 +38,7 @@ private:
 
 }  // namespace
 
-std::optional<std::string> prompt_password(const std::string &prompt) {
+Outcome<std::optional<std::string>> prompt_password(const std::string &prompt) {
     UniqueFd tty(::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
     if (!tty || !::isatty(tty.get())) return std::nullopt;
     if (::write(tty.get(), prompt.data(), prompt.size()) < 0) return std::nullopt;
@@ -42,8 +46,12 @@ std::optional<std::string> prompt_password(const std::string &prompt) {
     std::string password;
     char c;
     for (;;) {
+        // The interrupt handler does not restart reads, so Ctrl-C ends this one.
         ssize_t n = ::read(tty.get(), &c, 1);
-        if (n <= 0) return password.empty() && n < 0 ? std::nullopt : std::optional<std::string>(password);
+        if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted at the password prompt");
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return fail_as(ExitCode::auth, std::string("password prompt: ") + std::strerror(errno));
+        if (n == 0) return fail_as(ExitCode::auth, "password prompt ended without a password (end of input)");
         if (c == '\n' || c == '\r') break;
         password += c;
     }

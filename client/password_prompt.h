@@ -5,9 +5,13 @@
 #include <optional>
 #include <string>
 
+#include "client/exit_codes.h"
+
 namespace rftp::client {
 
-// nullopt when there is no terminal to ask on (cron, CI, no controlling tty).
-std::optional<std::string> prompt_password(const std::string &prompt);
+// The typed password; nullopt when there is no terminal to ask on (cron, CI,
+// no controlling tty). Ctrl-C at the prompt fails with exit 130 and Ctrl-D
+// (end of input before Enter) with exit 4: neither sends what was typed.
+Outcome<std::optional<std::string>> prompt_password(const std::string &prompt);
 
 }  // namespace rftp::client

@@ -1,5 +1,6 @@
 #include "client/url.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 
@@ -47,9 +48,21 @@ Result<std::string> percent_decode(std::string_view text) {
     return out;
 }
 
+std::string without_password(std::string_view text) {
+    std::size_t sep = text.find("://");
+    if (sep == std::string_view::npos) return std::string(text);
+    std::size_t start = sep + 3;
+    std::size_t end = std::min(text.find('/', start), text.size());
+    std::size_t at = text.rfind('@', end == 0 ? 0 : end - 1);
+    if (at == std::string_view::npos || at < start) return std::string(text);
+    std::size_t colon = text.find(':', start);
+    if (colon == std::string_view::npos || colon > at) return std::string(text);
+    return std::string(text.substr(0, colon + 1)) + "***" + std::string(text.substr(at));
+}
+
 Result<Url> parse_url(std::string_view text) {
     auto bad = [&](const std::string &why) {
-        return fail_msg("bad URL '" + std::string(text) + "': " + why);
+        return fail_msg("bad URL '" + without_password(text) + "': " + why);
     };
     Url url;
     std::size_t sep = text.find("://");

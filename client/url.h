@@ -29,6 +29,10 @@ struct Url {
 
 Result<Url> parse_url(std::string_view text);
 
+// The URL as typed, with any password in it replaced by "***", for messages:
+// parse_url refuses such a URL, and its error must not repeat the secret.
+std::string without_password(std::string_view text);
+
 // Decodes %XX escapes; fails on a truncated or non-hex escape or a decoded NUL.
 Result<std::string> percent_decode(std::string_view text);
 

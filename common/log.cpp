@@ -26,7 +26,31 @@ const char *level_name(Level level) {
     return "info";
 }
 
+constexpr char kHex[] = "0123456789abcdef";
+
+bool is_control(unsigned char c) { return (c < ' ' && c != '\t') || c == 0x7f; }
+
+// Text from the network reaches terminals through logs and messages; a
+// control byte (an escape sequence, a carriage return) is shown, not obeyed.
+void append_printable(std::string &out, char c) {
+    auto u = static_cast<unsigned char>(c);
+    if (!is_control(u)) {
+        out += c;
+        return;
+    }
+    out += "\\x";
+    out += kHex[u >> 4];
+    out += kHex[u & 15];
+}
+
 }  // namespace
+
+std::string printable(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) append_printable(out, c);
+    return out;
+}
 
 void set_threshold(Level level) { g_threshold.store(level); }
 Level threshold() { return g_threshold.load(); }
@@ -53,7 +77,10 @@ void write(Level level, std::string_view line) {
         out += level_name(level);
         out += ": ";
     }
-    for (char c : line) out += (c == '\n' || c == '\r') ? ' ' : c;
+    for (char c : line) {
+        if (c == '\n' || c == '\r') out += ' ';
+        else append_printable(out, c);
+    }
     out += '\n';
     // A short write to stderr is not worth more than one retry of the rest.
     ssize_t n = ::write(STDERR_FILENO, out.data(), out.size());
@@ -72,10 +99,9 @@ std::string quote(std::string_view value) {
             out += '\\';
             out += static_cast<char>(c);
         } else if (c < ' ' || c == 0x7f) {
-            static const char hex[] = "0123456789abcdef";
             out += "\\x";
-            out += hex[c >> 4];
-            out += hex[c & 15];
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
         } else {
             out += static_cast<char>(c);
         }

@@ -3,16 +3,24 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "client/batch/remote_tree.h"
 #include "client/batch/shared_targets.h"
+#include "common/log.h"
 
 namespace rftp::client {
 namespace {
 
-// "/a/b/" -> "b"; "/" -> "".
-std::string last_component(std::string path) {
+// "/a/b/" -> "b"; "/" -> ""; "/a/b/.." -> "a": the local name a remote path
+// gets, never "." or "..", which would put the copy beside or above the
+// local directory.
+std::string last_component(const std::string &remote) {
+    std::string path = std::filesystem::path(remote).lexically_normal().generic_string();
     while (path.size() > 1 && path.ends_with('/')) path.pop_back();
     auto slash = path.rfind('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -26,43 +34,86 @@ std::string join(const std::string &dir, const std::string &name) {
 // else is recorded against the directory and planning goes on.
 bool is_fatal(const Failure &f) { return f.exit == ExitCode::connection || f.exit == ExitCode::interrupted; }
 
-// Deeper than any real dataset; stops a server whose listing loops (a
-// directory symlink to an ancestor) from sending rftp down forever.
+// Bounds on what a server's listings can make rftp walk. Deeper than any real
+// dataset, and more entries than any real tree, yet a server whose listing
+// loops (a directory symlink to an ancestor, shown as a directory) cannot
+// send rftp down forever. docs/cli.md names both.
 constexpr int kMaxDepth = 64;
+constexpr std::size_t kMaxTreeEntries = 10'000'000;
 
-OutcomeStatus add_tree(Session &session, DownloadPlan &plan, const std::string &remote_dir, const std::string &local_dir,
-                       int depth = 0) {
+// One `get -r` of one remote directory.
+struct TreeWalk {
+    Session &session;
+    DownloadPlan &plan;
+    std::size_t entries = 0;
+    bool stopped = false;            // the entry bound was hit: nothing more is listed
+    std::vector<std::string> above;  // unique facts of the directories being listed, outermost first
+
+    OutcomeStatus add(const std::string &remote_dir, const std::string &local_dir, int depth);
+    OutcomeStatus add_entries(const std::vector<RemoteEntry> &listed, const std::string &remote_dir,
+                              const std::string &local_dir, int depth);
+    void fail(const std::string &local, const std::string &remote, ExitCode exit, std::string message) {
+        plan.failures.push_back({FileJob{local, remote}, Failure{exit, std::move(message)}});
+    }
+};
+
+OutcomeStatus TreeWalk::add(const std::string &remote_dir, const std::string &local_dir, int depth) {
     if (depth > kMaxDepth) {
-        plan.failures.push_back({FileJob{local_dir, remote_dir},
-                                 Failure{ExitCode::remote_file, remote_dir + ": more than " + std::to_string(kMaxDepth) +
-                                                                    " directory levels; not followed"}});
+        fail(local_dir, remote_dir, ExitCode::remote_file,
+             remote_dir + ": more than " + std::to_string(kMaxDepth) + " directory levels; not followed");
         return {};
     }
     if (::mkdir(local_dir.c_str(), 0755) < 0 && errno != EEXIST) {
-        plan.failures.push_back({FileJob{local_dir, remote_dir},
-                                 Failure{ExitCode::local_file, "mkdir " + local_dir + ": " + std::strerror(errno)}});
+        fail(local_dir, remote_dir, ExitCode::local_file, "mkdir " + local_dir + ": " + std::strerror(errno));
         return {};
     }
     struct stat st {};
     if (::stat(local_dir.c_str(), &st) < 0 || !S_ISDIR(st.st_mode)) {
-        plan.failures.push_back({FileJob{local_dir, remote_dir},
-                                 Failure{ExitCode::local_file, local_dir + " exists and is not a directory"}});
+        fail(local_dir, remote_dir, ExitCode::local_file, local_dir + " exists and is not a directory");
         return {};
     }
-    auto entries = list_remote_directory(session, remote_dir);
-    if (!entries) {
-        if (is_fatal(entries.error())) return std::unexpected(entries.error());
-        plan.failures.push_back({FileJob{local_dir, remote_dir}, entries.error()});
+    auto listed = list_remote_directory(session, remote_dir);
+    if (!listed) {
+        if (is_fatal(listed.error())) return std::unexpected(listed.error());
+        plan.failures.push_back({FileJob{local_dir, remote_dir}, listed.error()});
         return {};
     }
-    for (const auto &e : *entries) {
+    // Pushed by the caller when the parent's listing named it; the top
+    // directory's comes from its own listing.
+    const bool push_own = depth == 0 && listed->unique;
+    if (push_own) above.push_back(*listed->unique);
+    auto ok = add_entries(listed->entries, remote_dir, local_dir, depth);
+    if (push_own) above.pop_back();
+    return ok;
+}
+
+OutcomeStatus TreeWalk::add_entries(const std::vector<RemoteEntry> &listed, const std::string &remote_dir,
+                                    const std::string &local_dir, int depth) {
+    for (const auto &e : listed) {
+        if (stopped) return {};
+        if (++entries > kMaxTreeEntries) {
+            stopped = true;
+            fail(local_dir, remote_dir, ExitCode::remote_file,
+                 "more than " + std::to_string(kMaxTreeEntries) + " files and directories listed; rftp lists no more "
+                 "(fetch the tree's parts one by one)");
+            return {};
+        }
         std::string remote = join(remote_dir, e.name);
         std::string local = join(local_dir, e.name);
         if (!e.is_directory) {
             plan.files.push_back(FileJob{local, remote, e.size});
             continue;
         }
-        if (auto ok = add_tree(session, plan, remote, local, depth + 1); !ok) return ok;
+        // A directory the server says is one being listed (its unique fact,
+        // where it sends one) is a loop, not more data: skipped, as cp -r does.
+        if (e.unique && std::ranges::find(above, *e.unique) != above.end()) {
+            log::warning(remote + ": the server lists a directory rftp is already inside (a loop); not followed");
+            continue;
+        }
+        if (e.unique) above.push_back(*e.unique);
+        auto ok = add(remote, local, depth + 1);
+        if (e.unique) above.pop_back();
+        if (!ok) return ok;
     }
     return {};
 }
@@ -79,7 +130,8 @@ Outcome<DownloadPlan> plan_download(Session &session, const std::vector<std::str
             auto is_dir = remote_is_directory(session, remote);
             if (!is_dir) return std::unexpected(is_dir.error());
             if (*is_dir) {
-                if (auto ok = add_tree(session, plan, remote, local); !ok) return std::unexpected(ok.error());
+                TreeWalk walk{session, plan};
+                if (auto ok = walk.add(remote, local, 0); !ok) return std::unexpected(ok.error());
                 continue;
             }
         }

@@ -55,24 +55,31 @@ bool parse_unix_list_line(const std::string &line, RemoteEntry &entry) {
     return true;
 }
 
-Outcome<std::vector<RemoteEntry>> list_remote_directory(Session &session, const std::string &path) {
-    bool machine = session.features.mlst;
+Outcome<RawListing> fetch_listing(Session &session, const std::string &path, const std::string &what) {
+    RawListing listing;
+    listing.machine = session.features.mlst;
     // Listings always use one plain connection, whatever OPTS PARALLEL says.
     auto socks = open_data_connections(session, 1);
     if (!socks) return std::unexpected(socks.error());
-    std::string command = (machine ? "MLSD " : "LIST ") + path;
-    auto started = session.control.command(command);
+    auto started = session.control.command((listing.machine ? "MLSD " : "LIST ") + path);
     if (!started) return std::unexpected(started.error());
-    if (!started->positive_preliminary()) return refused("list " + path, *started);
-    auto listing = read_all((*socks)[0].get());
+    if (!started->positive_preliminary()) return refused(what, *started);
+    auto text = read_all((*socks)[0].get(), kMaxListingBytes);
     socks->clear();
-    if (!listing) return std::unexpected(listing.error());
+    if (!text) return fail_as(text.error().exit, what + ": " + text.error().message);
     auto done = session.control.read_reply();
     if (!done) return std::unexpected(done.error());
-    if (!done->positive_completion()) return refused("list " + path, *done);
+    if (!done->positive_completion()) return refused(what, *done);
+    listing.text = std::move(*text);
+    return listing;
+}
 
-    std::vector<RemoteEntry> entries;
-    std::istringstream lines(*listing);
+Outcome<RemoteDirectory> list_remote_directory(Session &session, const std::string &path) {
+    auto listing = fetch_listing(session, path, "list " + path);
+    if (!listing) return std::unexpected(listing.error());
+    bool machine = listing->machine;
+    RemoteDirectory dir;
+    std::istringstream lines(listing->text);
     std::string line;
     while (std::getline(lines, line)) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -85,21 +92,23 @@ Outcome<std::vector<RemoteEntry>> list_remote_directory(Session &session, const 
                 continue;
             }
             std::string type = parsed->type();
+            if (type == "cdir") dir.unique = parsed->fact("unique");
             if (type != "file" && type != "dir") continue;  // cdir, pdir, symlinks, devices
             entry.name = parsed->name;
             entry.is_directory = type == "dir";
             entry.size = parsed->size();
+            entry.unique = parsed->fact("unique");
         } else if (!parse_unix_list_line(line, entry)) {
-            log::info("skipping LIST line rftp does not read: " + line);
+            log::info("skipping LIST line rftp does not read: " + log::quote(line));
             continue;
         }
         if (!is_safe_entry_name(entry.name)) {
             log::warning("skipping remote entry with an unsafe name in " + path + ": " + log::quote(entry.name));
             continue;
         }
-        entries.push_back(std::move(entry));
+        dir.entries.push_back(std::move(entry));
     }
-    return entries;
+    return dir;
 }
 
 }  // namespace rftp::client

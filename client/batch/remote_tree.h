@@ -3,6 +3,7 @@
 // and list one (MLSD when FEAT offers MLST, else LIST read best effort).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,15 +21,35 @@ Outcome<bool> remote_is_directory(Session &session, const std::string &path);
 // MKD path, succeeding also when the directory already exists.
 OutcomeStatus ensure_remote_directory(Session &session, const std::string &path);
 
+// A listing larger than this is refused rather than read into memory: about
+// two million entries, more than any real directory, and a bound on what a
+// hostile server can make rftp hold.
+inline constexpr std::size_t kMaxListingBytes = std::size_t{256} << 20;
+
+struct RawListing {
+    bool machine = false;  // MLSD lines; else LIST lines in the server's format
+    std::string text;
+};
+
+// MLSD path when FEAT offered MLST, else LIST path, read whole over one plain
+// data connection. what names the operation in messages ("ls /a").
+Outcome<RawListing> fetch_listing(Session &session, const std::string &path, const std::string &what);
+
 struct RemoteEntry {
     std::string name;  // one path component, never "", ".", ".." or containing '/'
     bool is_directory = false;
     std::optional<uint64_t> size;  // files: from MLSD's size fact or LIST's size column
+    std::optional<std::string> unique;  // MLSD's unique fact: the same value is the same directory
+};
+
+struct RemoteDirectory {
+    std::vector<RemoteEntry> entries;
+    std::optional<std::string> unique;  // the listed directory's own unique fact (MLSD's cdir line)
 };
 
 // Files and subdirectories of path. Other types (symlinks, devices) are left
 // out: rftp copies files and the directories holding them.
-Outcome<std::vector<RemoteEntry>> list_remote_directory(Session &session, const std::string &path);
+Outcome<RemoteDirectory> list_remote_directory(Session &session, const std::string &path);
 
 // One line of Unix-style LIST output ("drwxr-xr-x 2 u g 4096 Jan 01 12:00 name");
 // false for anything else (totals, symlinks, unknown formats).

@@ -1,11 +1,14 @@
 // rftp ls URL: MLSD when the server offers MLST (printed like `ls -l`, or one
 // JSON object per entry), else the server's LIST output passed through.
+#include <unistd.h>
+
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "client/batch/remote_tree.h"
 #include "client/commands/commands.h"
-#include "client/data_connection.h"
+#include "common/log.h"
 #include "client/progress/json_events.h"
 #include "protocol/mlsx_facts.h"
 
@@ -36,7 +39,7 @@ char type_letter(const std::string &type) {
     return '?';
 }
 
-void print_entry(const ftp::MlsxEntry &e, bool json) {
+void print_entry(const ftp::MlsxEntry &e, bool json, const std::string &shown_name) {
     if (json) {
         nlohmann::json ev{{"event", "entry"}, {"name", e.name}, {"type", e.type()}};
         if (auto s = e.size()) ev["size"] = *s;
@@ -50,7 +53,8 @@ void print_entry(const ftp::MlsxEntry &e, bool json) {
     if (perms.empty()) perms = e.fact("perm").value_or("");
     std::string size = e.size() ? std::to_string(*e.size()) : "-";
     std::string when = e.modify() ? ftp::format_mlsx_time(*e.modify()) : "";
-    std::printf("%c%-9s %12s %16s %s\n", type_letter(e.type()), perms.c_str(), size.c_str(), when.c_str(), e.name.c_str());
+    std::printf("%c%-9s %12s %16s %s\n", type_letter(e.type()), perms.c_str(), size.c_str(), when.c_str(),
+                shown_name.c_str());
 }
 
 }  // namespace
@@ -58,30 +62,24 @@ void print_entry(const ftp::MlsxEntry &e, bool json) {
 OutcomeStatus run_ls(CommandContext &ctx) {
     auto session = open_session(ctx.url, ctx.options.timeout_seconds);
     if (!session) return std::unexpected(session.error());
-    bool machine = session->features.mlst;
-    auto socks = open_data_connections(*session, 1);
-    if (!socks) return std::unexpected(socks.error());
-    std::string command = (machine ? "MLSD " : "LIST ") + ctx.url.path;
-    auto started = session->control.command(command);
-    if (!started) return std::unexpected(started.error());
-    if (!started->positive_preliminary()) return refused("ls " + ctx.url.path, *started);
-    auto listing = read_all((*socks)[0].get());
-    socks->clear();
+    auto listing = fetch_listing(*session, ctx.url.path, "ls " + ctx.url.path);
     if (!listing) return std::unexpected(listing.error());
-    auto done = session->control.read_reply();
-    if (!done) return std::unexpected(done.error());
-    if (!done->positive_completion()) return refused("ls " + ctx.url.path, *done);
+    const bool machine = listing->machine;
+    // On a terminal a name's escape sequences are shown, not obeyed (as ls(1)
+    // does); a pipe gets the names as the server sent them.
+    const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+    auto shown = [terminal](const std::string &text) { return terminal ? log::printable(text) : text; };
 
     std::size_t start = 0;
-    while (start < listing->size()) {
-        std::size_t nl = listing->find('\n', start);
-        std::string line = listing->substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-        start = nl == std::string::npos ? listing->size() : nl + 1;
+    while (start < listing->text.size()) {
+        std::size_t nl = listing->text.find('\n', start);
+        std::string line = listing->text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+        start = nl == std::string::npos ? listing->text.size() : nl + 1;
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
         if (!machine) {
             if (ctx.options.json) emit_json_event({{"event", "entry"}, {"line", line}});
-            else std::printf("%s\n", line.c_str());
+            else std::printf("%s\n", shown(line).c_str());
             continue;
         }
         auto entry = ftp::parse_mlsx_line(line);
@@ -90,7 +88,7 @@ OutcomeStatus run_ls(CommandContext &ctx) {
             continue;
         }
         if (entry->type() == "cdir" || entry->type() == "pdir") continue;  // "." and ".."
-        print_entry(*entry, ctx.options.json);
+        print_entry(*entry, ctx.options.json, shown(entry->name));
     }
     std::fflush(stdout);
     close_session(*session);

@@ -449,3 +449,18 @@ def test_sessions_the_server_turns_away_are_done_without(rftpd_factory, alice_en
     assert r.returncode == 0, r.stderr
     assert b"one session fewer" in r.stderr
     assert tree_digests(d.roots["alice"] / "lim" / "src") == tree_digests(src)
+
+
+def test_a_remote_path_ending_in_dot_dot_lands_inside_the_local_directory(rftpd, alice_env, tmp_path):
+    """get -r URL/p/q/.. fetches /p and names the copy p, as the path
+    resolves: never '..', which would write beside the local directory."""
+    (rftpd.roots["alice"] / "p" / "q").mkdir(parents=True)
+    (rftpd.roots["alice"] / "p" / "f.bin").write_bytes(os.urandom(2000))
+    (rftpd.roots["alice"] / "p" / "q" / "g.bin").write_bytes(os.urandom(3000))
+    parent = tmp_path / "parent"
+    dst = parent / "dst"
+    dst.mkdir(parents=True)
+    r = rftp(alice_env, "get", "-r", alice_url(rftpd, "/p/q/.."), dst)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in parent.iterdir()) == ["dst"]
+    assert tree_digests(dst / "p") == tree_digests(rftpd.roots["alice"] / "p")

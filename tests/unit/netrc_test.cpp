@@ -41,6 +41,22 @@ TEST(Netrc, MacdefBodyIsSkippedUntilEmptyLine) {
     EXPECT_EQ(*(*e)[0].login, "u");
 }
 
+TEST(Netrc, MacdefBodyWithCrlfLinesEndsAtItsEmptyLine) {
+    auto e = parse_netrc("macdef init\r\nlogin evil password evil\r\n\r\nmachine h login u password p\r\n");
+    ASSERT_TRUE(e) << e.error().message;
+    ASSERT_EQ(e->size(), 1u);
+    EXPECT_EQ(*(*e)[0].login, "u");
+}
+
+TEST(Netrc, MachineNamesMatchWhateverTheirCase) {
+    auto e = parse_netrc("machine Data.Example login u password p\n");
+    ASSERT_TRUE(e);
+    const NetrcEntry *hit = find_netrc_entry(*e, "data.EXAMPLE", std::nullopt);
+    ASSERT_NE(hit, nullptr);
+    EXPECT_EQ(*hit->password, "p");
+    EXPECT_EQ(find_netrc_entry(*e, "data.example.org", std::nullopt), nullptr);
+}
+
 TEST(Netrc, QuotedTokensAndComments) {
     auto e = parse_netrc("# my hosts\nmachine h login \"a b\" password \"p\\\"q\" # trailing\n");
     ASSERT_TRUE(e) << e.error().message;

@@ -73,3 +73,18 @@ TEST(Url, PercentDecodeRejectsTruncatedEscapes) {
     EXPECT_FALSE(percent_decode("a%4"));
     EXPECT_EQ(*percent_decode("%41%62"), "Ab");
 }
+
+TEST(Url, PasswordIsRefusedWithoutBeingRepeated) {
+    auto u = parse_url("rftp://alice:s3cret@host/data");
+    ASSERT_FALSE(u);
+    EXPECT_EQ(u.error().message.find("s3cret"), std::string::npos) << u.error().message;
+    EXPECT_NE(u.error().message.find("alice:***@host"), std::string::npos) << u.error().message;
+}
+
+TEST(Url, WithoutPasswordLeavesOtherUrlsAlone) {
+    using rftp::client::without_password;
+    EXPECT_EQ(without_password("ftp://u:p:q@a@h:21/x:y@z"), "ftp://u:***@h:21/x:y@z");
+    EXPECT_EQ(without_password("rftp://u@h:2121/a:b"), "rftp://u@h:2121/a:b");
+    EXPECT_EQ(without_password("rftp://h:2121/a@b:c"), "rftp://h:2121/a@b:c");
+    EXPECT_EQ(without_password("not a url u:p@h"), "not a url u:p@h");
+}
