@@ -50,6 +50,12 @@ struct Failure {
     std::string message;
 };
 
+// The control connection is gone (or the user stopped): nothing more can
+// be done on this session, so many-file planning ends rather than going on.
+inline bool session_lost(const Failure &f) {
+    return f.exit == ExitCode::connection || f.exit == ExitCode::interrupted;
+}
+
 template <class T>
 using Outcome = std::expected<T, Failure>;
 using OutcomeStatus = Outcome<void>;

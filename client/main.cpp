@@ -114,7 +114,10 @@ int main(int argc, char **argv) {
     }
     // Only a transfer cut off (8) or interrupted (130) is continued by -c;
     // after a mismatch (7) the partial file is gone and the file must come anew.
-    const bool resumable = (exit == ExitCode::interrupted || exit == ExitCode::transfer) && !s.resume_hint.empty();
+    // Many files: the hint stays only when some file was cut off or
+    // interrupted, whichever failure decided the exit status.
+    const bool resumable =
+        !s.resume_hint.empty() && (s.files || exit == ExitCode::interrupted || exit == ExitCode::transfer);
     if (!result) {
         // The message may quote a server's reply or a name from its listing.
         std::fprintf(stderr, "rftp: %s\n", log::printable(result.error().message).c_str());

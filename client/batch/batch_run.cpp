@@ -4,6 +4,7 @@
 #include <chrono>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "client/commands/transfer_steps.h"
 #include "client/interrupt.h"
@@ -80,10 +81,11 @@ void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, cons
     }
     progress.start();
 
-    // Counted before any thread starts, so none wrongly sees itself alone.
-    live_sessions_.store(first ? 1 : 0);
     // One session per thread, never more threads than files.
     std::size_t sessions = std::max<std::size_t>(1, std::min<std::size_t>(ctx_.options.concurrency, jobs_.size()));
+    // Counted before any thread starts, so none wrongly sees itself alone
+    // while the others are still logging in.
+    working_threads_.store(static_cast<int>(sessions));
     std::vector<std::thread> threads;
     threads.reserve(sessions);
     for (std::size_t i = 0; i < sessions; ++i) {
@@ -97,10 +99,9 @@ void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, cons
 }
 
 void BatchRun::session_thread(std::optional<Session> session, const FileAction &action) {
-    auto drop_session = [&](bool say_goodbye) {
-        if (say_goodbye) close_session(*session);
-        session.reset();
-        --live_sessions_;
+    bool counted = true;  // in working_threads_ until this thread gives up or runs out of files
+    auto leave = [&] {
+        if (std::exchange(counted, false)) --working_threads_;
     };
     for (;;) {
         if (stop_.load() || interrupted()) break;
@@ -110,18 +111,21 @@ void BatchRun::session_thread(std::optional<Session> session, const FileAction &
             // other sessions are still moving them.
             auto opened = open_transfer_session(ctx_);
             if (!opened) {
-                if (opened.error().exit == ExitCode::interrupted) return;
-                if (live_sessions_.load() > 0) {
+                if (opened.error().exit == ExitCode::interrupted) break;
+                if (working_threads_.fetch_sub(1) > 1) {
+                    counted = false;
                     log::warning("one session fewer: " + opened.error().message);
                     return;
                 }
-                // No session left anywhere: the next file fails with this.
+                counted = false;
+                // No other thread is left to move files: the next one fails with this.
                 std::size_t index = next_job_.fetch_add(1);
                 if (index < jobs_.size()) record(FileResult{jobs_[index], {}, opened.error(), 0});
                 return;
             }
             session = std::move(*opened);
-            ++live_sessions_;
+            // Another file may have failed while this one logged in.
+            if (stop_.load() || interrupted()) break;
         }
         std::size_t index = next_job_.fetch_add(1);
         if (index >= jobs_.size()) break;
@@ -134,12 +138,21 @@ void BatchRun::session_thread(std::optional<Session> session, const FileAction &
         if (!moved) {
             result.failure = moved.error();
             // A lost control connection gets no QUIT; the others a polite one.
-            if (session_is_spent(moved.error().exit) || session->out_of_step)
-                drop_session(moved.error().exit != ExitCode::connection);
+            if (session_is_spent(moved.error().exit) || session->out_of_step) {
+                if (moved.error().exit != ExitCode::connection) close_session(*session);
+                session.reset();
+            }
         }
         record(std::move(result));
     }
-    if (session) drop_session(true);
+    leave();
+    if (session) close_session(*session);
+}
+
+void BatchRun::fail_setup(Failure failure) {
+    std::lock_guard lock(mutex_);
+    setup_failure_ = std::move(failure);
+    stop_.store(true);
 }
 
 OutcomeStatus BatchRun::conclude() {
@@ -164,15 +177,32 @@ OutcomeStatus BatchRun::conclude() {
     summary.notes.insert(summary.notes.end(), notes.begin(), notes.end());
     summary.files = counts;
 
-    if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
+    // -c continues only files cut off or interrupted; without one, no hint.
+    const bool resumable = interrupted() || std::ranges::any_of(results_, [](const FileResult &r) {
+        return r.failure && (r.failure->exit == ExitCode::transfer || r.failure->exit == ExitCode::interrupted);
+    });
+    if (!resumable) summary.resume_hint.clear();
+
     const FileResult *chosen = ctx_.options.continue_on_error ? worst : first_failure;
-    if (!chosen) {
-        summary.resume_hint.clear();
-        return {};
+    // A failure before any file moved (the destination, a lost session)
+    // decides the run, unless a file's own failure is more severe.
+    const bool setup_decides =
+        setup_failure_ && (!chosen || severity(setup_failure_->exit) >= severity(chosen->failure->exit));
+    if (interrupted() || setup_decides) chosen = nullptr;
+    // main reports the deciding failure; every other one is said here, once:
+    // a cause shared by many files (a refused directory) is one line.
+    std::vector<std::pair<std::string, std::size_t>> others;  // message, files; in order of first failure
+    for (const auto &r : results_) {
+        if (!r.failure || &r == chosen || r.failure->exit == ExitCode::interrupted) continue;
+        auto same = std::ranges::find(others, r.failure->message, &std::pair<std::string, std::size_t>::first);
+        if (same != others.end()) ++same->second;
+        else others.emplace_back(r.failure->message, 1);
     }
-    // main reports the chosen failure; every other one is said here, once.
-    for (const auto &r : results_)
-        if (r.failure && &r != chosen) log::error(r.failure->message);
+    for (const auto &[message, files] : others)
+        log::error(files == 1 ? message : message + " (" + std::to_string(files) + " files)");
+    if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
+    if (setup_decides) return std::unexpected(*setup_failure_);
+    if (!chosen) return {};
     std::string message = chosen->failure->message;
     if (counts.failed > 1) message = std::to_string(counts.failed) + " files failed; " + message;
     return fail_as(chosen->failure->exit, message);

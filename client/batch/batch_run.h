@@ -37,6 +37,11 @@ public:
     // Files that were planned but will not be attempted (the run stopped first).
     void count_unattempted(std::size_t files) { planned_ += files; }
 
+    // A failure before any file could move (the remote destination, the
+    // session lost while preparing): nothing more is attempted, and the run
+    // ends with it unless a file's own failure is more severe.
+    void fail_setup(Failure failure);
+
     // Moves the files; first is the session planning used, handed to one thread.
     void run(std::vector<FileJob> jobs, std::optional<Session> first, const FileAction &action);
 
@@ -55,7 +60,8 @@ private:
     std::size_t planned_ = 0;          // files handed to run(), plus recorded failures
     std::vector<FileJob> jobs_;
     std::atomic<std::size_t> next_job_{0};
-    std::atomic<int> live_sessions_{0};  // threads holding a logged-in session
+    std::atomic<int> working_threads_{0};  // session threads not yet given up or finished
+    std::optional<Failure> setup_failure_;
     BatchProgress *progress_ = nullptr;
 };
 

@@ -32,8 +32,6 @@ std::string join(const std::string &dir, const std::string &name) {
 
 // A session failure (connection lost, interrupted) ends planning; anything
 // else is recorded against the directory and planning goes on.
-bool is_fatal(const Failure &f) { return f.exit == ExitCode::connection || f.exit == ExitCode::interrupted; }
-
 // Bounds on what a server's listings can make rftp walk. Deeper than any real
 // dataset, and more entries than any real tree, yet a server whose listing
 // loops (a directory symlink to an ancestor, shown as a directory) cannot
@@ -74,10 +72,11 @@ OutcomeStatus TreeWalk::add(const std::string &remote_dir, const std::string &lo
     }
     auto listed = list_remote_directory(session, remote_dir);
     if (!listed) {
-        if (is_fatal(listed.error())) return std::unexpected(listed.error());
+        if (session_lost(listed.error())) return std::unexpected(listed.error());
         plan.failures.push_back({FileJob{local_dir, remote_dir}, listed.error()});
         return {};
     }
+    for (auto &why : listed->unusable) fail(local_dir, remote_dir, ExitCode::remote_file, std::move(why));
     // Pushed by the caller when the parent's listing named it; the top
     // directory's comes from its own listing.
     const bool push_own = depth == 0 && listed->unique;

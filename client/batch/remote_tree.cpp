@@ -88,7 +88,7 @@ Outcome<RemoteDirectory> list_remote_directory(Session &session, const std::stri
         if (machine) {
             auto parsed = ftp::parse_mlsx_line(line);
             if (!parsed) {
-                log::info("skipping unreadable MLSD line: " + parsed.error().message);
+                dir.unusable.push_back("unreadable MLSD line in " + path + ": " + parsed.error().message);
                 continue;
             }
             std::string type = parsed->type();
@@ -102,8 +102,10 @@ Outcome<RemoteDirectory> list_remote_directory(Session &session, const std::stri
             log::info("skipping LIST line rftp does not read: " + log::quote(line));
             continue;
         }
+        // Some servers list the directory itself and its parent (ls -a).
+        if (entry.name == "." || entry.name == "..") continue;
         if (!is_safe_entry_name(entry.name)) {
-            log::warning("skipping remote entry with an unsafe name in " + path + ": " + log::quote(entry.name));
+            dir.unusable.push_back("not fetched: unsafe name in " + path + ": " + log::quote(entry.name));
             continue;
         }
         dir.entries.push_back(std::move(entry));

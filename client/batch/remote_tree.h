@@ -45,6 +45,9 @@ struct RemoteEntry {
 struct RemoteDirectory {
     std::vector<RemoteEntry> entries;
     std::optional<std::string> unique;  // the listed directory's own unique fact (MLSD's cdir line)
+    // Entries rftp cannot fetch: an MLSD line it cannot read, a name unsafe
+    // as a local path. Each is a failed file, never silently left out.
+    std::vector<std::string> unusable;
 };
 
 // Files and subdirectories of path. Other types (symlinks, devices) are left

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "client/batch/shared_targets.h"
 #include "common/log.h"
@@ -25,31 +27,43 @@ std::optional<uint64_t> size_of(const fs::directory_entry &entry) {
     return size;
 }
 
+void read_directory_failed(UploadPlan &plan, const fs::path &dir, const std::string &remote, const std::error_code &ec) {
+    plan.failures.push_back(
+        {FileJob{dir.string(), remote}, Failure{ExitCode::local_file, "read directory " + dir.string() + ": " + ec.message()}});
+}
+
+// Directory by directory, so one that cannot be read (EACCES) is a failure
+// of its own and the rest of the tree is still sent: a recursive iterator
+// ends the whole walk at the first such error.
 void add_tree(UploadPlan &plan, const std::string &source, const std::string &remote_root) {
     plan.remote_directories.push_back(remote_root);
-    std::error_code ec;
-    fs::recursive_directory_iterator it(source, ec), end;
-    if (ec) {
-        plan.failures.push_back({FileJob{source, remote_root}, Failure{ExitCode::local_file, "read directory " + source + ": " + ec.message()}});
-        return;
+    std::vector<std::pair<fs::path, std::string>> pending{{fs::path(source), remote_root}};
+    while (!pending.empty()) {
+        auto [dir, remote_dir] = std::move(pending.back());
+        pending.pop_back();
+        std::error_code ec;
+        fs::directory_iterator it(dir, ec), end;
+        for (; !ec && it != end; it.increment(ec)) {
+            const fs::path &path = it->path();
+            // By the entry's own name: fs::relative would resolve a symlinked
+            // file to where it points, and send it there (even outside the tree).
+            std::string remote = remote_dir + "/" + path.filename().string();
+            std::error_code type_ec;
+            // A symlinked directory inside a tree could loop back on itself,
+            // so it is not entered; say so rather than send it empty.
+            if (it->is_symlink(type_ec) && it->is_directory(type_ec)) {
+                log::warning("skipping " + path.string() + ": symlink to a directory");
+            } else if (it->is_directory(type_ec)) {
+                plan.remote_directories.push_back(remote);
+                pending.emplace_back(path, remote);
+            } else if (it->is_regular_file(type_ec)) {
+                plan.files.push_back(FileJob{path.string(), remote, size_of(*it)});
+            } else {
+                log::warning("skipping " + path.string() + ": not a regular file or directory");
+            }
+        }
+        if (ec) read_directory_failed(plan, dir, remote_dir, ec);
     }
-    for (; it != end; it.increment(ec)) {
-        if (ec) break;
-        const fs::path &path = it->path();
-        // By the entry's own name: fs::relative would resolve a symlinked
-        // file to where it points, and send it there (even outside the tree).
-        std::string remote = remote_root + "/" + path.lexically_relative(source).generic_string();
-        std::error_code type_ec;
-        // A symlinked directory inside a tree could loop back on itself, so
-        // the iterator does not enter it; say so rather than send it empty.
-        if (it->is_symlink(type_ec) && it->is_directory(type_ec))
-            log::warning("skipping " + path.string() + ": symlink to a directory");
-        else if (it->is_directory(type_ec)) plan.remote_directories.push_back(remote);
-        else if (it->is_regular_file(type_ec)) plan.files.push_back(FileJob{path.string(), remote, size_of(*it)});
-        else log::warning("skipping " + path.string() + ": not a regular file or directory");
-    }
-    if (ec)
-        plan.failures.push_back({FileJob{source, remote_root}, Failure{ExitCode::local_file, "read directory under " + source + ": " + ec.message()}});
 }
 
 }  // namespace

@@ -57,7 +57,12 @@ OutcomeStatus run_get_many(CommandContext &ctx) {
               [&o](Session &s, const FileJob &job, const FileProgressHooks &hooks, FileReport &report) -> OutcomeStatus {
                   auto dest = destination_at(job.local);
                   if (!dest) return std::unexpected(dest.error());
-                  return get_one_file(s, o, job.remote, *dest, hooks, report);
+                  // A FIFO would block the session until read, a device would
+                  // swallow the file: many files land only in plain files.
+                  if (dest->direct)
+                      return fail_as(ExitCode::local_file, job.local + " exists and is not a regular file; "
+                                                           "a many-file get writes only plain files");
+                  return get_one_file(s, o, job.remote, *dest, hooks, report, job.size);
               });
     return batch.conclude();
 }

@@ -79,13 +79,13 @@ bool already_complete(const Options &o, const Destination &dest, const std::opti
 }
 
 OutcomeStatus get_once(Session &session, const Options &o, const std::string &remote, const Destination &dest,
-                       const FileProgressHooks &hooks, FileReport &report) {
+                       const FileProgressHooks &hooks, FileReport &report, std::optional<uint64_t> listed_size) {
     if (o.verify && dest.direct) return refuse_verify_of_device("download");
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());
     // SIZE offered but refused: the file is missing or not a plain file.
     if (!probe->size && session.features.size) return refused("get " + remote, probe->reply);
-    const std::optional<uint64_t> &size = probe->size;
+    const std::optional<uint64_t> size = probe->size ? probe->size : listed_size;
 
     if (already_complete(o, dest, size)) {
         report.skipped = true;
@@ -295,8 +295,8 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
 }  // namespace
 
 OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
-                           const FileProgressHooks &hooks, FileReport &report) {
-    auto got = get_once(session, o, remote, dest, hooks, report);
+                           const FileProgressHooks &hooks, FileReport &report, std::optional<uint64_t> listed_size) {
+    auto got = get_once(session, o, remote, dest, hooks, report, listed_size);
     // A digest or a byte count that disagrees with the server's: what this
     // attempt wrote is not a prefix of the file a resume would fetch. Never
     // resume it. (A skipped file's partial, if any, is not this attempt's.)

@@ -3,6 +3,8 @@
 // thread of a many-file get call this, so each file follows the same rules.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,8 +35,10 @@ Outcome<Destination> destination_at(const std::string &path);
 // A regular file is written to "LOCAL.rftp-part" and renamed onto LOCAL only
 // when every byte arrived and the count matches the server's SIZE (and, with
 // --verify, the SHA-256). With -c a partial file is continued, and a LOCAL
-// that already has SIZE bytes is reported skipped.
+// that already has SIZE bytes is reported skipped. listed_size (from a
+// directory listing) stands in for SIZE on a server without that command.
 OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
-                           const FileProgressHooks &hooks, FileReport &report);
+                           const FileProgressHooks &hooks, FileReport &report,
+                           std::optional<uint64_t> listed_size = std::nullopt);
 
 }  // namespace rftp::client

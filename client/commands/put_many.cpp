@@ -1,6 +1,10 @@
 // rftp put [-r] LOCAL... URL/dir/: every file goes into the remote directory
 // (URL path ending in '/', made if missing, or an existing directory); -r
 // recreates local directory trees there with MKD.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "client/batch/batch_run.h"
 #include "client/batch/remote_tree.h"
 #include "client/batch/upload_plan.h"
@@ -27,6 +31,30 @@ OutcomeStatus check_destination_directory(Session &session, const std::string &u
     return {};
 }
 
+bool is_under(const std::string &path, const std::string &dir) {
+    return path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/';
+}
+
+// MKD for every directory of the trees, parents first. A refused one fails
+// the files meant for it (and skips its subdirectories), not the run; only a
+// lost session is returned.
+OutcomeStatus make_remote_directories(Session &session, UploadPlan &plan, BatchRun &batch) {
+    std::vector<std::string> refused;
+    for (const auto &d : plan.remote_directories) {
+        if (std::ranges::any_of(refused, [&](const std::string &r) { return is_under(d, r); })) continue;
+        auto made = ensure_remote_directory(session, d);
+        if (made) continue;
+        if (session_lost(made.error())) return made;
+        refused.push_back(d);
+        std::erase_if(plan.files, [&](const FileJob &job) {
+            if (!is_under(job.remote, d)) return false;
+            batch.record_failure(job, made.error());
+            return true;
+        });
+    }
+    return {};
+}
+
 }  // namespace
 
 OutcomeStatus run_put_many(CommandContext &ctx) {
@@ -44,9 +72,14 @@ OutcomeStatus run_put_many(CommandContext &ctx) {
 
     auto session = open_transfer_session(ctx);
     if (!session) return std::unexpected(session.error());
-    if (auto ok = check_destination_directory(*session, ctx.url.path); !ok) return ok;
-    for (const auto &d : plan.remote_directories) {
-        if (auto ok = ensure_remote_directory(*session, d); !ok) return ok;
+    auto ready = check_destination_directory(*session, ctx.url.path);
+    if (ready) ready = make_remote_directories(*session, plan, batch);
+    if (!ready || batch.stopped()) {
+        // Nothing moves; the files planned so far are reported as not attempted.
+        if (!ready) batch.fail_setup(ready.error());
+        batch.count_unattempted(plan.files.size());
+        if (!ready && !session_lost(ready.error())) close_session(*session);
+        return batch.conclude();
     }
 
     std::vector<std::string> args(o.locals.begin(), o.locals.end());

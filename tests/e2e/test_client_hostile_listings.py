@@ -23,8 +23,10 @@ class TreeServer:
     itself; files are served from `files` ({path: bytes}). Any number of
     sessions (rftp -j opens several), each on its own thread."""
 
-    def __init__(self, tree, files=None, uniques=None, retr_reply=None):
+    def __init__(self, tree, files=None, uniques=None, retr_reply=None, sizes=None, offer_size=True):
         self.tree = tree
+        self.sizes = sizes or {}  # path -> size to list, when not the file's own
+        self.offer_size = offer_size
         self.files = files or {}
         self.uniques = uniques or {}
         self.retr_reply = retr_reply
@@ -65,12 +67,13 @@ class TreeServer:
                 elif verb == "PASS":
                     say("230 in")
                 elif verb == "FEAT":
-                    say("211-Features:\r\n MLST type*;size*;unique*;\r\n SIZE\r\n EPSV\r\n211 End")
+                    size = " SIZE\r\n" if self.offer_size else ""
+                    say(f"211-Features:\r\n MLST type*;size*;unique*;\r\n{size} EPSV\r\n211 End")
                 elif verb in ("TYPE", "OPTS"):
                     say("200 ok")
                 elif verb == "CWD":
                     say("250 ok" if arg.rstrip("/") in self.tree or arg == "/" else "550 not a directory")
-                elif verb == "SIZE":
+                elif verb == "SIZE" and self.offer_size:
                     body = self.files.get(arg)
                     say(f"213 {len(body)}" if body is not None else "550 no file")
                 elif verb == "EPSV":
@@ -113,7 +116,8 @@ class TreeServer:
                     own = self.uniques.get(path)
                     lines = [f"type=cdir;unique={own}; ." if own else "type=cdir; ."]
                     for name, kind, unique in listing:
-                        facts = f"type={kind};" + (f"size={len(self.files[f'{path}/{name}'])};" if kind == "file" else "")
+                        listed = self.sizes.get(f"{path}/{name}", len(self.files.get(f"{path}/{name}", b"")))
+                        facts = f"type={kind};" + (f"size={listed};" if kind == "file" else "")
                         facts += f"unique={unique};" if unique else ""
                         lines.append(f"{facts} {name}")
                     peer.sendall(("\r\n".join(lines) + "\r\n").encode("latin-1"))
@@ -220,3 +224,34 @@ def test_a_password_in_a_url_is_never_repeated(tmp_path):
     r = run(tmp_path, "--json", "get", server.url("/d/f"), "rftp://bob:Hunter2secret@127.0.0.1:1/g", out)
     assert r.returncode == 2, r.stderr
     assert b"Hunter2secret" not in r.stdout + r.stderr
+
+
+def test_an_entry_rftp_cannot_fetch_is_a_failed_file_not_a_silent_gap(tmp_path):
+    """A name that is not one safe path component ("a/../../x") cannot be
+    fetched under that name: it is a failed file (exit 5, with
+    --continue-on-error), counted in the summary, while the rest arrives.
+    The listing's "." and ".." are not entries at all."""
+    files = {"/d/good.bin": b"good"}
+    server = TreeServer({"/d": [("good.bin", "file", None), ("a/../../x", "file", None), (".", "dir", None)]}, files)
+    out = tmp_path / "out"
+    out.mkdir()
+    r = run(tmp_path, "--continue-on-error", "get", "-r", server.url("/d"), out)
+    assert r.returncode == 5, r.stderr
+    assert b"not fetched: unsafe name in /d: a/../../x" in r.stderr
+    assert b"1 ok, 1 failed, 0 skipped of 2 files" in r.stderr
+    assert (out / "d" / "good.bin").read_bytes() == b"good"
+    assert sorted(p.name for p in tmp_path.rglob("x")) == []
+
+
+def test_without_size_the_listed_size_checks_the_download(tmp_path):
+    """A server without SIZE still lists sizes (MLSD). A download that ends
+    short of the listed size (226 after 3000 of 5000 bytes) is not complete:
+    it never lands under its final name."""
+    files = {"/d/f.bin": os.urandom(3000)}
+    server = TreeServer({"/d": [("f.bin", "file", None)]}, files, sizes={"/d/f.bin": 5000}, offer_size=False)
+    out = tmp_path / "out"
+    out.mkdir()
+    r = run(tmp_path, "get", "-r", server.url("/d"), out)
+    assert r.returncode != 0, r.stderr
+    assert not (out / "d" / "f.bin").exists()
+    assert b"5000" in r.stderr, r.stderr

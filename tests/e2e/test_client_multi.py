@@ -464,3 +464,83 @@ def test_a_remote_path_ending_in_dot_dot_lands_inside_the_local_directory(rftpd,
     assert r.returncode == 0, r.stderr
     assert sorted(p.name for p in parent.iterdir()) == ["dst"]
     assert tree_digests(dst / "p") == tree_digests(rftpd.roots["alice"] / "p")
+
+
+def as_nobody():
+    """preexec_fn: drop to nobody when running as root, whom no permission bit stops."""
+    if os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+
+
+def test_an_unreadable_directory_fails_itself_and_the_rest_of_the_tree_is_sent(rftpd, tmp_path):
+    """put -r of a tree holding a directory rftp may not read: that directory
+    is a failed file (exit 6, named in the message); every other file is
+    still sent with --continue-on-error, and none goes missing unreported."""
+    import tempfile
+    base = Path(tempfile.mkdtemp(prefix="rftp-unreadable-"))
+    try:
+        base.chmod(0o755)
+        tree = base / "t"
+        for d in ("a", "closed", "z"):
+            (tree / d).mkdir(parents=True)
+            (tree / d / "f.bin").write_bytes(os.urandom(1000))
+        (tree / "closed").chmod(0o000)
+        (rftpd.roots["alice"] / "in").mkdir()
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(base), "RFTP_PASSWORD": PASSWORDS["alice"]}
+        r = subprocess.run([RFTP, "--continue-on-error", "put", "-r", str(tree), alice_url(rftpd, "/in/")], env=env,
+                           capture_output=True, timeout=120, preexec_fn=as_nobody)
+        assert r.returncode == 6, r.stderr
+        assert f"read directory {tree / 'closed'}: Permission denied".encode() in r.stderr
+        assert b"2 ok, 1 failed, 0 skipped of 3 files" in r.stderr
+        sent = rftpd.roots["alice"] / "in" / "t"
+        assert sorted(p.relative_to(sent).as_posix() for p in sent.rglob("*.bin")) == ["a/f.bin", "z/f.bin"]
+    finally:
+        (base / "t" / "closed").chmod(0o755)
+        shutil.rmtree(base)
+
+
+def test_a_remote_directory_the_server_will_not_make_fails_only_its_files(rftpd, alice_env, tmp_path):
+    """rftpd refuses MKD of a name it keeps for partial uploads (553). The two
+    files meant for that directory fail with the server's reply (exit 5, said
+    once for both), the rest of the tree arrives; without
+    --continue-on-error nothing moves and the run still says why."""
+    tree = tmp_path / "t"
+    (tree / "x.rftp-part").mkdir(parents=True)
+    (tree / "x.rftp-part" / "one.bin").write_bytes(b"1")
+    (tree / "x.rftp-part" / "two.bin").write_bytes(b"2")
+    (tree / "ok").mkdir()
+    (tree / "ok" / "three.bin").write_bytes(b"3")
+    (rftpd.roots["alice"] / "in").mkdir()
+
+    r = rftp(alice_env, "put", "-r", tree, alice_url(rftpd, "/in/"))
+    assert r.returncode == 5, r.stderr
+    assert b"553" in r.stderr
+    assert list((rftpd.roots["alice"] / "in" / "t").rglob("*.bin")) == []
+
+    r = rftp(alice_env, "--json", "--continue-on-error", "put", "-r", tree, alice_url(rftpd, "/in/"))
+    assert r.returncode == 5, r.stderr
+    assert (rftpd.roots["alice"] / "in" / "t" / "ok" / "three.bin").read_bytes() == b"3"
+    failed = sorted(e["path"] for e in events(r) if e["event"] == "file" and e["result"] == "error")
+    assert failed == ["/in/t/x.rftp-part/one.bin", "/in/t/x.rftp-part/two.bin"]
+    assert events(r)[-1]["files"] == {"total": 3, "ok": 1, "failed": 2, "skipped": 0}
+    # main reports one of the two; the other, same cause, is said once more.
+    assert r.stderr.count(b"553") == 2, r.stderr
+
+
+def test_a_fifo_where_a_downloaded_file_would_land_fails_that_file(rftpd, alice_env, tmp_path):
+    """A many-file get writes only plain files: a FIFO at a file's local path
+    would hold the session until someone reads it. That file fails (exit 6)
+    at once; the other arrives."""
+    root = rftpd.roots["alice"]
+    (root / "p.bin").write_bytes(b"p" * 1000)
+    (root / "q.bin").write_bytes(b"q" * 1000)
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "p.bin")
+    r = rftp(alice_env, "--continue-on-error", "get", alice_url(rftpd, "/p.bin"), alice_url(rftpd, "/q.bin"), out,
+             timeout=60)
+    assert r.returncode == 6, r.stderr
+    assert b"p.bin exists and is not a regular file" in r.stderr
+    assert (out / "q.bin").read_bytes() == b"q" * 1000

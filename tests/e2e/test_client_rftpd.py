@@ -105,6 +105,28 @@ def test_get_to_stdout_lands_at_the_shells_position(rftpd, env, tmp_path, stream
     assert out.read_bytes() == b"head\n" + served.read_bytes() + b"done\n"
 
 
+@pytest.mark.parametrize("streams", [1, 4])
+def test_get_to_a_non_blocking_pipe_waits_for_the_reader(rftpd, env, tmp_path, streams):
+    """stdout may be a pipe some other program set O_NONBLOCK on (it is
+    shared with the shell). When the reader is slow the pipe fills and write
+    says EAGAIN: rftp waits for room instead of failing the download."""
+    served = random_file(rftpd.roots["alice"] / "piped.bin", 3 * MiB + 5)
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    proc = subprocess.Popen([RFTP, "get", "-P", str(streams), "--block-size", "1M", url(rftpd, "piped.bin"), "-"],
+                            env=env, stdout=write_end, stderr=subprocess.PIPE)
+    os.close(write_end)
+    time.sleep(1.0)  # the pipe fills long before this
+    received = bytearray()
+    with os.fdopen(read_end, "rb") as pipe:
+        while chunk := pipe.read(65536):
+            received += chunk
+            time.sleep(0.001)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert hashlib.sha256(received).hexdigest() == sha256(served)
+
+
 def test_one_gib_file_with_one_and_four_streams(rftpd, env, tmp_path):
     src = random_file(rftpd.roots["alice"] / "gib.bin", 1024 * MiB)
     digest = sha256(src)
