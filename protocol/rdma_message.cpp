@@ -158,7 +158,7 @@ Result<RdmaMessage> decode(std::span<const uint8_t> bytes) {
             for (std::size_t i = 0; i < text_len; ++i)
                 if (!is_printable(p[kStatusFixedSize + i])) return bad("control byte in status text");
             m.text.assign(reinterpret_cast<const char *>(p + kStatusFixedSize), text_len);
-            if (m.status > 0) return bad("positive status");
+            if (m.status > 0 || m.status < kMinStatus) return bad("status " + std::to_string(m.status) + " is not 0 or a negative errno");
             break;
         }
         default:

@@ -26,6 +26,12 @@ inline constexpr std::size_t kGrantBodyHeader = 8;
 inline constexpr std::size_t kMaxGrantsPerMessage =
     (kRdmaMaxMessage - kRdmaHeaderSize - kGrantBodyHeader) / kGrantEntrySize;  // 15
 inline constexpr std::size_t kMaxStatusText = 200;
+// A sink never has more of its blocks granted and not yet filled than this
+// (rftp's pools hold at most 1024 blocks), so a source holds no more
+// grants waiting for a block of its own.
+inline constexpr std::size_t kMaxGrantsOutstanding = 1024;
+// Statuses are 0 or a negative errno; anything else is malformed.
+inline constexpr int32_t kMinStatus = -4095;
 
 enum class RdmaMessageType : uint8_t {
     credit = 1,      // only returns receive credits

@@ -18,7 +18,11 @@
 namespace rftp::daemon {
 namespace {
 
-// The path memory-to-memory uploads name: the bytes are received and dropped.
+// Whether r is still the session's channel, asked without taking a reference:
+// on the loop, a last reference dropped would unpin and join there.
+bool is_sessions_channel(const Session &s, const std::weak_ptr<SessionRdma> &r) {
+    return s.state.rdma && !r.owner_before(s.state.rdma) && !s.state.rdma.owner_before(r);
+}
 
 std::string rdma_fields(const char *direction, const std::string &path, const SessionRdma &r, bool block_checksums) {
     return std::string("direction=") + direction + " path=" + log::quote(path) + " transport=rdma streams=" +
@@ -96,13 +100,12 @@ void cmd_radr(Session &s, const std::string &arg) {
     LoopBridge &bridge = s.server().bridge();
     // A failed channel cannot be used again: give its pinned memory and queue
     // pairs back at once, unless a transfer is still finishing on it (that
-    // session drops it at its next RSTR, RRTR or RADR).
+    // session drops it when that transfer ends).
     auto on_failure = [prefix, weak, weak_rdma, &bridge](const Error &e) {
         log::notice(prefix + " event=rdma_channel_closed reason=" + log::quote(e.message));
         bridge.post([weak, weak_rdma] {
             auto self = weak.lock();
-            auto failed = weak_rdma.lock();
-            if (self && failed && !self->closed() && self->state.rdma == failed && !self->active_transfer())
+            if (self && !self->closed() && is_sessions_channel(*self, weak_rdma) && !self->active_transfer())
                 self->drop_rdma();
         });
     };
@@ -114,14 +117,18 @@ void cmd_radr(Session &s, const std::string &arg) {
                     log::warning(prefix + " event=rdma_connection_rejected reason=" + log::quote(why));
                 });
         },
-        [weak, rdma, result, prefix] {
+        // Weak here, as above; while it is the session's channel the session holds it.
+        [weak, weak_rdma, result, prefix] {
             auto self = weak.lock();
             if (!self) return;
+            const bool current = is_sessions_channel(*self, weak_rdma);
             if (!*result) {
                 log::warning(prefix + " event=rdma_setup_failed reason=" + log::quote(result->error().message));
-                if (self->state.rdma == rdma) self->drop_rdma();
+                if (current) self->drop_rdma();
                 return;
             }
+            if (!current) return;  // replaced or dropped meanwhile
+            const std::shared_ptr<SessionRdma> &rdma = self->state.rdma;
             auto st = rdma->channel()->stats();
             log::info(prefix + " event=rdma_channel_up device=" + st.device + " queue_pairs=" +
                       std::to_string(st.queue_pairs) + " pinned=" + std::to_string(st.pinned_bytes) +

@@ -55,7 +55,10 @@ public:
     }
 
     // The session is closing: stop waiting for connections, stop a transfer.
+    // May wait for the channel's lock, so not on the event loop; there,
+    // stop_setup() (lock-free) makes a setup in progress give up at once.
     void cancel();
+    void stop_setup() { cancelled_ = true; }
 
 private:
     SessionRdma() = default;

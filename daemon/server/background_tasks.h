@@ -17,8 +17,11 @@ public:
     explicit BackgroundTasks(LoopBridge &bridge) : bridge_(bridge) {}
     ~BackgroundTasks() { join_all(); }
 
-    // Runs work on a new thread, then done on the loop thread. Call on the loop.
-    void run(std::function<void()> work, std::function<void()> done);
+    // Runs work on a new thread, then done on the loop thread. Call on the
+    // loop. When no thread can be started (a task limit: systemd's TasksMax,
+    // RLIMIT_NPROC), neither runs: refused runs instead, on the loop, and
+    // the daemon goes on serving.
+    void run(std::function<void()> work, std::function<void()> done, std::function<void()> refused);
     std::size_t running() const { return threads_.size(); }
     void join_all();
 

@@ -103,21 +103,30 @@ unsigned Server::max_concurrent_logins() {
     return std::max(2u, std::thread::hardware_concurrency());
 }
 
-void Server::run_login(std::function<void()> work, std::function<void()> done) {
+void Server::run_login(std::function<void()> work, std::function<void()> done, std::function<void()> refused) {
     if (logins_running_ >= max_concurrent_logins()) {
-        logins_waiting_.emplace_back(std::move(work), std::move(done));
+        logins_waiting_.push_back(WaitingLogin{std::move(work), std::move(done), std::move(refused)});
         return;
     }
     ++logins_running_;
-    tasks_.run(std::move(work), [this, done = std::move(done)] {
-        --logins_running_;
-        done();
-        if (!logins_waiting_.empty() && !stopping_) {
-            auto next = std::move(logins_waiting_.front());
-            logins_waiting_.pop_front();
-            run_login(std::move(next.first), std::move(next.second));
-        }
-    });
+    auto next_waiting = [this] {
+        if (logins_waiting_.empty() || stopping_) return;
+        auto next = std::move(logins_waiting_.front());
+        logins_waiting_.pop_front();
+        run_login(std::move(next.work), std::move(next.done), std::move(next.refused));
+    };
+    tasks_.run(
+        std::move(work),
+        [this, done = std::move(done), next_waiting] {
+            --logins_running_;
+            done();
+            next_waiting();
+        },
+        [this, refused = std::move(refused), next_waiting] {
+            --logins_running_;
+            refused();
+            next_waiting();  // each waiting login gets its own answer, not silence
+        });
 }
 
 void Server::session_ended(uint64_t id, const sockaddr_storage &peer) {

@@ -49,7 +49,7 @@ public:
     // Runs a login check (one scrypt: 32 MiB and tens of milliseconds) with
     // at most max_concurrent_logins() at once; the rest wait their turn, so a
     // client reconnecting in a loop cannot pile up threads and memory.
-    void run_login(std::function<void()> work, std::function<void()> done);
+    void run_login(std::function<void()> work, std::function<void()> done, std::function<void()> refused);
     static unsigned max_concurrent_logins();
 
     // Called by a session once its connection is fully closed.
@@ -71,7 +71,10 @@ private:
     std::map<std::string, unsigned> sessions_per_address_;
     uint64_t next_session_id_ = 1;
     unsigned logins_running_ = 0;
-    std::deque<std::pair<std::function<void()>, std::function<void()>>> logins_waiting_;
+    struct WaitingLogin {
+        std::function<void()> work, done, refused;
+    };
+    std::deque<WaitingLogin> logins_waiting_;
     bool stopping_ = false;
 };
 

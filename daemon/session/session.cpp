@@ -279,8 +279,11 @@ void Session::run_blocking_work(std::function<void()> work, std::function<void()
         done();
         self->finish_busy();
     };
-    if (kind == WorkKind::login) server_.run_login(std::move(guarded), std::move(finish));
-    else server_.tasks().run(std::move(guarded), std::move(finish));
+    auto refused = [weak] {
+        if (auto self = weak.lock(); self && !self->closed_) self->refuse_for_lack_of_threads();
+    };
+    if (kind == WorkKind::login) server_.run_login(std::move(guarded), std::move(finish), std::move(refused));
+    else server_.tasks().run(std::move(guarded), std::move(finish), std::move(refused));
 }
 
 std::shared_ptr<middleware::TransferProgress> Session::cancellable_work() {
@@ -296,9 +299,18 @@ Result<std::shared_ptr<TransferJob>> Session::take_data_channel() {
 void Session::drop_rdma() {
     if (!state.rdma) return;
     auto rdma = std::move(state.rdma);
-    rdma->cancel();
-    // Joining its threads and destroying queue pairs takes a moment: not on the loop.
-    server_.tasks().run([rdma = std::move(rdma)]() mutable { rdma.reset(); }, [] {});
+    rdma->stop_setup();
+    // Aborting a transfer waits for the channel's lock, and joining its
+    // threads and destroying queue pairs take a moment: not on the loop.
+    // Whichever closure runs drops the one reference, on its thread; the
+    // copies the loop keeps are then empty. With no thread to spare it is
+    // done here after all: a pause, not a leak.
+    auto held = std::make_shared<std::shared_ptr<SessionRdma>>(std::move(rdma));
+    auto release = [held] {
+        (*held)->cancel();
+        held->reset();
+    };
+    server_.tasks().run(release, [] {}, release);
 }
 
 std::shared_ptr<TransferJob> Session::new_transfer_job(std::unique_ptr<DataChannel> channel) {
@@ -343,11 +355,30 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             auto self = weak.lock();
                             if (!self || self->closed_) return;
                             self->transfer_.reset();
+                            // A channel the transfer broke cannot serve another:
+                            // its pinned memory goes back now, not at the next command.
+                            if (self->state.rdma && self->state.rdma->channel() && !self->state.rdma->usable())
+                                self->drop_rdma();
                             if (outcome->digest) self->state.last_digest = std::move(outcome->digest);
                             self->reply(outcome->code, outcome->text);
                             if (self->abort_requested_) self->reply(226, "ABOR command successful.");
                             self->finish_busy();
+                        },
+                        [weak, fields] {
+                            log::warning(fields + " result=failed reason=\"no thread for the transfer\"");
+                            auto self = weak.lock();
+                            if (!self || self->closed_) return;
+                            self->transfer_.reset();
+                            self->reply(451, "Requested action aborted: the server has no thread to spare; try again later.");
+                            self->finish_busy();
                         });
+}
+
+void Session::refuse_for_lack_of_threads() {
+    // Whatever the command was waiting for cannot happen: say so and end the
+    // session cleanly rather than leave it waiting for ever.
+    reply_and_close(421, "Service not available: the server has no thread to spare; try again later.",
+                    "no thread for the session's work");
 }
 
 void Session::abort_transfer() {

@@ -29,6 +29,10 @@ private:
 // streams alike; this many failures of one block fail the file: the path
 // between the hosts is damaging data, and retrying cannot fix that.
 inline constexpr unsigned kMaxBlockAttempts = 4;
+// Over RDMA, more damaged blocks than this in one file fail it too: each one
+// is remembered until the file ends, and a source accepts no more resends,
+// so a peer cannot make either side keep a record per block of the file.
+inline constexpr unsigned kMaxResentBlocksPerFile = 1024;
 
 // The checksum travels as 4 bytes right after the block's data (big-endian).
 constexpr std::size_t kBlockTrailerBytes = 4;

@@ -72,6 +72,7 @@ Channel::~Channel() {
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;
+        unusable_ = true;
         wake_disk_threads_locked(readers_, reader_cv_);
         wake_disk_threads_locked(writers_, writer_cv_);
     }
@@ -93,10 +94,7 @@ Channel::~Channel() {
     // res_ now releases the queue pairs, registrations, queue and domain, in reverse.
 }
 
-bool Channel::usable() const {
-    std::lock_guard lock(mutex_);
-    return !failed_ && !stopping_;
-}
+bool Channel::usable() const { return !unusable_.load(); }
 
 std::vector<iovec> Channel::pool_buffers() const {
     std::vector<iovec> v(res_.params.blocks);
@@ -158,6 +156,7 @@ void Channel::abort(const std::string &why) {
 void Channel::fail_locked(const Error &e, bool tell_peer) {
     if (failed_ || stopping_) return;
     failed_ = e;
+    unusable_ = true;
     if (tell_peer) {
         wire::RdmaMessage m;
         m.type = wire::RdmaMessageType::abort;
@@ -250,6 +249,15 @@ void Channel::handle_control_message(const uint8_t *bytes, std::size_t len) {
                 const wire::Grant &g = m.grants[i];
                 if (auto ok = f.grants.accept(g); !ok) {
                     fail_locked(ok.error(), true);
+                    return;
+                }
+                // More than a sink's pool can lend: a peer trying to make this
+                // side queue grants without end.
+                if (f.waiting.size() >= wire::kMaxGrantsOutstanding) {
+                    fail_locked(Error{-EPROTO, "peer granted more than " +
+                                                   std::to_string(wire::kMaxGrantsOutstanding) +
+                                                   " blocks not yet filled"},
+                                true);
                     return;
                 }
                 f.waiting.push_back(g);

@@ -186,6 +186,7 @@ private:
         unsigned grants_out = 0;                   // granted and sent, not yet notified back
         NoticeMode notice = NoticeMode::unknown;   // how the source's notices arrived
         std::unordered_map<uint64_t, unsigned> checksum_failures;  // by offset: each is sent again, a few times
+        unsigned damaged_blocks = 0;                                // all of them, this file
         bool done = false;
         std::optional<Error> error;
     };
@@ -266,6 +267,9 @@ private:
     // then do they signal changed_ (waking the caller per block costs dearly).
     bool draining_ = false;
     std::optional<Error> failed_;         // the channel is unusable from here on
+    // failed_ or stopping_, readable without the lock: a daemon's event loop
+    // asks (STAT) while a completion handler may hold the lock for a while.
+    std::atomic<bool> unusable_{false};
     bool failure_reported_ = false;
 
     ControlCredits credits_{kControlDepth};

@@ -133,6 +133,9 @@ void Channel::handle_notice(unsigned qp, uint32_t slot, uint32_t length, std::op
     if (!sink_ || !sink_->begun) return violation("a block notice while no file is being received");
     SinkFile &f = *sink_;
     if (file_id && *file_id != f.id) return violation("a block notice for file " + std::to_string(*file_id));
+    // A slot is granted here before its grant is sent (grants go in
+    // batches): a notice with none sent could only be a guess.
+    if (f.grants_out == 0) return violation("a block notice while no grant is out");
     if (auto ok = f.slots.move(slot, SinkBlock::granted, SinkBlock::filled); !ok) return violation(ok.error().message);
     if (length != f.slot_length[slot])
         return violation("block " + std::to_string(slot) + " filled with " + std::to_string(length) + " bytes, " +
@@ -239,6 +242,11 @@ void Channel::checksum_failed_locked(uint32_t slot, uint32_t got, uint32_t want)
     log::warning(label_ + line);
     if (failures >= kMaxBlockAttempts)
         return fail_locked(Error{-EBADMSG, ftp::checksum_failure_text(offset, len, failures)}, true);
+    if (++f.damaged_blocks > kMaxResentBlocksPerFile)
+        return fail_locked(Error{-EBADMSG, "more than " + std::to_string(kMaxResentBlocksPerFile) +
+                                               " blocks of this file arrived damaged: the path between the hosts "
+                                               "is damaging data"},
+                           true);
     if (f.progress) f.progress->blocks_resent.fetch_add(1);
     if (auto ok = f.slots.move(slot, SinkBlock::writing, SinkBlock::granted); !ok) return fail_locked(ok.error(), true);
     f.grants_to_send.push_back(grant_of(slot, offset, len));

@@ -33,14 +33,16 @@ Result<EventChannel> new_event_channel() {
 }
 
 // Waits for the next event, polling in short slices so cancelled is seen.
+// Deadline and cancellation come first: a stream of connection requests
+// (anyone can send them) must not keep a setup alive past either.
 Result<CmEvent> next_event(rdma_event_channel *ch, Clock::time_point deadline, const std::atomic<bool> *cancelled) {
     for (;;) {
-        rdma_cm_event *ev = nullptr;
-        if (rdma_get_cm_event(ch, &ev) == 0) return CmEvent(ev);
-        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return fail_errno("rdma_get_cm_event");
         if (cancelled && cancelled->load()) return fail_msg("cancelled", -ECANCELED);
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
         if (left <= 0) return fail_msg("timed out", -ETIMEDOUT);
+        rdma_cm_event *ev = nullptr;
+        if (rdma_get_cm_event(ch, &ev) == 0) return CmEvent(ev);
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return fail_errno("rdma_get_cm_event");
         pollfd pfd{ch->fd, POLLIN, 0};
         ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 200)));
     }
@@ -143,6 +145,9 @@ Status ChannelListener::accept(ChannelResources &res, const wire::ChannelToken &
     } guard{res};
     std::vector<bool> accepted(want, false);
     unsigned established = 0;
+    // The first few rejections are worth a log line each; a flood is not.
+    constexpr unsigned kRejectionsLogged = 8;
+    unsigned rejections = 0;
     while (established < want) {
         auto ev = next_event(events_.get(), deadline, &cancelled);
         if (!ev) {
@@ -157,7 +162,10 @@ Status ChannelListener::accept(ChannelResources &res, const wire::ChannelToken &
             rdma_cm_id *id = e.id;
             auto reject = [&](const std::string &why) {
                 rdma_reject(id, nullptr, 0);
-                on_rejected(why + " from " + address_string(*reinterpret_cast<sockaddr_storage *>(rdma_get_peer_addr(id))));
+                if (++rejections <= kRejectionsLogged)
+                    on_rejected(why + " from " +
+                                address_string(*reinterpret_cast<sockaddr_storage *>(rdma_get_peer_addr(id))) +
+                                (rejections == kRejectionsLogged ? " (further rejections of this setup not logged)" : ""));
                 ev->reset();           // ack before destroying the id
                 rdma_destroy_id(id);
             };
@@ -166,6 +174,9 @@ Status ChannelListener::accept(ChannelResources &res, const wire::ChannelToken &
             if (!data) { reject(data.error().message); continue; }
             if (CRYPTO_memcmp(data->token.data(), token.data(), token.size()) != 0) { reject("wrong token"); continue; }
             if (data->count != want || accepted[data->index]) { reject("unexpected queue pair index"); continue; }
+            // All queue pairs share one protection domain, so one device; a
+            // request that arrived through another is turned away, not fatal.
+            if (res.device() && res.device() != id->verbs) { reject("queue pair on another RDMA device"); continue; }
             if (!res.device()) {
                 if (auto ok = res.attach_device(id->verbs); !ok) {
                     reject("no resources");

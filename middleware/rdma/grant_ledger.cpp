@@ -26,7 +26,11 @@ Status GrantLedger::accept(const wire::Grant &g) {
         return {};
     }
     // Granted before: a resend after a failed checksum, which the sink
-    // asks for at most kMaxBlockAttempts - 1 times.
+    // asks for at most kMaxBlockAttempts - 1 times per range.
+    if (++resends_ > kMaxResentBlocksPerFile)
+        return fail_msg("peer granted " + std::to_string(resends_) + " blocks again; a file has at most " +
+                            std::to_string(kMaxResentBlocksPerFile) + " resent blocks",
+                        -EPROTO);
     if (++again_[g.offset] >= kMaxBlockAttempts)
         return fail_msg("peer granted " + range() + " " + std::to_string(again_[g.offset] + 1) +
                             " times; a block is sent at most " + std::to_string(kMaxBlockAttempts) + " times",

@@ -4,7 +4,9 @@
 // the sink gives up on a range after kMaxBlockAttempts tries, so a grant
 // that is not a block of the file, or a range granted more often than that,
 // is a peer breaking the protocol: without this check an authenticated but
-// broken peer could keep one range (or one byte) moving forever.
+// broken peer could keep one range (or one byte) moving forever. Resends
+// are bounded per file too (kMaxResentBlocksPerFile), and with them what
+// the ledger remembers.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +30,7 @@ private:
     uint32_t block_ = 1;
     uint64_t granted_end_ = 0;                       // past the furthest range granted so far
     std::unordered_map<uint64_t, unsigned> again_;  // by offset: grants after the first
+    unsigned resends_ = 0;                           // all grants after the first, this file
 };
 
 }  // namespace rftp::middleware::rdma

@@ -8,6 +8,7 @@
 #include "middleware/rdma/grant_ledger.h"
 
 using rftp::middleware::kMaxBlockAttempts;
+using rftp::middleware::kMaxResentBlocksPerFile;
 using rftp::middleware::rdma::GrantLedger;
 namespace wire = rftp::wire;
 
@@ -76,6 +77,22 @@ TEST(GrantLedger, ARangeIsGrantedAgainAsOftenAsTheSinkResendsAndNoMore) {
     // Each range has its own count.
     EXPECT_TRUE(ledger.accept(grant(4096, 4096)));
     EXPECT_TRUE(ledger.accept(grant(8192, 4096)));
+}
+
+TEST(GrantLedger, AFileHasABoundedNumberOfResentBlocks) {
+    // Every block of a large file granted again: each within its own count,
+    // but together past what a working link ever needs.
+    const uint32_t block = 4096;
+    const uint64_t blocks = kMaxResentBlocksPerFile + 8;
+    GrantLedger ledger(0, blocks * block, block);
+    for (uint64_t i = 0; i < blocks; ++i) ASSERT_TRUE(ledger.accept(grant(i * block, block)));
+    for (uint64_t i = 0; i < kMaxResentBlocksPerFile; ++i)
+        ASSERT_TRUE(ledger.accept(grant(i * block, block))) << "resend " << i;
+    auto refused = ledger.accept(grant(kMaxResentBlocksPerFile * block, block));
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("at most " + std::to_string(kMaxResentBlocksPerFile) + " resent blocks"),
+              std::string::npos)
+        << refused.error().message;
 }
 
 }  // namespace

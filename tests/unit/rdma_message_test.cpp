@@ -254,11 +254,11 @@ TEST(RdmaMessageRoundTrip, AbortWithText) {
 
 TEST(RdmaMessageRoundTrip, AbortWithLongestTextAndMostNegativeStatus) {
     std::string text(kMaxStatusText, 'x');
-    Wire w = enc(status_msg(RdmaMessageType::abort, std::numeric_limits<int32_t>::min(), text));
+    Wire w = enc(status_msg(RdmaMessageType::abort, kMinStatus, text));
     ASSERT_EQ(w.len, kTextAt + kMaxStatusText);
     auto r = decode(w.bytes());
     ASSERT_TRUE(r) << r.error().message;
-    EXPECT_EQ(r->status, std::numeric_limits<int32_t>::min());
+    EXPECT_EQ(r->status, kMinStatus);
     EXPECT_EQ(r->text, text);
 }
 
@@ -576,7 +576,17 @@ TEST(RdmaMessageDecode, RejectsPositiveStatus) {
         for (auto type : {RdmaMessageType::file_done, RdmaMessageType::abort}) {
             Wire w = enc(status_msg(type, status, "hm"));
             EXPECT_EQ(get_be<uint32_t>(w.buf.data() + kStatusAt), static_cast<uint32_t>(status));
-            expect_rejected(w, "positive status");
+            expect_rejected(w, "is not 0 or a negative errno");
+        }
+    }
+}
+
+// Below -4095 is no errno; INT32_MIN would overflow where the engine negates it.
+TEST(RdmaMessageDecode, RejectsStatusBelowAnyErrno) {
+    for (int32_t status : {kMinStatus - 1, std::numeric_limits<int32_t>::min()}) {
+        for (auto type : {RdmaMessageType::file_done, RdmaMessageType::abort}) {
+            Wire w = enc(status_msg(type, status, "hm"));
+            expect_rejected(w, "is not 0 or a negative errno");
         }
     }
 }

@@ -1,6 +1,6 @@
 """What a hostile or broken RDMA peer cannot do to rftpd, on each lab device:
-connect with a wrong token, send a malformed control message, or take more
-pinned memory than the daemon allows. Each ends with the daemon serving
+connect with a wrong token, send a malformed control message, flood the
+daemon with grants, or take more pinned memory than the daemon allows. Each ends with the daemon serving
 others as before."""
 
 import re
@@ -65,6 +65,41 @@ def test_malformed_control_message_aborts_only_that_channel(daemon, device, tmp_
     assert re.match(r"(425|503) .*RADR", str(refused.value)), refused.value
     ftp.quit()
     transfer_still_works(daemon, addr, tmp_path, f"after-malformed-{name}")
+
+
+def test_a_flood_of_grants_ends_only_that_channel(daemon, device, tmp_path):
+    """An authenticated client that, as the sink of an RRTR, grants every
+    block of the file and then every block again (each grant valid on its
+    own) would have the daemon queue and remember grants without end. The
+    daemon aborts that channel (more than a sink's pool outstanding, or more
+    resent blocks than a file may have), fails the RRTR, frees the channel
+    and goes on serving."""
+    name, addr = device
+    block = 64 << 10
+    served = daemon.root / f"flood-{name}.bin"
+    with open(served, "wb") as f:
+        f.truncate(1100 * block)  # more blocks than a file may have resent
+    ftp = daemon.ftp(addr)
+    fields = radr(ftp, block=block)
+    assert int(fields["block"]) == block
+    peer = subprocess.Popen([str(PEER), "grant-flood", addr, fields["port"], fields["streams"], fields["block"],
+                             fields["depth"], fields["token"]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        assert "connected" in peer.stdout.readline()
+        assert ftp.sendcmd(f"RRTR {served.name}").startswith("150")
+        out, _ = peer.communicate(timeout=120)
+    finally:
+        peer.kill()
+    assert peer.returncode == 0, out
+    assert re.search(r"aborted by the server after \d+ grants: .*(resent blocks|blocks not yet filled)", out), out
+    with pytest.raises(Exception) as failed:
+        ftp.getresp()
+    assert re.match(r"4\d\d ", str(failed.value)), failed.value
+    assert re.search(r"event=rdma_channel_closed reason=\".*(resent blocks|blocks not yet filled)", daemon.log())
+    wait_for(lambda: daemon.rdma_totals(addr)["channels"] == 0, 20, "the flooded channel's resources to be released")
+    ftp.quit()
+    transfer_still_works(daemon, addr, tmp_path, f"after-flood-{name}")
 
 
 def test_pinned_memory_cap_sends_clients_to_tcp(tmp_path):

@@ -6,6 +6,12 @@
 //   rdma_peer malformed ADDR PORT STREAMS BLOCK DEPTH TOKEN
 //       connects with the real token, sends a control message with a broken
 //       header, and waits for the server's abort; exit 0 if it came.
+//   rdma_peer grant-flood ADDR PORT STREAMS BLOCK DEPTH TOKEN
+//       connects with the real token and, once the server (sending, after
+//       RRTR) announces its file, grants every block of it and then every
+//       block again, all into one buffer: each grant valid on its own, the
+//       lot more than any sink holds or resends. Exit 0 if the server
+//       aborted the channel before the grants ran out.
 //
 // Exit 1: the server did not behave as it must; 2: usage or local failure.
 #include <arpa/inet.h>
@@ -15,9 +21,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "middleware/rdma/cm_setup.h"
+#include "middleware/rdma/control_credits.h"
 #include "middleware/rdma/device_check.h"
 #include "middleware/rdma/work_ids.h"
 #include "protocol/rdma_message.h"
@@ -112,13 +121,169 @@ int malformed(int argc, char **argv) {
     return 1;
 }
 
+// The control queue pair as a well-behaved peer drives it: receives
+// re-posted and their credits returned, sends only on credit, one at a time.
+// Data receives are re-posted too, so the server's notices never stall.
+class ControlPeer {
+public:
+    explicit ControlPeer(ChannelResources &res) : res_(res) {}
+
+    // Next control message, or nullopt after seconds.
+    std::optional<wire::RdmaMessage> receive(int seconds) {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+        while (std::chrono::steady_clock::now() < deadline) {
+            if (!inbox_.empty()) {
+                auto m = inbox_.front();
+                inbox_.erase(inbox_.begin());
+                return m;
+            }
+            if (!poll_once()) return std::nullopt;
+        }
+        return std::nullopt;
+    }
+
+    // Sends m and waits until it was delivered; false when the channel broke.
+    bool send(wire::RdmaMessage m) {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+        while (!credits_.may_send(false)) {
+            if (std::chrono::steady_clock::now() > deadline || !poll_once()) return false;
+        }
+        m.credits = credits_.on_send();
+        uint8_t *buf = res_.control_send_slot(0);
+        std::size_t len = wire::encode(m, {buf, kControlSlot});
+        ibv_sge sge{reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(len), res_.messages_mr->lkey};
+        ibv_send_wr wr{};
+        wr.wr_id = make_wr_id(WorkKind::control_send, 0, 0);
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_SEND;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        ibv_send_wr *bad = nullptr;
+        if (ibv_post_send(res_.qp(0), &wr, &bad) != 0) return false;
+        sent_ = false;
+        while (!sent_) {
+            if (std::chrono::steady_clock::now() > deadline || !poll_once()) return false;
+        }
+        return true;
+    }
+
+private:
+    // One pass over the completion queue; false when a work request failed.
+    bool poll_once() {
+        ibv_wc wc;
+        int n = ibv_poll_cq(res_.cq.get(), 1, &wc);
+        if (n < 0) return false;
+        if (n == 0) {
+            ::poll(nullptr, 0, 1);
+            return true;
+        }
+        if (wc.status != IBV_WC_SUCCESS) {
+            std::printf("work request failed: %s\n", ibv_wc_status_str(wc.status));
+            return false;
+        }
+        switch (wr_kind(wc.wr_id)) {
+            case WorkKind::control_send: sent_ = true; break;
+            case WorkKind::control_recv: {
+                uint32_t slot = wr_index(wc.wr_id);
+                auto m = wire::decode({res_.control_recv_slot(slot), wc.byte_len});
+                if (!res_.post_control_recv(slot)) return false;
+                credits_.on_reposted();
+                if (!m) return false;
+                if (!credits_.on_returned(m->credits)) return false;
+                inbox_.push_back(*m);
+                break;
+            }
+            case WorkKind::data_recv:
+                if (!res_.post_data_recv(wr_qp(wc.wr_id), wr_index(wc.wr_id))) return false;
+                break;
+            default: break;
+        }
+        return true;
+    }
+
+    ChannelResources &res_;
+    ControlCredits credits_{kControlDepth};
+    std::vector<wire::RdmaMessage> inbox_;
+    bool sent_ = false;
+};
+
+// A notice for every grant may come before this peer re-posts a receive,
+// and iWARP has no receiver-not-ready retry: receives for all of them.
+constexpr unsigned kFloodReceives = 2304;
+
+int grant_flood(int argc, char **argv) {
+    if (argc < 8) return 2;
+    auto token = wire::parse_token_hex(argv[7]);
+    ChannelParams params = params_from(argc, argv);
+    params.blocks = kFloodReceives;
+    auto res = ChannelResources::allocate(params);
+    if (!token || !res) return 2;
+    if (auto ok = connect_channel(*res, parse_addr(argv[2]), static_cast<uint16_t>(std::stoul(argv[3])), *token, 10);
+        !ok) {
+        std::printf("could not connect: %s\n", ok.error().message.c_str());
+        return 1;
+    }
+    std::printf("connected\n");
+    std::fflush(stdout);
+    ControlPeer peer(*res);
+    auto begin = peer.receive(30);
+    if (!begin || begin->type != wire::RdmaMessageType::file_begin) {
+        std::printf("no file_begin from the server\n");
+        return 1;
+    }
+    const uint64_t block = res->params.block_size;
+    const uint64_t blocks = (begin->size - begin->start + block - 1) / block;
+    if (2 * blocks > kFloodReceives) {
+        std::printf("a file of %llu blocks is too large for this peer\n", static_cast<unsigned long long>(blocks));
+        return 2;
+    }
+    auto grant = [&](uint64_t k, uint32_t slot) {
+        uint64_t offset = begin->start + k * block;
+        wire::Grant g;
+        g.slot = slot;
+        g.offset = offset;
+        g.length = static_cast<uint32_t>(std::min<uint64_t>(block, begin->size - offset));
+        g.addr = reinterpret_cast<uintptr_t>(res->block(0));
+        g.rkey = res->pool_mr->rkey;
+        return g;
+    };
+    // Every block once, then every block again: 2 x blocks grants in all.
+    uint64_t sent = 0;
+    for (uint64_t k = 0; k < 2 * blocks;) {
+        wire::RdmaMessage m;
+        m.type = wire::RdmaMessageType::grant;
+        m.file_id = begin->file_id;
+        while (m.grant_count < wire::kMaxGrantsPerMessage && k < 2 * blocks) {
+            m.grants[m.grant_count] = grant(k % blocks, m.grant_count);
+            ++m.grant_count;
+            ++k;
+        }
+        if (!peer.send(m)) break;  // the server closed the channel
+        sent += m.grant_count;
+    }
+    for (;;) {
+        auto m = peer.receive(15);
+        if (!m) break;
+        if (m->type == wire::RdmaMessageType::abort) {
+            std::printf("aborted by the server after %llu grants: %s\n", static_cast<unsigned long long>(sent),
+                        m->text.c_str());
+            return 0;
+        }
+    }
+    std::printf("the server took %llu grants for %llu blocks without aborting\n",
+                static_cast<unsigned long long>(sent), static_cast<unsigned long long>(blocks));
+    return 1;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     if (argc >= 5 && std::strcmp(argv[1], "wrong-token") == 0) return wrong_token(argc, argv);
     if (argc >= 8 && std::strcmp(argv[1], "malformed") == 0) return malformed(argc, argv);
+    if (argc >= 8 && std::strcmp(argv[1], "grant-flood") == 0) return grant_flood(argc, argv);
     std::fprintf(stderr,
                  "usage: rdma_peer wrong-token ADDR PORT STREAMS\n"
-                 "       rdma_peer malformed ADDR PORT STREAMS BLOCK DEPTH TOKEN\n");
+                 "       rdma_peer malformed ADDR PORT STREAMS BLOCK DEPTH TOKEN\n"
+                 "       rdma_peer grant-flood ADDR PORT STREAMS BLOCK DEPTH TOKEN\n");
     return 2;
 }
