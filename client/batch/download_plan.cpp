@@ -100,7 +100,7 @@ OutcomeStatus TreeWalk::add_entries(const std::vector<RemoteEntry> &listed, cons
         std::string remote = join(remote_dir, e.name);
         std::string local = join(local_dir, e.name);
         if (!e.is_directory) {
-            plan.files.push_back(FileJob{local, remote, e.size});
+            plan.files.push_back(FileJob{local, remote, e.size, e.modify});
             continue;
         }
         // A directory the server says is one being listed (its unique fact,

@@ -16,6 +16,7 @@ struct FileJob {
     // As planning saw it (local stat, or the listing's size): larger files
     // start first. Absent: unknown, started after those known.
     std::optional<uint64_t> size;
+    std::optional<std::string> modify;  // get: the listing's modification time (MLSD)
 };
 
 struct FileResult {

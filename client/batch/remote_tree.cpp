@@ -98,6 +98,7 @@ Outcome<RemoteDirectory> list_remote_directory(Session &session, const std::stri
             entry.is_directory = type == "dir";
             entry.size = parsed->size();
             entry.unique = parsed->fact("unique");
+            entry.modify = parsed->modify();
         } else if (!parse_unix_list_line(line, entry)) {
             log::info("skipping LIST line rftp does not read: " + log::quote(line));
             continue;

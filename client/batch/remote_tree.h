@@ -40,6 +40,7 @@ struct RemoteEntry {
     bool is_directory = false;
     std::optional<uint64_t> size;  // files: from MLSD's size fact or LIST's size column
     std::optional<std::string> unique;  // MLSD's unique fact: the same value is the same directory
+    std::optional<std::string> modify;  // MLSD's modify fact
 };
 
 struct RemoteDirectory {

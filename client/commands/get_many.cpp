@@ -62,7 +62,7 @@ OutcomeStatus run_get_many(CommandContext &ctx) {
                   if (dest->direct)
                       return fail_as(ExitCode::local_file, job.local + " exists and is not a regular file; "
                                                            "a many-file get writes only plain files");
-                  return get_one_file(s, o, job.remote, *dest, hooks, report, job.size);
+                  return get_one_file(s, o, job.remote, *dest, hooks, report, ListedFacts{job.size, job.modify});
               });
     return batch.conclude();
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/commands/partial_identity.h"
 #include "client/commands/transfer_steps.h"
 #include "client/data_connection.h"
 #include "client/interrupt.h"
@@ -79,13 +80,13 @@ bool already_complete(const Options &o, const Destination &dest, const std::opti
 }
 
 OutcomeStatus get_once(Session &session, const Options &o, const std::string &remote, const Destination &dest,
-                       const FileProgressHooks &hooks, FileReport &report, std::optional<uint64_t> listed_size) {
+                       const FileProgressHooks &hooks, FileReport &report, const ListedFacts &listed) {
     if (o.verify && dest.direct) return refuse_verify_of_device("download");
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());
     // SIZE offered but refused: the file is missing or not a plain file.
     if (!probe->size && session.features.size) return refused("get " + remote, probe->reply);
-    const std::optional<uint64_t> size = probe->size ? probe->size : listed_size;
+    const std::optional<uint64_t> size = probe->size ? probe->size : listed.size;
 
     if (already_complete(o, dest, size)) {
         report.skipped = true;
@@ -113,6 +114,9 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
     }
     const std::string journal_path = dest.final_path + std::string(kJournalSuffix);
     if (!dest.direct) {
+        auto modify = remote_modify_time(session, remote, listed.modify);
+        if (!modify) return std::unexpected(modify.error());
+        const auto identity = partial_identity(size, *modify);
         struct stat st {};
         ::fstat(file.get(), &st);
         offset = o.resume ? static_cast<uint64_t>(st.st_size) : 0;
@@ -124,8 +128,15 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             report.note(dest.write_path + " is larger than the remote file; starting over");
             offset = 0;
         }
+        // Bytes of another version of the file are no prefix of this one.
+        if (auto recorded = recorded_identity(file.get()); offset > 0 && recorded && identity && *recorded != *identity) {
+            report.note(dest.write_path + " holds the start of an earlier version of the remote file (" + *recorded +
+                        ", now " + *identity + "); starting over");
+            offset = 0;
+        }
         if (::ftruncate(file.get(), static_cast<off_t>(offset)) < 0)
             return fail_as(ExitCode::local_file, "truncate " + dest.write_path + ": " + std::strerror(errno));
+        if (identity) record_identity(file.get(), *identity);
         if (offset > 0) report.note(dest.write_path + ": resuming at byte " + std::to_string(offset));
         // Truncated to a good prefix, the file's size says it all again.
         ::unlink(journal_path.c_str());
@@ -187,14 +198,15 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             // after a framed one must switch framing off again.
             if (auto off = disable_parallel(session); !off) return off;
         }
-        // Framed blocks land out of order: a journal keeps the complete
-        // prefix for a resume, even if this process dies.
-        // However this attempt ends, the journal goes once the file is cut
-        // to its complete prefix (by the guard below, when the file is
-        // reserved whole): from then on the file's size says it all.
+        // Framed blocks land out of order, and even one stream's disk writes
+        // finish in any order: a journal keeps the complete prefix for a
+        // resume, even if this process dies. However this attempt ends, the
+        // journal goes once the file is its complete prefix (framed: cut to
+        // it by the guard below; a stream: its writes all done): from then
+        // on the file's size says it all.
         std::optional<JournalRemoval> remove_journal_at_exit;
         std::optional<middleware::ResumeJournal> journal;
-        if (framed && !dest.direct) {
+        if (!dest.direct) {
             auto j = middleware::ResumeJournal::create(journal_path, offset);
             if (!j) return fail_as(ExitCode::local_file, j.error().message);
             remove_journal_at_exit.emplace(journal_path);
@@ -203,15 +215,15 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         middleware::RangeSet received(offset);
         // A local disk without room for the rest fails now, before a byte
         // moves (and before REST, which would linger for the next file).
-        // Journaled, the file takes its whole size at once (no write then
+        // Framed, the file takes its whole size at once (no write then
         // extends it), and the guard cuts it to its complete prefix however
         // this attempt ends: only that prefix is trustworthy for a resume.
         std::optional<middleware::ReservationGuard> unreserve_on_failure;
         if (!dest.direct && size && *size > offset) {
-            auto whole = journal ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
+            auto whole = framed ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
             if (auto reserved = middleware::preallocate(file.get(), offset, *size - offset, whole); !reserved)
                 return fail_as(ExitCode::local_file, "get " + remote + ": " + reserved.error().message);
-            if (journal) {
+            if (framed) {
                 // Removed by the guard, once (and only if) the file is cut.
                 unreserve_on_failure.emplace(file.get(), received, remove_journal_at_exit->hand_on());
             } else {
@@ -240,7 +252,9 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             BatchProgress::Watch watch(hooks.batch, progress);
             if (!framed) {
                 auto r = middleware::receive_stream(fds[0], file.get(), offset, progress, true,
-                                                    session.stream_kept.get(), placement);
+                                                    session.stream_kept.get(), placement, [&journal](uint64_t prefix) {
+                                                        if (journal) journal->record(prefix);
+                                                    });
                 if (r) end = *r;
                 else moved = std::unexpected(r.error());
             } else {
@@ -286,6 +300,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
     if (o.verify) {
         if (auto ok = verify_digest(session, remote, dest.write_path, report.sha256); !ok) return ok;
     }
+    forget_identity(dest.write_path);
     if (::rename(dest.write_path.c_str(), dest.final_path.c_str()) < 0)
         return fail_as(ExitCode::local_file,
                        "rename " + dest.write_path + " to " + dest.final_path + ": " + std::strerror(errno));
@@ -295,8 +310,8 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
 }  // namespace
 
 OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
-                           const FileProgressHooks &hooks, FileReport &report, std::optional<uint64_t> listed_size) {
-    auto got = get_once(session, o, remote, dest, hooks, report, listed_size);
+                           const FileProgressHooks &hooks, FileReport &report, const ListedFacts &listed) {
+    auto got = get_once(session, o, remote, dest, hooks, report, listed);
     // A digest or a byte count that disagrees with the server's: what this
     // attempt wrote is not a prefix of the file a resume would fetch. Never
     // resume it. (A skipped file's partial, if any, is not this attempt's.)

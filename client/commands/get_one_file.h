@@ -32,13 +32,19 @@ Outcome<Destination> choose_destination(const std::string &local, const std::str
 // never a place to put the file under its basename.
 Outcome<Destination> destination_at(const std::string &path);
 
+// What a directory listing said of the file (a many-file get).
+struct ListedFacts {
+    std::optional<uint64_t> size;       // stands in for SIZE on a server without it
+    std::optional<std::string> modify;  // saves an MDTM
+};
+
 // A regular file is written to "LOCAL.rftp-part" and renamed onto LOCAL only
 // when every byte arrived and the count matches the server's SIZE (and, with
-// --verify, the SHA-256). With -c a partial file is continued, and a LOCAL
-// that already has SIZE bytes is reported skipped. listed_size (from a
-// directory listing) stands in for SIZE on a server without that command.
+// --verify, the SHA-256). With -c a partial file is continued, unless the
+// remote file changed since (size or modification time,
+// client/commands/partial_identity.h), and a LOCAL that already has SIZE
+// bytes is reported skipped.
 OutcomeStatus get_one_file(Session &session, const Options &o, const std::string &remote, const Destination &dest,
-                           const FileProgressHooks &hooks, FileReport &report,
-                           std::optional<uint64_t> listed_size = std::nullopt);
+                           const FileProgressHooks &hooks, FileReport &report, const ListedFacts &listed = {});
 
 }  // namespace rftp::client

@@ -128,7 +128,8 @@ void store(Session &s, const std::string &arg, bool append) {
             }
             auto r = ascii ? receive_ascii((*socks)[0], target.fd.get(), target.start, job->progress)
                            : middleware::receive_stream((*socks)[0], target.fd.get(), target.start, job->progress,
-                                                        direct_io, kept.get());
+                                                        direct_io, kept.get(), middleware::disk::Placement::at_offsets,
+                                                        on_prefix);
             if (!r) return fail(r.error());
             return {};
         });

@@ -24,11 +24,13 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         FtpReply r = fs_error_reply(e);
         return {r.code, r.text, 0, "failed"};
     }
-    // Out-of-order blocks: journal the complete prefix so even a crash of the
-    // daemon leaves a correct resume point.
+    // Blocks land out of order (framed streams, RDMA), and even one stream's
+    // disk writes finish in any order: the complete prefix is journaled while
+    // the upload runs, so that a crash of the daemon leaves a correct resume
+    // point rather than a file whose size runs past a block never written.
     std::optional<middleware::ResumeJournal> journal;
     std::string journal_path = resume_journal_path(target->partial);
-    if (req.ranged) {
+    {
         auto jfd = root.open_file(journal_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
         if (!jfd) return {451, "Could not create resume journal: " + jfd.error().message + ".", 0, "failed"};
         auto j = middleware::ResumeJournal::create(std::move(*jfd), target->start);
@@ -39,18 +41,17 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         // With the journal in place the partial may take its whole size at
         // once (its writes then never extend it); a plain stream's resume
         // point is the partial's size, so there it stays hidden.
-        auto size = journal ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
+        auto size = req.ranged ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
         auto reserved = middleware::preallocate(target->fd.get(), target->start, *req.reserve_size - target->start, size);
         // No room (452) or too large (552): said before a byte moves, and a
         // new upload's empty partial file is not left behind.
         if (!reserved) {
-            if (journal) (void)root.remove_file(journal_path);
+            (void)root.remove_file(journal_path);
             if (target->start == 0) (void)root.remove_file(target->partial);
             return failed_outcome(reserved.error(), false, 0);
         }
     }
-    std::function<void(uint64_t)> on_prefix;
-    if (journal) on_prefix = [&journal](uint64_t prefix) { journal->record(prefix); };
+    std::function<void(uint64_t)> on_prefix = [&journal](uint64_t prefix) { journal->record(prefix); };
 
     middleware::RangeSet received(target->start);
     Status moved = receive(*target, received, on_prefix);
@@ -60,8 +61,10 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     if (req.ranged) cut = middleware::cut_to(target->fd.get(), received.contiguous_end());
     // A plain stream that ended short of what ALLO announced gives the rest back.
     else if (req.reserve_size) middleware::release_reservation(target->fd.get());
-    // Only a file cut to its complete prefix can do without its journal.
-    if (journal && cut) (void)root.remove_file(journal_path);
+    // Only a file cut to its complete prefix can do without its journal. A
+    // stream's file is that prefix once its writes are all done without
+    // fault; after a fault the journal (right either way) stays for REST.
+    if (req.ranged ? cut.has_value() : moved.has_value()) (void)root.remove_file(journal_path);
 
     uint64_t bytes = job.progress.bytes.load();
     if (!moved) {

@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -40,7 +43,7 @@ Result<uint64_t> receive_by_copy(int sock, int file_fd, bool seekable, uint64_t 
 }
 
 Result<uint64_t> receive_through_engine(int sock, disk::DiskFile &file, uint64_t offset, TransferProgress &progress,
-                                        StreamCache *kept) {
+                                        StreamCache *kept, const std::function<void(uint64_t)> &on_prefix_grown) {
     // One block more than the disk's queue: the next fills from the socket
     // while the queue is full (parallel_transfer.cpp, StreamShape).
     StreamBuffers buffers(kEngineDepth + 1, kEngineBlock, kept);
@@ -48,9 +51,22 @@ Result<uint64_t> receive_through_engine(int sock, disk::DiskFile &file, uint64_t
     if (!io) return fail(io.error());
     std::optional<Error> error;
     uint64_t first_failed = UINT64_MAX;
+    uint64_t end = offset;                // past the last block handed to the disk
+    std::vector<uint64_t> writing;        // offsets of blocks not yet written, at most the queue depth
+    uint64_t prefix_told = offset;
+    // Written for sure: everything before the first block still being
+    // written, or that failed. Told even after the stream broke, as the
+    // blocks in flight land.
+    auto tell_prefix = [&] {
+        if (!on_prefix_grown) return;
+        uint64_t prefix = std::min(end, first_failed);
+        if (!writing.empty()) prefix = std::min(prefix, *std::ranges::min_element(writing));
+        if (prefix > prefix_told) on_prefix_grown(prefix_told = prefix);
+    };
     auto take = [&](std::vector<disk::FinishedOp> done) {
         for (const disk::FinishedOp &f : done) {
             buffers.give(f.op.block);
+            std::erase(writing, f.op.offset);
             if (!f.status) {
                 if (!error) error = f.status.error();
                 first_failed = std::min(first_failed, f.op.offset);
@@ -58,8 +74,8 @@ Result<uint64_t> receive_through_engine(int sock, disk::DiskFile &file, uint64_t
                 progress.bytes.fetch_add(f.op.length, std::memory_order_relaxed);
             }
         }
+        tell_prefix();
     };
-    uint64_t end = offset;
     for (bool ended = false; !ended && !error;) {
         if (progress.abort.load()) {
             error = Error{-ECANCELED, "transfer aborted"};
@@ -83,15 +99,21 @@ Result<uint64_t> receive_through_engine(int sock, disk::DiskFile &file, uint64_t
                 break;
             }
             (*io)->start({disk::IoDirection::write, &file, slot, end, static_cast<uint32_t>(filled)});
+            writing.push_back(end);
         }
         end += filled;
         if (!got) error = got.error();
     }
     while ((*io)->pending()) take((*io)->wait());
     if (error) {
-        if (first_failed < end) (void)!::ftruncate(file.fd, static_cast<off_t>(first_failed));
+        // Blocks written past the one that failed would make the file's size
+        // a false resume point: cut them off, or say that it could not be.
+        if (first_failed < end && ::ftruncate(file.fd, static_cast<off_t>(first_failed)) != 0)
+            return fail(Error{error->code, error->message + "; and the file could not be cut back to its written "
+                                                              "prefix: " + std::strerror(errno)});
         return fail(*error);
     }
+    tell_prefix();
     return end;
 }
 
@@ -123,10 +145,11 @@ Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &
 }
 
 Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress, bool direct_io,
-                                StreamCache *kept, disk::Placement placement) {
+                                StreamCache *kept, disk::Placement placement,
+                                const std::function<void(uint64_t)> &on_prefix_grown) {
     auto file = disk::DiskFile::open(file_fd, true, direct_io, placement);
     if (file->seekable && file->regular) {
-        auto received = receive_through_engine(sock, *file, offset, progress, kept);
+        auto received = receive_through_engine(sock, *file, offset, progress, kept, on_prefix_grown);
         progress.disk_summary = file->summary();
         return received;
     }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "common/result.h"
 #include "middleware/disk/disk_file.h"
@@ -31,8 +32,14 @@ Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &
 // kept: the session's kept buffers and rings (stream_cache.h), or null.
 // placement: at_own_position writes in order through file_fd's own offset
 // (stdout; disk_file.h), offset then only counts.
+// on_prefix_grown: into a regular file the disk engine keeps several writes
+// in flight, and they finish in any order; this is told the end of the
+// prefix known to be written as it grows, for a resume journal, so that a
+// process killed mid-stream leaves a true resume point (its file's size may
+// run past a block that was never written).
 Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress,
                                 bool direct_io = true, StreamCache *kept = nullptr,
-                                disk::Placement placement = disk::Placement::at_offsets);
+                                disk::Placement placement = disk::Placement::at_offsets,
+                                const std::function<void(uint64_t)> &on_prefix_grown = {});
 
 }  // namespace rftp::middleware

@@ -1,0 +1,101 @@
+"""One plain stream is journaled too. Its bytes arrive in order, but the
+disk engine keeps several writes in flight and they finish in any order, so
+a process killed mid-stream may leave a partial file whose size runs past a
+block never written. The resume journal beside it says what is complete:
+whoever is killed (rftpd under curl's plain STOR, rftp under a download
+from vsftpd), the resume starts at the journal's prefix and the file ends
+whole."""
+
+import ftplib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import PASSWORDS, Rftpd
+from test_client_rftpd import RFTP, MiB, env, journal_prefix, random_file, rftp, sha256, summary  # noqa: F401
+from test_whole_reservation import SIZE, stop_mid_transfer
+from vsftpd_server import VSFTPD, VsftpdServer
+
+
+def test_daemon_killed_mid_plain_upload_resumes_from_its_journal(tmp_path):
+    curl = shutil.which("curl")
+    if not curl:
+        pytest.skip("SKIPPED: curl is not installed")
+    work = tmp_path / "daemon"
+    d = Rftpd(work)
+    root = d.roots["alice"]
+    src = random_file(tmp_path / "p.bin", SIZE)
+    part, journal = root / ".p.bin.rftp-part", root / ".p.bin.rftp-resume"
+    seen = None
+    try:
+        for _attempt in range(3):
+            # curl's STOR is one plain stream: no OPTS PARALLEL, no framing.
+            proc = subprocess.Popen([curl, "-sS", "--limit-rate", "100M", "-T", str(src),
+                                     f"ftp://alice:{PASSWORDS['alice']}@127.0.0.1:{d.port}/p.bin"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            seen = stop_mid_transfer(proc, d.proc.pid, part, journal)
+            if seen:
+                break
+            (root / "p.bin").unlink()
+    finally:
+        if d.alive():
+            d.proc.kill()
+        d.proc.wait()
+    assert seen, "the daemon was never caught mid-upload"
+    size, prefix = seen
+    assert prefix <= size
+    assert journal.exists() and not (root / "p.bin").exists()
+    assert part.read_bytes()[:prefix] == src.read_bytes()[:prefix]
+
+    again = Rftpd(work)  # the same root, as after a restart
+    try:
+        ftp = ftplib.FTP()
+        ftp.connect("127.0.0.1", again.port, timeout=60)
+        ftp.login("alice", PASSWORDS["alice"])
+        ftp.voidcmd("TYPE I")
+        assert ftp.size(".p.bin.rftp-part") == prefix  # cut back to what the journal vouches for
+        with open(src, "rb") as f:
+            f.seek(prefix)
+            ftp.storbinary("STOR p.bin", f, rest=prefix)
+        ftp.quit()
+        assert sha256(root / "p.bin") == sha256(src)
+        assert sorted(p.name for p in root.iterdir()) == ["p.bin"]
+    finally:
+        again.stop()
+
+
+@pytest.mark.skipif(not os.path.exists(VSFTPD) or os.geteuid() != 0, reason="vsftpd not available")
+def test_client_killed_mid_plain_download_resumes_from_its_journal(tmp_path):
+    anon = tmp_path / "anon"
+    server = VsftpdServer(anon).start()
+    try:
+        src = random_file(server.pub / "s.bin", SIZE)
+        home = tmp_path / "home"
+        home.mkdir()
+        client_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+        dst = tmp_path / "s.bin"
+        part, journal = Path(str(dst) + ".rftp-part"), Path(str(dst) + ".rftp-resume")
+        seen = None
+        for _attempt in range(3):
+            proc = subprocess.Popen([RFTP, "get", server.url("/pub/s.bin"), str(dst)], env=client_env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            seen = stop_mid_transfer(proc, proc.pid, part, journal)
+            if seen:
+                break
+            dst.unlink()
+        assert seen, "the client was never caught mid-download"
+        size, prefix = seen
+        assert prefix <= size
+        assert journal.exists() and not dst.exists()
+        assert part.read_bytes()[:prefix] == src.read_bytes()[:prefix]
+
+        r = rftp(client_env, "--json", "get", "-c", server.url("/pub/s.bin"), str(dst))
+        assert r.returncode == 0, r.stderr
+        assert summary(r)["bytes"] == SIZE - prefix
+        assert sha256(dst) == sha256(src)
+        assert not part.exists() and not journal.exists()
+    finally:
+        server.stop()
