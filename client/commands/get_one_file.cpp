@@ -294,8 +294,14 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                                                        " bytes but the server's SIZE is " + std::to_string(*size));
     }
     if (dest.direct) return {};  // nothing to verify: refused above with --verify
-    if (::fsync(file.get()) < 0)
-        return fail_as(ExitCode::local_file, "fsync " + dest.write_path + ": " + std::strerror(errno));
+    if (::fsync(file.get()) < 0) {
+        // A lost write is reported once: a later fsync (after -c found the
+        // partial complete) would say all is well. None of it can be trusted.
+        std::string why = std::strerror(errno);
+        ::unlink(dest.write_path.c_str());
+        return fail_as(ExitCode::local_file,
+                       "fsync " + dest.write_path + ": " + why + "; the partial file was discarded: fetch the file again");
+    }
     file.reset();
     if (o.verify) {
         if (auto ok = verify_digest(session, remote, dest.write_path, report.sha256); !ok) return ok;

@@ -46,8 +46,13 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         // No room (452) or too large (552): said before a byte moves, and a
         // new upload's empty partial file is not left behind.
         if (!reserved) {
-            (void)root.remove_file(journal_path);
-            if (target->start == 0) (void)root.remove_file(target->partial);
+            // A new upload's partial goes with its journal; a resumed one
+            // keeps its journal, which says where it really ends even if the
+            // failed reservation left it longer.
+            if (target->start == 0) {
+                (void)root.remove_file(journal_path);
+                (void)root.remove_file(target->partial);
+            }
             return failed_outcome(reserved.error(), false, 0);
         }
     }
@@ -78,9 +83,15 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
                 "failed"};
     // On stable storage before it has its final name: after a crash, a file
     // under that name is whole. A failed sync keeps the partial for REST.
-    if (req.sync && ::fdatasync(target->fd.get()) < 0)
-        return {451, "Could not flush the upload to disk: " + std::string(std::strerror(errno)) + "; the partial file is kept for REST.",
+    if (req.sync && ::fdatasync(target->fd.get()) < 0) {
+        // The kernel reports a failed writeback once: a later sync of these
+        // bytes would say all is well, and a resume would trust them. None
+        // of the partial can be, so it goes.
+        std::string why = std::strerror(errno);
+        (void)root.remove_file(target->partial);
+        return {451, "Could not flush the upload to disk: " + why + "; the partial file was discarded: send the whole file again.",
                 bytes, "failed"};
+    }
     if (auto c = commit_upload(root, *target); !c)
         return {451, "Could not rename upload into place: " + c.error().message + ".", bytes, "failed"};
     return {226, "Transfer complete.", bytes, "ok"};

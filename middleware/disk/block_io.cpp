@@ -65,7 +65,7 @@ BlockIo::BlockIo(std::span<const iovec> blocks, unsigned depth, std::string labe
 BlockIo::~BlockIo() {
     // The pool outlives this engine, but nothing may still be moving into
     // it: let whatever is in flight finish first.
-    while (ring_ && in_flight_ > 0) (void)wait();
+    drain();
     if (!rings_ || !ring_ || ring_broken_) return;
     // A poll left armed is tied to the thread that armed it: it may be
     // cancelled when that thread ends, or fire into the next user's wait,
@@ -237,17 +237,19 @@ std::vector<FinishedOp> BlockIo::wait() {
         arm_wake();
         int rc = ring_->submit();
         if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
-            // The ring is broken: fail whatever it holds, the caller fails the file.
-            for (uint32_t i = 0; i < slots_.size(); ++i)
-                if (slots_[i].busy) finish(i, fail_errno("io_uring submit", -rc));
-            ring_broken_ = true;
+            break_ring("io_uring submit", rc);
             break;
         }
         io_uring_cqe *cqe = nullptr;
         // The kernel could not take the requests just now: none of ours may
         // be in flight to end a wait (nor the wake poll), so submit again soon.
         const bool refused = rc == -EAGAIN || rc == -EBUSY;
-        if ((refused ? ring_->wait_for(&cqe, 1'000'000) : ring_->wait(&cqe)) < 0) continue;
+        if (int w = refused ? ring_->wait_for(&cqe, 1'000'000) : ring_->wait(&cqe); w < 0) {
+            if (w == -EINTR || w == -ETIME || w == -EAGAIN) continue;
+            // Anything else comes back every time: waiting again would spin.
+            break_ring("io_uring wait", w);
+            break;
+        }
         do {
             uint64_t tag = io_uring_cqe_get_data64(cqe);
             int64_t res = cqe->res;
@@ -277,6 +279,14 @@ std::vector<FinishedOp> BlockIo::wait() {
     // next call: the caller may be off to the network for a while.
     (void)ring_->submit();
     return std::exchange(finished_, {});
+}
+
+// Fails whatever the ring holds; the caller fails the file. Requests already
+// with the kernel may still use their buffers (broken()).
+void BlockIo::break_ring(const char *step, int rc) {
+    for (uint32_t i = 0; i < slots_.size(); ++i)
+        if (slots_[i].busy) finish(i, fail_errno(step, -rc));
+    ring_broken_ = true;
 }
 
 void BlockIo::wake() {

@@ -83,8 +83,16 @@ public:
     std::vector<FinishedOp> take_finished() { return std::exchange(finished_, {}); }
     // Ends a wait() early, from any thread.
     void wake();
+    // Waits until nothing is in flight (or the ring broke meanwhile: ask
+    // broken() after). The destructor does the same; an owner that must know
+    // whether its buffers are free again asks after this, not before.
+    void drain() {
+        while (ring_ && in_flight_ > 0) (void)wait();
+    }
 
 private:
+    void break_ring(const char *step, int rc);
+
     // A block goes as up to two parts in flight at once: the whole aligned
     // sectors through the O_DIRECT descriptor, the rest buffered. Both are
     // submitted together, so neither waits for this thread to come back.

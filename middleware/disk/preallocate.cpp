@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace rftp::middleware {
 
@@ -50,9 +51,12 @@ Status preallocate(int fd, uint64_t offset, uint64_t length, ReservedSize size) 
     // refuses it) is written without a reservation, as before it existed.
     if (err != EFBIG && err != ENOSPC && err != EDQUOT) return {};
     // A failed attempt may have reserved (and, unhidden, sized) part of it.
-    (void)::ftruncate(fd, before.st_size);
-    if (err == EFBIG) return fail_errno("a file of " + std::to_string(offset + length) + " bytes", err);
-    return no_room(length, err);
+    Status refused = err == EFBIG ? fail_errno("a file of " + std::to_string(offset + length) + " bytes", err)
+                                  : no_room(length, err);
+    if (::ftruncate(fd, before.st_size) != 0)
+        return fail(Error{refused.error().code, refused.error().message + "; and the file could not be cut back to " +
+                                                    std::to_string(before.st_size) + " bytes: " + std::strerror(errno)});
+    return refused;
 }
 
 Status cut_to(int fd, uint64_t size) {

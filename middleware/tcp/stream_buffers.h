@@ -36,6 +36,8 @@ public:
     // requests may still be in the kernel: the memory is then neither
     // given back for the next transfer nor unmapped (BlockMemory::abandon).
     ~StreamBuffers() {
+        // Drained first: the ring may break while its last requests land.
+        if (engine_) engine_->drain();
         bool broken = engine_ && engine_->broken();
         engine_.reset();
         if (broken) {
