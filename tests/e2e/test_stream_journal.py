@@ -16,7 +16,7 @@ import pytest
 
 from conftest import PASSWORDS, Rftpd
 from test_client_rftpd import RFTP, MiB, env, journal_prefix, random_file, rftp, sha256, summary  # noqa: F401
-from test_whole_reservation import SIZE, stop_mid_transfer
+from test_whole_reservation import SIZE, kill_daemon_mid_upload, stop_mid_transfer
 from vsftpd_server import VSFTPD, VsftpdServer
 
 
@@ -29,23 +29,9 @@ def test_daemon_killed_mid_plain_upload_resumes_from_its_journal(tmp_path):
     root = d.roots["alice"]
     src = random_file(tmp_path / "p.bin", SIZE)
     part, journal = root / ".p.bin.rftp-part", root / ".p.bin.rftp-resume"
-    seen = None
-    try:
-        for _attempt in range(3):
-            # curl's STOR is one plain stream: no OPTS PARALLEL, no framing.
-            proc = subprocess.Popen([curl, "-sS", "--limit-rate", "100M", "-T", str(src),
-                                     f"ftp://alice:{PASSWORDS['alice']}@127.0.0.1:{d.port}/p.bin"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            seen = stop_mid_transfer(proc, d.proc.pid, part, journal)
-            if seen:
-                break
-            (root / "p.bin").unlink()
-    finally:
-        if d.alive():
-            d.proc.kill()
-        d.proc.wait()
-    assert seen, "the daemon was never caught mid-upload"
-    size, prefix = seen
+    # curl's STOR is one plain stream: no OPTS PARALLEL, no framing.
+    size, prefix = kill_daemon_mid_upload(d, "p.bin", [curl, "-sS", "--limit-rate", "100M", "-T", str(src),
+                                                       f"ftp://alice:{PASSWORDS['alice']}@127.0.0.1:{d.port}/p.bin"])
     assert prefix <= size
     assert journal.exists() and not (root / "p.bin").exists()
     assert part.read_bytes()[:prefix] == src.read_bytes()[:prefix]

@@ -46,6 +46,28 @@ def on_a_file_system_that_preallocates(directory: Path):
     probe.unlink()
 
 
+def kill_daemon_mid_upload(d, name: str, upload_command, env=None) -> tuple:
+    """Starts upload_command (argv, in env) against rftpd d, up to three times, and
+    kills the daemon while the upload of name is under way; returns the
+    partial's size and the journal's prefix at that moment."""
+    root = d.roots["alice"]
+    part, journal = root / f".{name}.rftp-part", root / f".{name}.rftp-resume"
+    seen = None
+    try:
+        for _attempt in range(3):
+            proc = subprocess.Popen(upload_command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            seen = stop_mid_transfer(proc, d.proc.pid, part, journal)
+            if seen:
+                break
+            (root / name).unlink()
+    finally:
+        if d.alive():
+            d.proc.kill()
+        d.proc.wait()
+    assert seen, "the daemon was never caught mid-upload"
+    return seen
+
+
 @pytest.mark.parametrize("streams", [1, 4])
 def test_daemon_killed_mid_upload_resumes_from_its_journal(tmp_path, env, streams):
     work = tmp_path / "daemon"
@@ -54,21 +76,8 @@ def test_daemon_killed_mid_upload_resumes_from_its_journal(tmp_path, env, stream
     on_a_file_system_that_preallocates(root)
     src = random_file(tmp_path / "w.bin", SIZE)
     part, journal = root / ".w.bin.rftp-part", root / ".w.bin.rftp-resume"
-    seen = None
-    try:
-        for _attempt in range(3):
-            proc = subprocess.Popen([RFTP, "put", "-P", str(streams), "--block-size", "1M", str(src), url(d, "w.bin")],
-                                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            seen = stop_mid_transfer(proc, d.proc.pid, part, journal)
-            if seen:
-                break
-            (root / "w.bin").unlink()
-    finally:
-        if d.alive():
-            d.proc.kill()
-        d.proc.wait()
-    assert seen, "the daemon was never caught mid-upload"
-    size, prefix = seen
+    command = [RFTP, "put", "-P", str(streams), "--block-size", "1M", str(src), url(d, "w.bin")]
+    size, prefix = kill_daemon_mid_upload(d, "w.bin", command, env)
     assert size == SIZE  # the whole size up front
     assert journal.exists() and not (root / "w.bin").exists()
     assert part.read_bytes()[:prefix] == src.read_bytes()[:prefix]

@@ -58,6 +58,20 @@ ChannelParams params_from(int argc, char **argv) {
     return p;
 }
 
+// Posts the first len bytes of control send slot 0 as one signalled SEND.
+bool post_control_send(ChannelResources &res, std::size_t len) {
+    ibv_sge sge{reinterpret_cast<uintptr_t>(res.control_send_slot(0)), static_cast<uint32_t>(len),
+                res.messages_mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = make_wr_id(WorkKind::control_send, 0, 0);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr *bad = nullptr;
+    return ibv_post_send(res.qp(0), &wr, &bad) == 0;
+}
+
 int wrong_token(int argc, char **argv) {
     auto res = ChannelResources::allocate(params_from(argc, argv));
     auto token = new_channel_token();
@@ -86,15 +100,7 @@ int malformed(int argc, char **argv) {
     uint8_t *buf = res->control_send_slot(0);
     std::size_t len = wire::encode(m, {buf, kControlSlot});
     buf[0] ^= 0xff;
-    ibv_sge sge{reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(len), res->messages_mr->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = make_wr_id(WorkKind::control_send, 0, 0);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    ibv_send_wr *bad = nullptr;
-    if (ibv_post_send(res->qp(0), &wr, &bad) != 0) return 2;
+    if (!post_control_send(*res, len)) return 2;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     while (std::chrono::steady_clock::now() < deadline) {
         ibv_wc wc;
@@ -151,15 +157,7 @@ public:
         m.credits = credits_.on_send();
         uint8_t *buf = res_.control_send_slot(0);
         std::size_t len = wire::encode(m, {buf, kControlSlot});
-        ibv_sge sge{reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(len), res_.messages_mr->lkey};
-        ibv_send_wr wr{};
-        wr.wr_id = make_wr_id(WorkKind::control_send, 0, 0);
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = IBV_WR_SEND;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        ibv_send_wr *bad = nullptr;
-        if (ibv_post_send(res_.qp(0), &wr, &bad) != 0) return false;
+        if (!post_control_send(res_, len)) return false;
         sent_ = false;
         while (!sent_) {
             if (std::chrono::steady_clock::now() > deadline || !poll_once()) return false;
