@@ -1,8 +1,10 @@
 #include "common/log.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 
 namespace rftp::log {
@@ -10,8 +12,18 @@ namespace {
 
 std::atomic<Level> g_threshold{Level::info};
 
+// systemd sets JOURNAL_STREAM to "<device>:<inode>" of the stream it gave
+// as stderr; a child that inherited the variable but writes elsewhere (a
+// file, a terminal) must not prefix its lines with "<N>".
 bool stderr_is_journal() {
-    static const bool is_journal = std::getenv("JOURNAL_STREAM") != nullptr;
+    static const bool is_journal = [] {
+        const char *value = std::getenv("JOURNAL_STREAM");
+        struct stat st {};
+        if (!value || ::fstat(STDERR_FILENO, &st) != 0) return false;
+        unsigned long long dev = 0, ino = 0;
+        if (std::sscanf(value, "%llu:%llu", &dev, &ino) != 2) return false;
+        return dev == static_cast<unsigned long long>(st.st_dev) && ino == static_cast<unsigned long long>(st.st_ino);
+    }();
     return is_journal;
 }
 

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "daemon/auth/password_hash.h"
 #include "daemon/config/config_loader.h"
+#include "daemon/rdma/session_rdma.h"
 #include "daemon/server/server.h"
 
 using namespace rftp;
@@ -56,6 +57,21 @@ int hash_password_command() {
     return kOk;
 }
 
+// The schema checks each value; this checks what they make together. A
+// max_pinned below what one channel may pin (its blocks with their trailer
+// pages, in whole 2 MiB pages, and its message area) would refuse such
+// RADRs always, while the log said RDMA is on.
+Status channel_fits_budget(const RdmaOptions &o) {
+    if (!o.enabled) return {};
+    uint64_t need = SessionRdma::largest_channel(o);
+    if (need <= o.max_pinned) return {};
+    return fail_msg("config: rdma.max_pinned (" + std::to_string(o.max_pinned) + " bytes) cannot hold one channel: with "
+                    "rdma.pool_size " + std::to_string(o.pool_size) + ", rdma.max_block_size " +
+                    std::to_string(o.max_block_size) + " and rdma.max_streams " + std::to_string(o.max_streams) +
+                    " a channel pins up to " + std::to_string(need) + " bytes; raise rdma.max_pinned to at least that, "
+                    "or lower rdma.pool_size");
+}
+
 int serve(DaemonOptions options) {
     log::Level level;
     if (log::parse_level(options.log_level, level)) log::set_threshold(level);
@@ -86,6 +102,19 @@ int serve(DaemonOptions options) {
             // Once one signal arrived, the other must not keep the loop alive.
             uv_unref(reinterpret_cast<uv_handle_t *>(handle));
         }
+        // SIGHUP asks daemons to reload, out of habit (logrotate, systemctl
+        // kill -s HUP); its default action would end every transfer. rftpd
+        // does not reload: it says so and goes on serving.
+        uv_signal_t sighup;
+        uv_signal_init(&loop, &sighup);
+        uv_signal_start(
+            &sighup,
+            [](uv_signal_t *, int) {
+                log::warning("event=sighup_ignored reason=\"rftpd does not reload its config; restart it "
+                             "(systemctl restart rftpd) to apply changes\"");
+            },
+            SIGHUP);
+        uv_unref(reinterpret_cast<uv_handle_t *>(&sighup));
         if (status == kOk) uv_run(&loop, UV_RUN_DEFAULT);
         // Close whatever is left (signal handles, a failed start) and drain.
         uv_walk(&loop, [](uv_handle_t *h, void *) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
@@ -104,7 +133,9 @@ int main(int argc, char **argv) {
     std::string config_path;
     bool hash = false, check = false, print_default = false, version = false;
     std::string log_level;
-    app.add_option("-c,--config", config_path, "YAML config file; overlays the embedded default")->check(CLI::ExistingFile);
+    // Not CLI::ExistingFile: a missing or unreadable config is a config
+    // error (exit 3, with the reason), as docs/config.md says.
+    app.add_option("-c,--config", config_path, "YAML config file; overlays the embedded default");
     app.add_flag("--hash-password", hash, "read a password on stdin, print its scrypt hash for the config");
     app.add_flag("--check-config", check, "load and validate the config, then exit");
     app.add_flag("--print-default-config", print_default, "print the embedded default config");
@@ -128,7 +159,8 @@ int main(int argc, char **argv) {
 
     auto options = config_path.empty() ? load_default_config() : load_config_file(config_path);
     if (!options) {
-        std::cerr << "rftpd: " << options.error().message << "\n";
+        // Through the log, so journald files it as an error (journalctl -p err).
+        log::error("rftpd: " + options.error().message);
         return kConfig;
     }
     if (!log_level.empty()) {
@@ -138,6 +170,10 @@ int main(int argc, char **argv) {
             return kUsage;
         }
         options->log_level = log_level;
+    }
+    if (auto fits = channel_fits_budget(options->rdma); !fits) {
+        log::error("rftpd: " + fits.error().message);
+        return kConfig;
     }
     if (check) {
         std::cout << "rftpd: config OK\n";

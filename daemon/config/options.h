@@ -30,7 +30,7 @@ struct UserAccount {
 // The RDMA channel (docs/middleware.md): what RADR may ask for, and how much
 // memory all channels together may pin.
 struct RdmaOptions {
-    bool enabled = true;                 // offer RDMA where a device serves the control connection's address
+    bool enabled = true;                 // offer RDMA (FEAT) when this machine has an RDMA device; RADR on an address none serves gets 425
     unsigned max_streams = 8;            // data queue pairs per channel
     uint32_t max_block_size = 8u << 20;  // largest block (and RDMA WRITE) a client may ask for
     unsigned max_iodepth = 32;           // RDMA WRITEs in flight per queue pair

@@ -22,14 +22,26 @@ ChannelParams SessionRdma::grant(const RdmaOptions &o, uint64_t streams, uint64_
     return p;
 }
 
+uint64_t SessionRdma::pinned_bytes(const ChannelParams &params) {
+    auto layout = middleware::rdma::MessageLayout::for_params(params);
+    return middleware::BlockMemory::mapped_size(params.pool_bytes()) +
+           middleware::BlockMemory::mapped_size(layout.total);
+}
+
+uint64_t SessionRdma::largest_channel(const RdmaOptions &o) {
+    uint64_t largest = 0;
+    // Blocks are granted in whole pages from 64 KiB up: every size one may get.
+    for (uint64_t block = 64u << 10; block <= std::max<uint64_t>(o.max_block_size, 64u << 10); block += 4096)
+        largest = std::max(largest, pinned_bytes(grant(o, o.max_streams, block, o.max_iodepth, 0)));
+    return largest;
+}
+
 Result<std::shared_ptr<SessionRdma>> SessionRdma::prepare(RdmaBudget &budget, const RdmaOptions &o,
                                                          const sockaddr_storage &local, const ChannelParams &params) {
     std::shared_ptr<SessionRdma> r(new SessionRdma());
     r->params_ = params;
-    auto layout = middleware::rdma::MessageLayout::for_params(params);
     // As mapped (whole 2 MiB pages), which is what registering them pins.
-    uint64_t pinned = middleware::BlockMemory::mapped_size(params.pool_bytes()) +
-                      middleware::BlockMemory::mapped_size(layout.total);
+    uint64_t pinned = pinned_bytes(params);
     if (auto problem = middleware::rdma::memlock_problem(pinned)) return fail_msg(*problem, -ENOMEM);
     auto reservation = budget.reserve(pinned, params.queue_pairs());
     if (!reservation) return fail(reservation.error());

@@ -26,6 +26,14 @@ public:
     static middleware::rdma::ChannelParams grant(const RdmaOptions &o, uint64_t streams, uint64_t block,
                                                  uint64_t iodepth, unsigned stall_timeout_s);
 
+    // What a channel with these parameters pins (and reserves from
+    // rdma.max_pinned): its pool and message area, in whole 2 MiB pages.
+    static uint64_t pinned_bytes(const middleware::rdma::ChannelParams &params);
+    // The largest of those over every block size a client may ask for. A
+    // config whose max_pinned is below it refuses some RADRs always (450):
+    // rftpd refuses such a config instead (exit 3), saying what it needs.
+    static uint64_t largest_channel(const RdmaOptions &o);
+
     // Reserves pinned memory, allocates the pool and listens on local's
     // address. Error codes: -ENOMEM (limit reached: 450), -ENODEV (no RDMA
     // device serves the address), others (451).

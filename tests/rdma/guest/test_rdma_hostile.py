@@ -108,8 +108,10 @@ def test_pinned_memory_cap_sends_clients_to_tcp(tmp_path):
     devices = lab_devices()
     d = Daemon(tmp_path / "capped", [a for _, a in devices], port=2122,
                # One channel pins its two 4 MiB blocks (each with a trailer
-               # page) in whole 2 MiB pages, 10 MiB, and its message area.
-               extra_config="rdma: {pool_size: 8M, max_pinned: 12M}\n")
+               # page) in whole 2 MiB pages, 10 MiB, and its message area;
+               # blocks of at most 4 MiB keep every channel within 12 MiB,
+               # which rftpd requires of its config.
+               extra_config="rdma: {pool_size: 8M, max_pinned: 12M, max_block_size: 4M}\n")
     try:
         addr = devices[0][1]
         holder = d.ftp(addr)

@@ -1,0 +1,106 @@
+"""What an operator meets running rftpd: signals, config mistakes caught
+before they bite, and `make install` (cmake --install) over a live config."""
+
+import ftplib
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import time
+
+import pytest
+
+from conftest import BUILD, PASSWORDS, Rftpd
+
+RFTPD = str(BUILD / "rftpd")
+
+
+def test_sighup_is_logged_and_ignored(tmp_path):
+    """SIGHUP (logrotate, systemctl kill -s HUP) must not end the daemon and
+    every transfer with it: rftpd says it does not reload, and serves on."""
+    d = Rftpd(tmp_path / "d")
+    try:
+        os.kill(d.proc.pid, signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while "event=sighup_ignored" not in d.log() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "event=sighup_ignored" in d.log()
+        assert d.alive()
+        ftp = ftplib.FTP()
+        ftp.connect("127.0.0.1", d.port, timeout=30)
+        ftp.login("alice", PASSWORDS["alice"])
+        assert ftp.sendcmd("NOOP").startswith("200")
+        ftp.quit()
+    finally:
+        d.stop()
+
+
+def test_a_missing_config_file_is_a_config_error(tmp_path):
+    """docs/config.md: config errors exit 3 and say why."""
+    r = subprocess.run([RFTPD, "--config", str(tmp_path / "nowhere.yaml"), "--check-config"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 3, r.stderr
+    assert "nowhere.yaml: No such file or directory" in r.stderr
+
+
+def test_a_pinned_memory_budget_that_holds_no_channel_is_refused(tmp_path):
+    """rdma.max_pinned equal to rdma.pool_size passed the old check, but a
+    channel also pins a trailer page per block and its message area, in
+    whole 2 MiB pages: every RADR would get 450 while the log said RDMA is
+    on. --check-config refuses it and names the size needed."""
+    config = tmp_path / "tight.yaml"
+    config.write_text("rdma: {pool_size: 64M, max_pinned: 64M}\n")
+    r = subprocess.run([RFTPD, "--config", str(config), "--check-config"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 3, r.stderr
+    assert "rdma.max_pinned (67108864 bytes) cannot hold one channel" in r.stderr
+    assert "raise rdma.max_pinned to at least" in r.stderr
+    config.write_text("rdma: {pool_size: 64M, max_pinned: 80M}\n")
+    r = subprocess.run([RFTPD, "--config", str(config), "--check-config"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.skipif(not shutil.which("cmake") or not (BUILD / "cmake_install.cmake").exists(),
+                    reason="needs cmake and a cmake build directory")
+def test_install_never_overwrites_the_live_config(tmp_path):
+    """An upgrade (make install) refreshes the example and leaves the
+    operator's config alone; a first install creates it readable by owner
+    and group only, as it holds password hashes."""
+    dest = tmp_path / "root"
+    env = dict(os.environ, DESTDIR=str(dest))
+
+    def install():
+        r = subprocess.run(["cmake", "--install", str(BUILD), "--prefix", "/usr"], env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout
+
+    out = install()
+    live, example = dest / "etc/rftpd/rftpd.yaml", dest / "etc/rftpd/rftpd.yaml.example"
+    assert "Created: " in out
+    assert stat.S_IMODE(live.stat().st_mode) == 0o640
+    assert example.read_text() == live.read_text()
+    unit = (dest / "usr/lib/systemd/system/rftpd.service").read_text()
+    assert "ExecStart=/usr/sbin/rftpd " in unit and "/usr/local/sbin" not in unit
+
+    live.write_text("# the operator's own\n")
+    out = install()
+    assert "Keeping: " in out
+    assert live.read_text() == "# the operator's own\n"
+
+
+def test_journal_priorities_only_when_stderr_is_the_journal(tmp_path):
+    """Under systemd each line starts with its priority ("<3>" for errors), so
+    journalctl -p err finds a rejected config. A process that merely
+    inherited JOURNAL_STREAM but writes to a file writes plain lines."""
+    config = tmp_path / "bad.yaml"
+    config.write_text("listen: nonsense\n")
+    out = tmp_path / "stderr.txt"
+    for journal, expected in ((False, "error: rftpd: "), (True, "<3>rftpd: ")):
+        with open(out, "w") as f:
+            st = os.fstat(f.fileno())
+            stream = f"{st.st_dev}:{st.st_ino}" if journal else "1:2"
+            r = subprocess.run([RFTPD, "--config", str(config), "--check-config"], stderr=f,
+                               env=dict(os.environ, JOURNAL_STREAM=stream), timeout=30)
+        assert r.returncode == 3
+        assert out.read_text().startswith(expected), out.read_text()
