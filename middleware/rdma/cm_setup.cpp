@@ -252,6 +252,7 @@ Status connect_queue_pair(ChannelResources &res, sockaddr_storage dst, uint16_t 
         if (auto ok = res.attach_device(raw->verbs); !ok) return ok;
     // The channel owns the connection from here; a retry replaces it.
     if (auto ok = res.add_connection(i, conn); !ok) return ok;
+    log::debug("event=rdma_queue_pair index=" + std::to_string(i) + " qp_num=" + std::to_string(raw->qp->qp_num));
     auto data = wire::encode_connect({static_cast<uint8_t>(i), static_cast<uint8_t>(want), token});
     auto p = conn_param(data.data(), static_cast<uint8_t>(data.size()));
     if (rdma_connect(raw, &p) != 0) return fail_errno("rdma_connect");
