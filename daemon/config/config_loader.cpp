@@ -5,6 +5,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <string>
+#include <vector>
+
 #include "common/unique_fd.h"
 #include "daemon/config/schema.h"
 
@@ -49,7 +52,14 @@ Result<DaemonOptions> apply_config_text(const DaemonOptions &base, std::string_v
     // yaml-cpp reports syntax errors (and, defensively, any misuse) by
     // throwing; this is the boundary where they become values.
     try {
-        YAML::Node document = YAML::Load(std::string(yaml));
+        // Every document, so that a second one ("---") is refused rather
+        // than silently ignored, with its settings.
+        std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml));
+        if (documents.size() > 1)
+            return fail_msg(source + ": holds " + std::to_string(documents.size()) +
+                                " YAML documents (separated by ---); rftpd reads one: merge them",
+                            -EINVAL);
+        YAML::Node document = documents.empty() ? YAML::Node() : documents.front();
         if (auto ok = apply_config_document(document, source, options); !ok) return fail(ok.error());
     } catch (const YAML::Exception &e) {
         std::string where = source;

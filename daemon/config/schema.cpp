@@ -1,7 +1,10 @@
 #include "daemon/config/schema.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <map>
 #include <set>
 #include <type_traits>
@@ -179,6 +182,20 @@ KeyLocation value_location(const KeyLocation &entry_at, const YAML::Node &entry,
     return entry_at.child(key, entry[key].Mark());
 }
 
+// Two listeners the kernel would not both bind: one port, one address
+// family, and the same address or a wildcard on either side. (IPv6
+// listeners are IPv6-only, so 0.0.0.0 and :: do not clash.)
+bool listeners_clash(const ListenAddress &a, const ListenAddress &b) {
+    if (a.port != b.port) return false;
+    const bool v6 = a.address.find(':') != std::string::npos;
+    if (v6 != (b.address.find(':') != std::string::npos)) return false;
+    unsigned char x[16] = {}, y[16] = {}, any[16] = {};
+    const int family = v6 ? AF_INET6 : AF_INET;
+    const std::size_t len = v6 ? 16 : 4;
+    if (::inet_pton(family, a.address.c_str(), x) != 1 || ::inet_pton(family, b.address.c_str(), y) != 1) return false;
+    return std::memcmp(x, y, len) == 0 || std::memcmp(x, any, len) == 0 || std::memcmp(y, any, len) == 0;
+}
+
 Status set_listen(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
     if (!node.IsSequence() || node.size() == 0) {
         return fail(config_error(at, "expected a non-empty list of {address, port}, got " + describe_node(node)));
@@ -197,7 +214,14 @@ Status set_listen(const YAML::Node &node, const KeyLocation &at, DaemonOptions &
         if (!address) return fail(address.error());
         auto port = read_uint(*port_node, value_location(entry_at, entry, "port"), 1, 65535);
         if (!port) return fail(port.error());
-        listen.push_back(ListenAddress{*address, static_cast<uint16_t>(*port)});
+        ListenAddress here{*address, static_cast<uint16_t>(*port)};
+        for (const ListenAddress &earlier : listen)
+            if (listeners_clash(earlier, here))
+                return fail(config_error(entry_at, "listens on " + here.address + " port " + std::to_string(here.port) +
+                                                       ", which " + earlier.address + " port " +
+                                                       std::to_string(earlier.port) +
+                                                       " already covers: the second could not be bound"));
+        listen.push_back(here);
     }
     o.listen = std::move(listen);
     return {};

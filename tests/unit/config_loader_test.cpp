@@ -271,3 +271,28 @@ TEST(ConfigLoader, PlainPasswordIsNotEchoedInTheError) {
     ASSERT_FALSE(o);
     EXPECT_EQ(o.error().message.find("hunter2"), std::string::npos) << o.error().message;
 }
+
+TEST(ConfigLoader, ListenersTheKernelCouldNotBothBindAreRefused) {
+    // The same address twice, and a wildcard beside a specific address.
+    for (const char *yaml : {"listen: [{address: 127.0.0.1, port: 2121}, {address: 127.0.0.1, port: 2121}]\n",
+                             "listen: [{address: 0.0.0.0, port: 21}, {address: 192.0.2.1, port: 21}]\n",
+                             "listen: [{address: '::1', port: 21}, {address: '::', port: 21}]\n"}) {
+        auto o = overlay(yaml);
+        ASSERT_FALSE(o) << yaml;
+        EXPECT_NE(o.error().message.find("already covers"), std::string::npos) << o.error().message;
+    }
+    // Other ports, and the two families' wildcards (IPv6 listeners are IPv6-only), are fine.
+    for (const char *yaml : {"listen: [{address: 127.0.0.1, port: 2121}, {address: 127.0.0.1, port: 2122}]\n",
+                             "listen: [{address: 0.0.0.0, port: 21}, {address: '::', port: 21}]\n"}) {
+        auto o = overlay(yaml);
+        EXPECT_TRUE(o) << yaml << ": " << o.error().message;
+    }
+}
+
+TEST(ConfigLoader, ASecondYamlDocumentIsRefusedNotIgnored) {
+    auto o = overlay("log: {level: debug}\n---\nlisten: [{address: 0.0.0.0, port: 21}]\n");
+    ASSERT_FALSE(o);
+    EXPECT_NE(o.error().message.find("holds 2 YAML documents"), std::string::npos) << o.error().message;
+    // One document with an explicit start marker is one document.
+    EXPECT_TRUE(overlay("---\nlog: {level: debug}\n"));
+}
