@@ -4,14 +4,13 @@ new modification time) is fetched anew, never completed into a mix of its
 old beginning and its new end."""
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from test_client_rftpd import RFTP, MiB, env, random_file, rftp, sha256, summary, url  # noqa: F401
-from test_whole_reservation import SIZE, stop_mid_transfer
+from test_whole_reservation import SIZE, kill_client_mid_download
 
 
 def on_a_file_system_with_user_xattrs(directory: Path):
@@ -25,23 +24,11 @@ def on_a_file_system_with_user_xattrs(directory: Path):
         probe.unlink()
 
 
-def interrupted_download(rftpd, env, dst: Path, *args):
-    part, journal = Path(str(dst) + ".rftp-part"), Path(str(dst) + ".rftp-resume")
-    for _attempt in range(3):
-        proc = subprocess.Popen([RFTP, "get", *args, str(dst)], env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        seen = stop_mid_transfer(proc, proc.pid, part, journal)
-        if seen:
-            return seen
-        dst.unlink()
-    raise AssertionError("the client was never caught mid-download")
-
-
 def test_a_remote_file_rewritten_since_the_partial_download_is_fetched_anew(rftpd, env, tmp_path):
     on_a_file_system_with_user_xattrs(tmp_path)
     remote = random_file(rftpd.roots["alice"] / "v.bin", SIZE)
     dst = tmp_path / "v.bin"
-    _, prefix = interrupted_download(rftpd, env, dst, "-P", "2", "--block-size", "1M", url(rftpd, "v.bin"))
+    _, prefix = kill_client_mid_download(["-P", "2", "--block-size", "1M", url(rftpd, "v.bin")], env, dst)
     assert prefix > 0
 
     # Same size, new content, a later modification time.
@@ -59,7 +46,7 @@ def test_a_remote_file_rewritten_since_the_partial_download_is_fetched_anew(rftp
 def test_an_unchanged_remote_file_is_continued(rftpd, env, tmp_path):
     remote = random_file(rftpd.roots["alice"] / "u.bin", SIZE)
     dst = tmp_path / "u.bin"
-    _, prefix = interrupted_download(rftpd, env, dst, "-P", "2", "--block-size", "1M", url(rftpd, "u.bin"))
+    _, prefix = kill_client_mid_download(["-P", "2", "--block-size", "1M", url(rftpd, "u.bin")], env, dst)
     r = rftp(env, "--json", "get", "-c", "-P", "2", "--block-size", "1M", url(rftpd, "u.bin"), str(dst))
     assert r.returncode == 0, r.stderr
     assert summary(r)["bytes"] == SIZE - prefix

@@ -9,14 +9,13 @@ whole."""
 import ftplib
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import PASSWORDS, Rftpd
 from test_client_rftpd import RFTP, MiB, env, journal_prefix, random_file, rftp, sha256, summary  # noqa: F401
-from test_whole_reservation import SIZE, kill_daemon_mid_upload, stop_mid_transfer
+from test_whole_reservation import SIZE, kill_client_mid_download, kill_daemon_mid_upload
 from vsftpd_server import VSFTPD, VsftpdServer
 
 
@@ -64,16 +63,7 @@ def test_client_killed_mid_plain_download_resumes_from_its_journal(tmp_path):
         client_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
         dst = tmp_path / "s.bin"
         part, journal = Path(str(dst) + ".rftp-part"), Path(str(dst) + ".rftp-resume")
-        seen = None
-        for _attempt in range(3):
-            proc = subprocess.Popen([RFTP, "get", server.url("/pub/s.bin"), str(dst)], env=client_env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            seen = stop_mid_transfer(proc, proc.pid, part, journal)
-            if seen:
-                break
-            dst.unlink()
-        assert seen, "the client was never caught mid-download"
-        size, prefix = seen
+        size, prefix = kill_client_mid_download([server.url("/pub/s.bin")], client_env, dst)
         assert prefix <= size
         assert journal.exists() and not dst.exists()
         assert part.read_bytes()[:prefix] == src.read_bytes()[:prefix]

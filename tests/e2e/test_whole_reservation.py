@@ -68,6 +68,21 @@ def kill_daemon_mid_upload(d, name: str, upload_command, env=None) -> tuple:
     return seen
 
 
+def kill_client_mid_download(get_args, env, dst: Path) -> tuple:
+    """Runs rftp get get_args... dst, up to three times, and kills it while
+    the download is under way; returns the partial's size and the journal's
+    prefix at that moment."""
+    part, journal = Path(str(dst) + ".rftp-part"), Path(str(dst) + ".rftp-resume")
+    for _attempt in range(3):
+        proc = subprocess.Popen([RFTP, "get", *map(str, get_args), str(dst)], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        seen = stop_mid_transfer(proc, proc.pid, part, journal)
+        if seen:
+            return seen
+        dst.unlink()
+    raise AssertionError("the client was never caught mid-download")
+
+
 @pytest.mark.parametrize("streams", [1, 4])
 def test_daemon_killed_mid_upload_resumes_from_its_journal(tmp_path, env, streams):
     work = tmp_path / "daemon"
@@ -99,16 +114,7 @@ def test_client_killed_mid_download_resumes_from_its_journal(rftpd, env, tmp_pat
     src = random_file(rftpd.roots["alice"] / "r.bin", SIZE)
     dst = tmp_path / "r.bin"
     part, journal = Path(str(dst) + ".rftp-part"), Path(str(dst) + ".rftp-resume")
-    seen = None
-    for _attempt in range(3):
-        proc = subprocess.Popen([RFTP, "get", "-P", str(streams), "--block-size", "1M", url(rftpd, "r.bin"), str(dst)],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        seen = stop_mid_transfer(proc, proc.pid, part, journal)
-        if seen:
-            break
-        dst.unlink()
-    assert seen, "the client was never caught mid-download"
-    size, prefix = seen
+    size, prefix = kill_client_mid_download(["-P", streams, "--block-size", "1M", url(rftpd, "r.bin")], env, dst)
     assert size == SIZE
     assert journal.exists() and not dst.exists()
 
