@@ -51,12 +51,16 @@ Result<std::string> percent_decode(std::string_view text) {
 std::string without_password(std::string_view text) {
     std::size_t sep = text.find("://");
     if (sep == std::string_view::npos) return std::string(text);
-    std::size_t start = sep + 3;
+    const std::size_t start = sep + 3;
+    std::size_t colon = text.find(':', start);
+    // The password runs from the user's ':' to the '@' before the host. It
+    // may itself hold a '/' (unescaped, as typed), so when the authority
+    // (up to the first '/') has no '@', the last '@' of the whole text ends
+    // it: hiding too much in a message is better than showing a secret.
     std::size_t end = std::min(text.find('/', start), text.size());
     std::size_t at = text.rfind('@', end == 0 ? 0 : end - 1);
-    if (at == std::string_view::npos || at < start) return std::string(text);
-    std::size_t colon = text.find(':', start);
-    if (colon == std::string_view::npos || colon > at) return std::string(text);
+    if (at == std::string_view::npos || at < start) at = text.rfind('@');
+    if (colon == std::string_view::npos || at == std::string_view::npos || at < colon) return std::string(text);
     return std::string(text.substr(0, colon + 1)) + "***" + std::string(text.substr(at));
 }
 

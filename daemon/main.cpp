@@ -157,7 +157,8 @@ int main(int argc, char **argv) {
     }
     if (hash) return hash_password_command();
 
-    auto options = config_path.empty() ? load_default_config() : load_config_file(config_path);
+    // --config "" is a path that does not exist, not a request for the defaults.
+    auto options = app.count("--config") == 0 ? load_default_config() : load_config_file(config_path);
     if (!options) {
         // Through the log, so journald files it as an error (journalctl -p err).
         log::error("rftpd: " + options.error().message);

@@ -118,6 +118,8 @@ void BatchRun::session_thread(std::optional<Session> session, const FileAction &
                     return;
                 }
                 counted = false;
+                // The run stopped meanwhile: no file was waiting for this login.
+                if (stop_.load()) return;
                 // No other thread is left to move files: the next one fails with this.
                 std::size_t index = next_job_.fetch_add(1);
                 if (index < jobs_.size()) record(FileResult{jobs_[index], {}, opened.error(), 0});

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <sstream>
 
+#include "client/commands/transfer_steps.h"
 #include "client/data_connection.h"
 #include "common/log.h"
 #include "protocol/mlsx_facts.h"
@@ -66,7 +67,16 @@ Outcome<RawListing> fetch_listing(Session &session, const std::string &path, con
     if (!started->positive_preliminary()) return refused(what, *started);
     auto text = read_all((*socks)[0].get(), kMaxListingBytes);
     socks->clear();
-    if (!text) return fail_as(text.error().exit, what + ": " + text.error().message);
+    if (!text) {
+        // The listing's final reply is still to come: without ABOR and its
+        // replies read, every later reply would answer the command before.
+        abort_transfer(session);
+        // Replies that never came leave the session unusable: that ends planning.
+        if (session.out_of_step)
+            return fail_as(ExitCode::connection, what + ": " + text.error().message +
+                                                     "; the server did not answer the ABOR that followed");
+        return fail_as(text.error().exit, what + ": " + text.error().message);
+    }
     auto done = session.control.read_reply();
     if (!done) return std::unexpected(done.error());
     if (!done->positive_completion()) return refused(what, *done);

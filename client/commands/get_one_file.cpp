@@ -278,6 +278,10 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         report.streams = streams;
         report.bytes = progress.bytes.load();
         note_blocks_resent(report, progress);
+        // A stream that did not end well keeps its journal, right either
+        // way: its file's size is a true prefix only if cutting it back after
+        // a failed write worked.
+        if (!framed && remove_journal_at_exit && (!moved || interrupted())) (void)remove_journal_at_exit->hand_on();
         if (interrupted()) {
             abort_transfer(session);
             return fail_as(ExitCode::interrupted, "interrupted");

@@ -78,7 +78,7 @@ OutcomeStatus run_put_many(CommandContext &ctx) {
         // Nothing moves; the files planned so far are reported as not attempted.
         if (!ready) batch.fail_setup(ready.error());
         batch.count_unattempted(plan.files.size());
-        if (!ready && !session_lost(ready.error())) close_session(*session);
+        if (ready || !session_lost(ready.error())) close_session(*session);
         return batch.conclude();
     }
 

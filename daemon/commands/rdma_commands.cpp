@@ -147,7 +147,7 @@ void cmd_rstr(Session &s, const std::string &arg) {
     if (discard && rest != 0) return s.reply(554, "REST makes no sense for /dev/null.");
     auto job = s.new_transfer_job();
     auto root = s.state.root;
-    UploadRequest req{*vpath, rest, false, true, s.options().sync_before_rename};
+    UploadRequest req{.path = *vpath, .rest = rest, .ranged = true, .sync = s.options().sync_before_rename};
     bool preallocate = s.options().preallocate;
     bool sequential = s.options().rdma.sequential_writes;
     bool digest = s.state.digest_transfers;

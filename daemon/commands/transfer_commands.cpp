@@ -112,7 +112,8 @@ void store(Session &s, const std::string &arg, bool append) {
     unsigned depth = s.options().disk.queue_depth;
     bool checksums = s.state.block_checksums;
     auto kept = s.state.stream_kept;
-    UploadRequest req{*vpath, rest, append, streams > 0, s.options().sync_before_rename};
+    UploadRequest req{.path = *vpath, .rest = rest, .append = append, .ranged = streams > 0, .in_order = ascii,
+                      .sync = s.options().sync_before_rename};
     if (s.options().preallocate) req.reserve_size = allocate;
     s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams, checksums),
                    [=]() -> TransferOutcome {

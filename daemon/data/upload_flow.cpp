@@ -30,7 +30,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // point rather than a file whose size runs past a block never written.
     std::optional<middleware::ResumeJournal> journal;
     std::string journal_path = resume_journal_path(target->partial);
-    {
+    if (!req.in_order) {
         auto jfd = root.open_file(journal_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
         if (!jfd) return {451, "Could not create resume journal: " + jfd.error().message + ".", 0, "failed"};
         auto j = middleware::ResumeJournal::create(std::move(*jfd), target->start);
@@ -50,13 +50,15 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
             // keeps its journal, which says where it really ends even if the
             // failed reservation left it longer.
             if (target->start == 0) {
-                (void)root.remove_file(journal_path);
+                if (journal) (void)root.remove_file(journal_path);
                 (void)root.remove_file(target->partial);
             }
             return failed_outcome(reserved.error(), false, 0);
         }
     }
-    std::function<void(uint64_t)> on_prefix = [&journal](uint64_t prefix) { journal->record(prefix); };
+    std::function<void(uint64_t)> on_prefix = [&journal](uint64_t prefix) {
+        if (journal) journal->record(prefix);
+    };
 
     middleware::RangeSet received(target->start);
     Status moved = receive(*target, received, on_prefix);
@@ -69,7 +71,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // Only a file cut to its complete prefix can do without its journal. A
     // stream's file is that prefix once its writes are all done without
     // fault; after a fault the journal (right either way) stays for REST.
-    if (req.ranged ? cut.has_value() : moved.has_value()) (void)root.remove_file(journal_path);
+    if (journal && (req.ranged ? cut.has_value() : moved.has_value())) (void)root.remove_file(journal_path);
 
     uint64_t bytes = job.progress.bytes.load();
     if (!moved) {

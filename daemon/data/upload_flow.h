@@ -25,6 +25,9 @@ struct UploadRequest {
     // RDMA keep several writes in flight): a resume journal records the
     // complete prefix meanwhile, and the file is cut to it at the end.
     bool ranged = false;
+    // Written in order and synchronously (ASCII mode): the partial's size is
+    // the resume point, and there is no journal (its prefix would not move).
+    bool in_order = false;
     bool sync = true;          // fdatasync before the rename into place (storage.sync_before_rename)
     // The file's final size when known before its bytes (ALLO): [rest,
     // size) is reserved before any data connection opens (storage.preallocate).

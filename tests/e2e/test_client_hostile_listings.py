@@ -255,3 +255,25 @@ def test_without_size_the_listed_size_checks_the_download(tmp_path):
     assert r.returncode != 0, r.stderr
     assert not (out / "d" / "f.bin").exists()
     assert b"5000" in r.stderr, r.stderr
+
+
+def test_after_a_refused_listing_the_session_stays_in_step(tmp_path):
+    """get -r --continue-on-error: the endless listing of one directory is
+    refused (exit 5); its final reply and the ABOR's are read, so the next
+    directory's listing and its file's download get their own replies."""
+    line = b"type=file;size=1; " + b"n" * 1000 + b"\r\n"
+
+    def endless(peer):
+        while True:
+            peer.sendall(line * 1024)
+
+    files = {"/top/small/f.bin": os.urandom(5000)}
+    tree = {"/top": [("big", "dir", None), ("small", "dir", None)], "/top/big": endless,
+            "/top/small": [("f.bin", "file", None)]}
+    server = TreeServer(tree, files)
+    out = tmp_path / "out"
+    out.mkdir()
+    r = run(tmp_path, "--continue-on-error", "-j", "1", "get", "-r", server.url("/top"), out)
+    assert r.returncode == 5, r.stderr
+    assert b"list /top/big: the server sent more than 256 MiB of listing" in r.stderr
+    assert (out / "top" / "small" / "f.bin").read_bytes() == files["/top/small/f.bin"]

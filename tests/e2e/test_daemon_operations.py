@@ -37,11 +37,14 @@ def test_sighup_is_logged_and_ignored(tmp_path):
 
 
 def test_a_missing_config_file_is_a_config_error(tmp_path):
-    """docs/config.md: config errors exit 3 and say why."""
+    """docs/config.md: config errors exit 3 and say why. An empty path (an
+    unset variable in a unit file) is no request for the built-in defaults."""
     r = subprocess.run([RFTPD, "--config", str(tmp_path / "nowhere.yaml"), "--check-config"], capture_output=True,
                        text=True, timeout=30)
     assert r.returncode == 3, r.stderr
     assert "nowhere.yaml: No such file or directory" in r.stderr
+    r = subprocess.run([RFTPD, "--config", "", "--check-config"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 3, r.stderr
 
 
 def test_a_pinned_memory_budget_that_holds_no_channel_is_refused(tmp_path):
