@@ -13,6 +13,9 @@ enum class Level { error = 3, warning = 4, notice = 5, info = 6, debug = 7 };
 
 void set_threshold(Level level);
 Level threshold();
+// Whether a line at level would be written: worth asking before building a
+// costly one on a hot path.
+inline bool enabled(Level level) { return static_cast<int>(level) <= static_cast<int>(threshold()); }
 bool parse_level(std::string_view name, Level &out);
 
 // Writes one line with a single write(2), so lines from threads never interleave.

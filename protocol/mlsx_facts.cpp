@@ -49,10 +49,16 @@ Result<MlsxEntry> parse_mlsx_line(std::string_view line) {
     return entry;
 }
 
+std::optional<std::string> time_val_seconds(std::string_view t) {
+    constexpr std::size_t kSecondsDigits = 14;  // YYYYMMDDHHMMSS
+    if (t.size() < kSecondsDigits) return std::nullopt;
+    for (std::size_t i = 0; i < kSecondsDigits; ++i)
+        if (!std::isdigit(static_cast<unsigned char>(t[i]))) return std::nullopt;
+    return std::string(t.substr(0, kSecondsDigits));
+}
+
 std::string format_mlsx_time(std::string_view t) {
-    if (t.size() < 14) return std::string(t);
-    for (std::size_t i = 0; i < 14; ++i)
-        if (!std::isdigit(static_cast<unsigned char>(t[i]))) return std::string(t);
+    if (!time_val_seconds(t)) return std::string(t);
     std::string out;
     out.append(t.substr(0, 4)).append("-").append(t.substr(4, 2)).append("-").append(t.substr(6, 2));
     out.append(" ").append(t.substr(8, 2)).append(":").append(t.substr(10, 2));

@@ -30,6 +30,11 @@ struct MlsxEntry {
 // without facts starts with the space: " name".
 Result<MlsxEntry> parse_mlsx_line(std::string_view line);
 
+// A time-val (RFC 3659: MDTM's reply, MLSx's modify fact) to whole seconds:
+// "20240131120501.123" -> "20240131120501"; nullopt when it is not one.
+// Servers differ in giving fractions, so seconds are what compares.
+std::optional<std::string> time_val_seconds(std::string_view time_val);
+
 // "20240131120501" -> "2024-01-31 12:05"; the input unchanged when it is not a time-val.
 std::string format_mlsx_time(std::string_view time_val);
 

@@ -50,8 +50,11 @@ struct TreeWalk {
     OutcomeStatus add(const std::string &remote_dir, const std::string &local_dir, int depth);
     OutcomeStatus add_entries(const std::vector<RemoteEntry> &listed, const std::string &remote_dir,
                               const std::string &local_dir, int depth);
+    void fail(const std::string &local, const std::string &remote, Failure failure) {
+        plan.failures.push_back({FileJob{local, remote}, std::move(failure)});
+    }
     void fail(const std::string &local, const std::string &remote, ExitCode exit, std::string message) {
-        plan.failures.push_back({FileJob{local, remote}, Failure{exit, std::move(message)}});
+        fail(local, remote, Failure{exit, std::move(message)});
     }
 };
 
@@ -73,7 +76,7 @@ OutcomeStatus TreeWalk::add(const std::string &remote_dir, const std::string &lo
     auto listed = list_remote_directory(session, remote_dir);
     if (!listed) {
         if (session_lost(listed.error())) return std::unexpected(listed.error());
-        plan.failures.push_back({FileJob{local_dir, remote_dir}, listed.error()});
+        fail(local_dir, remote_dir, listed.error());
         return {};
     }
     for (auto &why : listed->unusable) fail(local_dir, remote_dir, ExitCode::remote_file, std::move(why));

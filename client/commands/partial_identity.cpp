@@ -2,21 +2,12 @@
 
 #include <sys/xattr.h>
 
-#include <cctype>
+#include "protocol/mlsx_facts.h"
 
 namespace rftp::client {
 namespace {
 
 constexpr const char *kAttribute = "user.rftp.source";
-constexpr std::size_t kSecondsDigits = 14;  // YYYYMMDDHHMMSS
-
-// "20240131120501.123" -> "20240131120501"; nullopt when not a time-val.
-std::optional<std::string> to_seconds(const std::string &time_val) {
-    if (time_val.size() < kSecondsDigits) return std::nullopt;
-    for (std::size_t i = 0; i < kSecondsDigits; ++i)
-        if (!std::isdigit(static_cast<unsigned char>(time_val[i]))) return std::nullopt;
-    return time_val.substr(0, kSecondsDigits);
-}
 
 }  // namespace
 
@@ -27,12 +18,12 @@ std::optional<std::string> partial_identity(std::optional<uint64_t> size, const 
 
 Outcome<std::optional<std::string>> remote_modify_time(Session &session, const std::string &path,
                                                        const std::optional<std::string> &listed) {
-    if (listed) return to_seconds(*listed);
+    if (listed) return ftp::time_val_seconds(*listed);
     if (!session.features.mdtm) return std::optional<std::string>{};
     auto reply = session.control.command("MDTM " + path);
     if (!reply) return std::unexpected(reply.error());
     if (reply->code != 213) return std::optional<std::string>{};  // asked for its size next, which says why
-    return to_seconds(reply->text());
+    return ftp::time_val_seconds(reply->text());
 }
 
 std::optional<std::string> recorded_identity(int fd) {

@@ -21,8 +21,8 @@ namespace rftp::client {
 std::optional<std::string> partial_identity(std::optional<uint64_t> size, const std::optional<std::string> &modify);
 
 // The remote file's modification time: listed when the listing gave one
-// (no round trip), else MDTM where the server offers it. Seconds only, as
-// servers differ in giving fractions.
+// (no round trip), else MDTM where the server offers it. Seconds only
+// (ftp::time_val_seconds).
 Outcome<std::optional<std::string>> remote_modify_time(Session &session, const std::string &path,
                                                        const std::optional<std::string> &listed);
 

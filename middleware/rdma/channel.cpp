@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <system_error>
 #include <tuple>
 
@@ -18,6 +19,15 @@
 #include "middleware/rdma/work_ids.h"
 
 namespace rftp::middleware::rdma {
+namespace {
+
+// A control message's header fields, for debug lines.
+std::string message_fields(const wire::RdmaMessage &m) {
+    return std::string("type=") + wire::to_string(m.type) + " file=" + std::to_string(m.file_id) +
+           " credits=" + std::to_string(m.credits) + " grants=" + std::to_string(m.grant_count);
+}
+
+}  // namespace
 
 const char *to_string(NoticeMode m) {
     switch (m) {
@@ -195,10 +205,8 @@ void Channel::flush_control_locked() {
         uint32_t slot = free_send_slots_.back();
         free_send_slots_.pop_back();
         m.credits = credits_.on_send();
-        if (log::threshold() == log::Level::debug)
-            log::debug(label_ + " event=rdma_control_send type=" + wire::to_string(m.type) + " file=" +
-                       std::to_string(m.file_id) + " credits=" + std::to_string(m.credits) +
-                       " grants=" + std::to_string(m.grant_count));
+        if (log::enabled(log::Level::debug))
+            log::debug(label_ + " event=rdma_control_send " + message_fields(m));
         uint8_t *buf = res_.control_send_slot(slot);
         std::size_t len = wire::encode(m, {buf, kControlSlot});
         ibv_sge sge{reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(len), res_.messages_mr->lkey};
@@ -234,10 +242,8 @@ void Channel::handle_control_message(const uint8_t *bytes, std::size_t len) {
     std::lock_guard lock(mutex_);
     if (!decoded) return fail_locked(decoded.error().with_context("from the peer"), true);
     const wire::RdmaMessage &m = *decoded;
-    if (log::threshold() == log::Level::debug)
-        log::debug(label_ + " event=rdma_control_received type=" + wire::to_string(m.type) + " file=" +
-                   std::to_string(m.file_id) + " credits=" + std::to_string(m.credits) +
-                   " grants=" + std::to_string(m.grant_count));
+    if (log::enabled(log::Level::debug))
+        log::debug(label_ + " event=rdma_control_received " + message_fields(m));
     if (auto ok = credits_.on_returned(m.credits); !ok) return fail_locked(ok.error(), true);
     switch (m.type) {
         case wire::RdmaMessageType::credit: break;
@@ -359,7 +365,7 @@ int Channel::drop_stale(ibv_wc *wcs, int n) const {
         const unsigned qp = wr_qp(wcs[i].wr_id);
         const rdma_cm_id *id = qp < res_.connections.size() ? res_.connections[qp].get() : nullptr;
         if (id && id->qp && id->qp->qp_num == wcs[i].qp_num) wcs[kept++] = wcs[i];
-        else if (log::threshold() == log::Level::debug)
+        else if (log::enabled(log::Level::debug))
             log::debug(label_ + " event=rdma_stale_completion queue_pair=" + std::to_string(qp) + " qp_num=" +
                        std::to_string(wcs[i].qp_num) + " status=" + ibv_wc_status_str(wcs[i].status));
     }
@@ -399,7 +405,7 @@ void Channel::handle_completion(const ibv_wc &wc) {
     WorkKind kind = wr_kind(wc.wr_id);
     unsigned qp = wr_qp(wc.wr_id);
     uint32_t index = wr_index(wc.wr_id);
-    if (log::threshold() == log::Level::debug)
+    if (log::enabled(log::Level::debug))
         log::debug(label_ + " event=rdma_completion kind=" + std::to_string(static_cast<int>(kind)) + " queue_pair=" +
                    std::to_string(qp) + " index=" + std::to_string(index) + " qp_num=" + std::to_string(wc.qp_num) +
                    " status=" + ibv_wc_status_str(wc.status));
