@@ -24,6 +24,29 @@ def retried_queue_pairs(stderr: str) -> set[str]:
     return set(re.findall(r"event=rdma_connect_retry queue_pair=(\d+) ", stderr))
 
 
+SIW_STALL = "no RDMA progress for 20 s"
+
+
+def transfer(iwarp, command, *args, env):
+    """rftp -v COMMAND -P 2 ARGS with every queue pair's first connect made
+    to fail. Returns the first attempt's stderr (where the retries show) and
+    the final result. On siw, after every queue pair was reconnected, the
+    client's first SEND on the control queue pair now and then never leaves
+    (a stall in siw's transmit path, seen with the channel's debug lines:
+    posted, never completed, never received, while the server's sends still
+    arrive; more often under CPU load). The channel's watchdog turns it into
+    exit 8 with the partial file kept; that is resumed with -c, as a user
+    would, on a channel set up without the forced failures. Any other
+    failure fails the test."""
+    first, summary = rftp("-v", command, "-P", "2", *args, env_extra=env, check=False)
+    p = first
+    if iwarp and p.returncode == 8 and SIW_STALL in p.stderr:
+        print(f"siw transmit stall on {command}; resuming with -c")
+        p, summary = rftp("-v", command, "-c", "-P", "2", *args, check=False)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return first.stderr, summary
+
+
 def test_a_queue_pair_whose_port_is_taken_connects_again(daemon, device, tmp_path):
     name, addr = device
     iwarp = expected_notice(name) == "write_then_send"
@@ -32,14 +55,14 @@ def test_a_queue_pair_whose_port_is_taken_connects_again(daemon, device, tmp_pat
     remote = f"retry-{name}.bin"
     env = {"RFTP_TEST_RDMA_CONNECT_FROM": str(HELD_PORT)}
     with socket.create_server(("0.0.0.0", HELD_PORT)):
-        up_p, up = rftp("-v", "put", "-P", "2", str(src), url(addr, remote), env_extra=env)
+        up_err, up = transfer(iwarp, "put", str(src), url(addr, remote), env=env)
         back = tmp_path / "back.bin"
-        down_p, down = rftp("-v", "get", "-P", "2", url(addr, remote), str(back), env_extra=env)
-    for p, summary in ((up_p, up), (down_p, down)):
-        assert summary["transport"] == "rdma", p.stderr[-2000:]
-        assert "Address already in use" in p.stderr, p.stderr[-2000:]
+        down_err, down = transfer(iwarp, "get", url(addr, remote), str(back), env=env)
+    for stderr, summary in ((up_err, up), (down_err, down)):
+        assert summary["transport"] == "rdma", stderr[-2000:]
+        assert "Address already in use" in stderr, stderr[-2000:]
         # -P 2: two data queue pairs after the control one, 0.
-        assert retried_queue_pairs(p.stderr) == ({"0", "1", "2"} if iwarp else {"1", "2"}), p.stderr[-2000:]
+        assert retried_queue_pairs(stderr) == ({"0", "1", "2"} if iwarp else {"1", "2"}), stderr[-2000:]
     assert digest(daemon.root / remote) == digest(src)
     assert digest(back) == digest(src)
     (daemon.root / remote).unlink()
