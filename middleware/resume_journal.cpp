@@ -3,36 +3,124 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "middleware/boot_id.h"
 
 namespace rftp::middleware {
 
-Result<ResumeJournal> ResumeJournal::create(const std::string &path, uint64_t start) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
-    if (!fd) return fail_errno("create resume journal " + path);
-    return create(std::move(fd), start);
+std::chrono::milliseconds default_checkpoint_interval() {
+    static const std::chrono::milliseconds every = [] {
+        if (const char *v = std::getenv("RFTP_TEST_CHECKPOINT_MS")) {
+            long ms = std::strtol(v, nullptr, 10);
+            if (ms > 0) return std::chrono::milliseconds(ms);
+        }
+        return std::chrono::milliseconds(std::chrono::seconds(5));
+    }();
+    return every;
 }
 
-Result<ResumeJournal> ResumeJournal::create(UniqueFd fd, uint64_t start) {
-    ResumeJournal j(std::move(fd));
-    std::string text = std::to_string(start) + "\n";
-    if (::pwrite(j.fd_.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
-        return fail_errno("write resume journal");
-    j.recorded_ = start;
+ResumeJournal::ResumeJournal(UniqueFd fd, uint64_t start, Checkpoints c)
+    : fd_(std::move(fd)), checkpoints_(c), written_(start) {}
+
+Result<std::unique_ptr<ResumeJournal>> ResumeJournal::create(const std::string &path, uint64_t start, Checkpoints c) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+    if (!fd) return fail_errno("create resume journal " + path);
+    return create(std::move(fd), start, c);
+}
+
+Result<std::unique_ptr<ResumeJournal>> ResumeJournal::create(UniqueFd fd, uint64_t start, Checkpoints c) {
+    std::unique_ptr<ResumeJournal> j(new ResumeJournal(std::move(fd), start, c));
+    {
+        std::lock_guard lock(j->mutex_);
+        if (!j->write_locked()) return fail_errno("write resume journal");
+    }
+    if (c.data_fd < 0) return j;
+    try {
+        j->thread_ = std::jthread([raw = j.get()](std::stop_token stop) { raw->run_checkpoints(stop); });
+    } catch (const std::system_error &e) {
+        return fail_msg("start the resume journal's checkpoints: " + std::string(e.what()), -e.code().value());
+    }
     return j;
+}
+
+bool ResumeJournal::write_locked() {
+    // Fixed-width, so a shorter number never leaves digits of a longer one
+    // behind; one small pwrite is not torn by a process crash.
+    char text[128];
+    char *end = text;
+    for (uint64_t value : {written_, durable_}) {
+        char *start = end;
+        end = std::to_chars(start, start + 20, value).ptr;
+        while (end < start + 20) *end++ = ' ';
+        *end++ = ' ';
+    }
+    const std::string &boot = boot_id();
+    end = std::copy_n(boot.data(), std::min<std::size_t>(boot.size(), 64), end);
+    *end++ = '\n';
+    return ::pwrite(fd_.get(), text, static_cast<std::size_t>(end - text), 0) == end - text;
 }
 
 void ResumeJournal::record(uint64_t prefix) {
     std::lock_guard lock(mutex_);
-    if (prefix <= recorded_) return;
-    // Fixed-width so a shorter number never leaves digits of a longer one behind;
-    // a single small pwrite is not torn by a process crash.
-    char text[24];
-    auto [end, ec] = std::to_chars(text, text + 20, prefix);
-    while (end < text + 20) *end++ = ' ';
-    *end++ = '\n';
-    if (::pwrite(fd_.get(), text, static_cast<std::size_t>(end - text), 0) == end - text) recorded_ = prefix;
+    if (prefix <= written_ || sync_failed_) return;
+    written_ = prefix;
+    (void)write_locked();  // a line not written leaves the journal behind, never ahead
+}
+
+void ResumeJournal::run_checkpoints(std::stop_token stop) {
+    std::unique_lock lock(mutex_);
+    // A resumed start is made durable at once: it may be only in the page
+    // cache (the last process died, not the machine).
+    bool wait = written_ == 0;
+    while (true) {
+        if (wait) wake_.wait_for(lock, stop, checkpoints_.every, [] { return false; });
+        if (stop.stop_requested()) return;
+        wait = true;
+        if (written_ > durable_ && !checkpoint(lock)) return;
+    }
+}
+
+// Syncs the file, then records as durable what was complete before the sync.
+// The journal itself is synced once, so that it exists after a power loss;
+// later lines need no sync: an older durable prefix is still a true one.
+bool ResumeJournal::checkpoint(std::unique_lock<std::mutex> &lock) {
+    const uint64_t target = written_;
+    const bool first = durable_ == 0;
+    lock.unlock();
+    int synced = ::fdatasync(checkpoints_.data_fd);
+    int err = errno;
+    lock.lock();
+    if (synced == 0) {
+        durable_ = target;
+        (void)write_locked();
+        if (!first) return true;
+        lock.unlock();
+        synced = ::fsync(fd_.get());
+        err = errno;
+        lock.lock();
+        if (synced == 0) return true;
+    }
+    sync_failed_ = Error::from_errno("sync at a checkpoint", err);
+    written_ = durable_ = 0;
+    (void)write_locked();
+    return false;
+}
+
+Status ResumeJournal::finish() {
+    if (thread_.joinable()) {
+        thread_.request_stop();
+        thread_.join();
+    }
+    std::lock_guard lock(mutex_);
+    if (sync_failed_) return fail(*sync_failed_);
+    return {};
 }
 
 std::optional<uint64_t> read_resume_journal(const std::string &path) {
@@ -41,14 +129,39 @@ std::optional<uint64_t> read_resume_journal(const std::string &path) {
     return read_resume_journal(fd.get());
 }
 
-uint64_t read_resume_journal(int fd) {
-    char text[32] = {};
-    ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+namespace {
+
+std::optional<uint64_t> whole_number(std::string_view token) {
     uint64_t value = 0;
-    if (n <= 0) return 0;
-    auto [p, ec] = std::from_chars(text, text + n, value);
-    if (ec != std::errc() || p == text) return 0;
+    auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (ec != std::errc() || p != token.data() + token.size()) return std::nullopt;
     return value;
+}
+
+}  // namespace
+
+uint64_t read_resume_journal(int fd) {
+    char text[160] = {};
+    ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+    if (n <= 0) return 0;
+    std::string_view line(text, static_cast<std::size_t>(n));
+    line = line.substr(0, line.find('\n'));
+    std::vector<std::string_view> tokens;
+    for (std::size_t at = 0; at < line.size();) {
+        std::size_t begin = line.find_first_not_of(' ', at);
+        if (begin == std::string_view::npos) break;
+        std::size_t end = std::min(line.find(' ', begin), line.size());
+        tokens.push_back(line.substr(begin, end - begin));
+        at = end;
+    }
+    if (tokens.empty() || tokens.size() > 3) return 0;
+    auto written = whole_number(tokens[0]);
+    if (!written) return 0;
+    if (tokens.size() == 1) return *written;  // the one-number journal of earlier versions
+    auto durable = whole_number(tokens[1]);
+    if (!durable) return 0;
+    const bool same_boot = tokens.size() == 3 && !boot_id().empty() && tokens[2] == boot_id();
+    return same_boot ? *written : std::min(*durable, *written);
 }
 
 }  // namespace rftp::middleware

@@ -142,6 +142,8 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         ::unlink(journal_path.c_str());
     }
 
+    // Keeps the resume point while blocks land; see below for each transport.
+    std::unique_ptr<middleware::ResumeJournal> journal;
     bool complete_already = size && offset == *size && offset > 0;
     // RDMA writes blocks at their offsets: the destination must be seekable
     // (a file, /dev/null), unless blocks are written in file order.
@@ -151,15 +153,14 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         if (!channel) return std::unexpected(channel.error());
         if (*channel) {
             middleware::RangeSet received(offset);
-            std::optional<middleware::ResumeJournal> journal;
             // However this attempt ends, the file is cut to its complete
             // prefix (all of it when everything arrived), the only part a
             // resume may trust, and only then does the journal go.
             std::optional<middleware::ReservationGuard> cut_to_prefix;
             if (!dest.direct) {
-                auto j = middleware::ResumeJournal::create(journal_path, offset);
+                auto j = middleware::ResumeJournal::create(journal_path, offset, {.data_fd = file.get()});
                 if (!j) return fail_as(ExitCode::local_file, j.error().message);
-                journal.emplace(std::move(*j));
+                journal = std::move(*j);
                 cut_to_prefix.emplace(file.get(), received, journal_path);
             }
             auto got = get_over_rdma(session, **channel, file.get(), offset, size, remote, hooks, report, received,
@@ -205,12 +206,11 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         // it by the guard below; a stream: its writes all done): from then
         // on the file's size says it all.
         std::optional<JournalRemoval> remove_journal_at_exit;
-        std::optional<middleware::ResumeJournal> journal;
         if (!dest.direct) {
-            auto j = middleware::ResumeJournal::create(journal_path, offset);
+            auto j = middleware::ResumeJournal::create(journal_path, offset, {.data_fd = file.get()});
             if (!j) return fail_as(ExitCode::local_file, j.error().message);
             remove_journal_at_exit.emplace(journal_path);
-            journal.emplace(std::move(*j));
+            journal = std::move(*j);
         }
         middleware::RangeSet received(offset);
         // A local disk without room for the rest fails now, before a byte
@@ -298,10 +298,12 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                                                        " bytes but the server's SIZE is " + std::to_string(*size));
     }
     if (dest.direct) return {};  // nothing to verify: refused above with --verify
-    if (::fsync(file.get()) < 0) {
+    // A failed sync at one of the journal's checkpoints counts as this one failing.
+    Status checkpointed = journal ? journal->finish() : Status{};
+    if (!checkpointed || ::fsync(file.get()) < 0) {
         // A lost write is reported once: a later fsync (after -c found the
         // partial complete) would say all is well. None of it can be trusted.
-        std::string why = std::strerror(errno);
+        std::string why = checkpointed ? std::strerror(errno) : checkpointed.error().message;
         ::unlink(dest.write_path.c_str());
         return fail_as(ExitCode::local_file,
                        "fsync " + dest.write_path + ": " + why + "; the partial file was discarded: fetch the file again");

@@ -28,14 +28,18 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // disk writes finish in any order: the complete prefix is journaled while
     // the upload runs, so that a crash of the daemon leaves a correct resume
     // point rather than a file whose size runs past a block never written.
-    std::optional<middleware::ResumeJournal> journal;
+    // With syncs on, its checkpoints also keep a resume point that survives
+    // a power loss.
+    std::unique_ptr<middleware::ResumeJournal> journal;
     std::string journal_path = resume_journal_path(target->partial);
     if (!req.in_order) {
         auto jfd = root.open_file(journal_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
         if (!jfd) return {451, "Could not create resume journal: " + jfd.error().message + ".", 0, "failed"};
-        auto j = middleware::ResumeJournal::create(std::move(*jfd), target->start);
+        middleware::Checkpoints checkpoints;
+        if (req.sync) checkpoints.data_fd = target->fd.get();
+        auto j = middleware::ResumeJournal::create(std::move(*jfd), target->start, checkpoints);
         if (!j) return {451, "Could not write resume journal: " + j.error().message + ".", 0, "failed"};
-        journal.emplace(std::move(*j));
+        journal = std::move(*j);
     }
     if (req.reserve_size && *req.reserve_size > target->start) {
         // With the journal in place the partial may take its whole size at
@@ -62,6 +66,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
 
     middleware::RangeSet received(target->start);
     Status moved = receive(*target, received, on_prefix);
+    Status checkpointed = journal ? journal->finish() : Status{};
     // Blocks: the complete prefix is the file (all of it when everything
     // arrived), whatever was reserved or written past it.
     Status cut;
@@ -84,12 +89,13 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         return {451, "Could not " + cut.error().message + "; the partial file and its journal are kept for REST.", bytes,
                 "failed"};
     // On stable storage before it has its final name: after a crash, a file
-    // under that name is whole. A failed sync keeps the partial for REST.
-    if (req.sync && ::fdatasync(target->fd.get()) < 0) {
+    // under that name is whole. A failed sync here or at a checkpoint
+    // discards the partial.
+    if (req.sync && (!checkpointed || ::fdatasync(target->fd.get()) < 0)) {
         // The kernel reports a failed writeback once: a later sync of these
         // bytes would say all is well, and a resume would trust them. None
         // of the partial can be, so it goes.
-        std::string why = std::strerror(errno);
+        std::string why = checkpointed ? std::strerror(errno) : checkpointed.error().message;
         (void)root.remove_file(target->partial);
         return {451, "Could not flush the upload to disk: " + why + "; the partial file was discarded: send the whole file again.",
                 bytes, "failed"};

@@ -19,14 +19,19 @@ from test_client_rftpd import RFTP, MiB, env, journal_prefix, random_file, rftp,
 SIZE = 256 * MiB
 
 
-def stop_mid_transfer(proc, victim_pid: int, part: Path, journal: Path, limit=60):
-    """Freezes victim_pid as soon as the journal vouches for part of the
-    file (not all of it), notes the partial's size and the journal's prefix,
-    and kills it. Returns (size, prefix), or None if the transfer ended first."""
+def vouches_for_part(journal: Path) -> bool:
+    return 0 < journal_prefix(journal) < SIZE
+
+
+def stop_mid_transfer(proc, victim_pid: int, part: Path, journal: Path, limit=60, ready=vouches_for_part):
+    """Freezes victim_pid as soon as ready(journal) (by default: the journal
+    vouches for part of the file, not all of it), notes the partial's size
+    and the journal's prefix, and kills it. Returns (size, prefix), or None
+    if the transfer ended first."""
     seen = None
     deadline = time.monotonic() + limit
     while proc.poll() is None and time.monotonic() < deadline:
-        if 0 < journal_prefix(journal) < SIZE:
+        if ready(journal):
             os.kill(victim_pid, signal.SIGSTOP)
             seen = (part.stat().st_size, journal_prefix(journal))
             os.kill(victim_pid, signal.SIGKILL)
@@ -46,17 +51,18 @@ def on_a_file_system_that_preallocates(directory: Path):
     probe.unlink()
 
 
-def kill_daemon_mid_upload(d, name: str, upload_command, env=None) -> tuple:
+def kill_daemon_mid_upload(d, name: str, upload_command, env=None, ready=vouches_for_part) -> tuple:
     """Starts upload_command (argv, in env) against rftpd d, up to three times, and
-    kills the daemon while the upload of name is under way; returns the
-    partial's size and the journal's prefix at that moment."""
+    kills the daemon while the upload of name is under way (once
+    ready(journal)); returns the partial's size and the journal's prefix at
+    that moment."""
     root = d.roots["alice"]
     part, journal = root / f".{name}.rftp-part", root / f".{name}.rftp-resume"
     seen = None
     try:
         for _attempt in range(3):
             proc = subprocess.Popen(upload_command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            seen = stop_mid_transfer(proc, d.proc.pid, part, journal)
+            seen = stop_mid_transfer(proc, d.proc.pid, part, journal, ready=ready)
             if seen:
                 break
             (root / name).unlink()
@@ -68,15 +74,15 @@ def kill_daemon_mid_upload(d, name: str, upload_command, env=None) -> tuple:
     return seen
 
 
-def kill_client_mid_download(get_args, env, dst: Path) -> tuple:
+def kill_client_mid_download(get_args, env, dst: Path, ready=vouches_for_part) -> tuple:
     """Runs rftp get get_args... dst, up to three times, and kills it while
-    the download is under way; returns the partial's size and the journal's
-    prefix at that moment."""
+    the download is under way (once ready(journal)); returns the partial's
+    size and the journal's prefix at that moment."""
     part, journal = Path(str(dst) + ".rftp-part"), Path(str(dst) + ".rftp-resume")
     for _attempt in range(3):
         proc = subprocess.Popen([RFTP, "get", *map(str, get_args), str(dst)], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        seen = stop_mid_transfer(proc, proc.pid, part, journal)
+        seen = stop_mid_transfer(proc, proc.pid, part, journal, ready=ready)
         if seen:
             return seen
         dst.unlink()

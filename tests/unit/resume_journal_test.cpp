@@ -1,35 +1,158 @@
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "middleware/boot_id.h"
 #include "middleware/resume_journal.h"
 
+using rftp::middleware::boot_id;
+using rftp::middleware::Checkpoints;
 using rftp::middleware::read_resume_journal;
 using rftp::middleware::ResumeJournal;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string temp_path(const std::string &name) { return "/tmp/rftp-" + name + "-" + std::to_string(::getpid()); }
+
+std::vector<std::string> fields(const std::string &path) {
+    std::ifstream in(path);
+    std::vector<std::string> out;
+    for (std::string t; in >> t;) out.push_back(t);
+    return out;
+}
+
+// What a reboot does to a journal: it now names a boot that is not this one.
+void as_if_rebooted(const std::string &path) {
+    auto f = fields(path);
+    ASSERT_EQ(f.size(), 3u);
+    std::ofstream(path) << f[0] << ' ' << f[1] << " 00000000-0000-0000-0000-000000000000\n";
+}
+
+// Waits (up to 10 s) for the journal's durable prefix to reach want.
+bool durable_reaches(const std::string &path, const std::string &want) {
+    for (int i = 0; i < 1000; ++i) {
+        auto f = fields(path);
+        if (f.size() == 3 && f[1] == want) return true;
+        std::this_thread::sleep_for(10ms);
+    }
+    return false;
+}
+
+}  // namespace
 
 TEST(ResumeJournal, RecordsOnlyGrowthAndReadsBack) {
-    std::string path = "/tmp/rftp-journal-" + std::to_string(::getpid());
+    if (boot_id().empty()) GTEST_SKIP() << "no boot id in /proc here";
+    std::string path = temp_path("journal");
     EXPECT_FALSE(read_resume_journal(path).has_value());
     {
         auto j = ResumeJournal::create(path, 1000);
         ASSERT_TRUE(j);
         EXPECT_EQ(read_resume_journal(path), 1000u);
-        j->record(123456789012ull);
-        j->record(5);  // never goes back
+        (*j)->record(123456789012ull);
+        (*j)->record(5);  // never goes back
         EXPECT_EQ(read_resume_journal(path), 123456789012ull);
         std::vector<std::thread> threads;
         for (int t = 0; t < 4; ++t)
             threads.emplace_back([&j, t] {
-                for (uint64_t v = 0; v < 1000; ++v) j->record(200000000000ull + v * 4 + t);
+                for (uint64_t v = 0; v < 1000; ++v) (*j)->record(200000000000ull + v * 4 + t);
             });
         for (auto &t : threads) t.join();
         EXPECT_EQ(read_resume_journal(path), 200000000000ull + 999 * 4 + 3);
     }
     std::ofstream(path) << "garbage";
     EXPECT_EQ(read_resume_journal(path), 0u);  // unreadable: start over
+    std::ofstream(path) << "12 x " << boot_id() << "\n";
+    EXPECT_EQ(read_resume_journal(path), 0u);
+    std::ofstream(path) << "1 2 3 4\n";
+    EXPECT_EQ(read_resume_journal(path), 0u);
+    ::unlink(path.c_str());
+}
+
+TEST(ResumeJournal, AJournalOfEarlierVersionsIsItsOneNumber) {
+    std::string path = temp_path("journal-v1");
+    std::ofstream(path) << "4194304             \n";
+    EXPECT_EQ(read_resume_journal(path), 4194304u);
+    ::unlink(path.c_str());
+}
+
+TEST(ResumeJournal, AfterARebootOnlyTheDurablePrefixCounts) {
+    if (boot_id().empty()) GTEST_SKIP() << "no boot id in /proc here";
+    std::string path = temp_path("journal-reboot");
+    {
+        auto j = ResumeJournal::create(path, 0);  // no checkpoints: never synced
+        ASSERT_TRUE(j);
+        (*j)->record(5000);
+        ASSERT_TRUE((*j)->finish());
+    }
+    EXPECT_EQ(read_resume_journal(path), 5000u);  // only the process died
+    as_if_rebooted(path);
+    EXPECT_EQ(read_resume_journal(path), 0u);  // nothing of it was synced
+    ::unlink(path.c_str());
+}
+
+TEST(ResumeJournal, ACheckpointSyncsTheFileThenVouchesForWhatWasWritten) {
+    if (boot_id().empty()) GTEST_SKIP() << "no boot id in /proc here";
+    std::string path = temp_path("journal-cp"), data_path = temp_path("journal-cp-data");
+    std::ofstream(data_path) << std::string(8192, 'x');
+    int data = ::open(data_path.c_str(), O_WRONLY);
+    ASSERT_GE(data, 0);
+    {
+        auto j = ResumeJournal::create(path, 0, Checkpoints{data, 10ms});
+        ASSERT_TRUE(j);
+        (*j)->record(4096);
+        EXPECT_TRUE(durable_reaches(path, "4096"));
+        (*j)->record(8192);
+        EXPECT_TRUE(durable_reaches(path, "8192"));
+        EXPECT_TRUE((*j)->finish());
+    }
+    as_if_rebooted(path);
+    EXPECT_EQ(read_resume_journal(path), 8192u);
+    ::close(data);
+    ::unlink(data_path.c_str());
+    ::unlink(path.c_str());
+}
+
+TEST(ResumeJournal, AResumedStartIsMadeDurableAtOnce) {
+    std::string path = temp_path("journal-start"), data_path = temp_path("journal-start-data");
+    std::ofstream(data_path) << std::string(8192, 'x');
+    int data = ::open(data_path.c_str(), O_WRONLY);
+    ASSERT_GE(data, 0);
+    {
+        auto j = ResumeJournal::create(path, 8192, Checkpoints{data, std::chrono::hours(1)});
+        ASSERT_TRUE(j);
+        EXPECT_TRUE(durable_reaches(path, "8192"));  // long before the first interval
+        EXPECT_TRUE((*j)->finish());
+    }
+    ::close(data);
+    ::unlink(data_path.c_str());
+    ::unlink(path.c_str());
+}
+
+TEST(ResumeJournal, AFailedSyncVouchesForNothingAndIsReported) {
+    std::string path = temp_path("journal-eio");
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe(pipe_fds), 0);  // fdatasync on a pipe fails (EINVAL)
+    {
+        auto j = ResumeJournal::create(path, 0, Checkpoints{pipe_fds[1], 10ms});
+        ASSERT_TRUE(j);
+        (*j)->record(4096);
+        // The failed checkpoint resets the journal; later records are ignored.
+        for (int i = 0; i < 1000 && fields(path)[0] != "0"; ++i) std::this_thread::sleep_for(10ms);
+        (*j)->record(8192);
+        auto finished = (*j)->finish();
+        ASSERT_FALSE(finished);
+        EXPECT_NE(finished.error().message.find("sync at a checkpoint"), std::string::npos);
+    }
+    EXPECT_EQ(read_resume_journal(path), 0u);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
     ::unlink(path.c_str());
 }

@@ -1,0 +1,91 @@
+"""A resume point that survives a power loss. The resume journal's written
+prefix is only as good as the page cache: if the machine goes down, writes
+not yet synced are lost and the file may hold zeros there. So every few
+seconds a checkpoint syncs the partial file and records a durable prefix, and
+the journal names the boot it was written in. Read in another boot, only the
+durable prefix counts.
+
+A power loss is played here as what it leaves behind: the process killed,
+the journal naming another boot, and the bytes past the durable prefix
+zeroed (the writes the disk never got). The resume must still end with the
+file whole. RFTP_TEST_CHECKPOINT_MS makes the checkpoints frequent enough to
+land within a test."""
+
+import ftplib
+from pathlib import Path
+
+from conftest import PASSWORDS, Rftpd
+from test_client_rftpd import RFTP, env, random_file, rftp, sha256, summary, url  # noqa: F401 (env is a fixture)
+from test_whole_reservation import SIZE, kill_client_mid_download, kill_daemon_mid_upload, on_a_file_system_that_preallocates
+
+FAST_CHECKPOINTS = {"RFTP_TEST_CHECKPOINT_MS": "20"}
+
+
+def journal_fields(journal: Path):
+    """(written, durable, boot id) of a resume journal, or None."""
+    try:
+        written, durable, boot = journal.read_text().split()
+        return int(written), int(durable), boot
+    except (OSError, ValueError):
+        return None
+
+
+def synced_part_way(journal: Path) -> bool:
+    fields = journal_fields(journal)
+    return fields is not None and 0 < fields[1] <= fields[0] < SIZE
+
+
+def lose_power(part: Path, journal: Path) -> int:
+    """Leaves what a power loss would: the journal from another boot, the
+    bytes written after the last checkpoint gone. Returns the durable prefix."""
+    written, durable, boot = journal_fields(journal)
+    assert boot == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    journal.write_text(f"{written} {durable} 00000000-0000-0000-0000-000000000000\n")
+    with open(part, "r+b") as f:
+        f.seek(durable)
+        f.write(bytes(part.stat().st_size - durable))
+    return durable
+
+
+def test_daemon_resumes_an_upload_from_its_durable_prefix_after_a_power_loss(tmp_path, env):
+    work = tmp_path / "daemon"
+    d = Rftpd(work, env_extra=FAST_CHECKPOINTS)
+    root = d.roots["alice"]
+    on_a_file_system_that_preallocates(root)
+    src = random_file(tmp_path / "w.bin", SIZE)
+    part, journal = root / ".w.bin.rftp-part", root / ".w.bin.rftp-resume"
+    command = [RFTP, "put", "-P", "4", "--block-size", "1M", str(src), url(d, "w.bin")]
+    kill_daemon_mid_upload(d, "w.bin", command, env, ready=synced_part_way)
+    durable = lose_power(part, journal)
+
+    again = Rftpd(work)  # the same root, as after the machine came back
+    try:
+        ftp = ftplib.FTP()
+        ftp.connect("127.0.0.1", again.port, timeout=60)
+        ftp.login("alice", PASSWORDS["alice"])
+        ftp.voidcmd("TYPE I")
+        assert ftp.size(".w.bin.rftp-part") == durable  # cut back to what was synced
+        ftp.quit()
+        r = rftp(env, "--json", "put", "-c", "-P", "4", "--block-size", "1M", str(src), url(again, "w.bin"))
+        assert r.returncode == 0, r.stderr
+        assert summary(r)["bytes"] == SIZE - durable
+        assert sha256(root / "w.bin") == sha256(src)
+        assert sorted(p.name for p in root.iterdir()) == ["w.bin"]
+    finally:
+        again.stop()
+
+
+def test_client_resumes_a_download_from_its_durable_prefix_after_a_power_loss(rftpd, env, tmp_path):
+    on_a_file_system_that_preallocates(tmp_path)
+    src = random_file(rftpd.roots["alice"] / "r.bin", SIZE)
+    dst = tmp_path / "r.bin"
+    part, journal = Path(str(dst) + ".rftp-part"), Path(str(dst) + ".rftp-resume")
+    kill_client_mid_download(["-P", 4, "--block-size", "1M", url(rftpd, "r.bin")], dict(env, **FAST_CHECKPOINTS),
+                             dst, ready=synced_part_way)
+    durable = lose_power(part, journal)
+
+    r = rftp(env, "--json", "get", "-c", "-P", "4", "--block-size", "1M", url(rftpd, "r.bin"), str(dst))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == SIZE - durable
+    assert sha256(dst) == sha256(src)
+    assert not part.exists() and not journal.exists()
