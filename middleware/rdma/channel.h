@@ -172,6 +172,7 @@ private:
         TransferProgress *progress = nullptr;
         RangeSet *received = nullptr;
         bool begun = false;                        // the source's file_begin arrived
+        bool reserve_pending = false;              // its space is to be reserved before the first grant
         uint64_t start = 0, size = 0, next_offset = 0, bytes_written = 0;
         uint64_t write_cursor = 0;                 // sequential: the next offset to write
         bool seekable = true;
@@ -228,6 +229,7 @@ private:
     void assign_blocks_locked();
     void make_ready_locked(uint32_t block);  // loaded (and sealed): to the sender
     void start_sink_locked(const wire::RdmaMessage &begin);
+    void reserve_then_grant(std::unique_lock<std::mutex> &lock);
     void grant_locked();
     wire::Grant grant_of(uint32_t slot, uint64_t offset, uint32_t len) const;
     void flush_grants_locked();

@@ -64,9 +64,30 @@ void Channel::start_sink_locked(const wire::RdmaMessage &begin) {
                            true);
     if (f.start == f.size) return finish_sink_locked(std::nullopt);
     if (f.spec.preallocate && f.seekable && !f.discard) {
-        auto size = f.spec.on_prefix_grown ? ReservedSize::whole : ReservedSize::hidden;
-        if (auto ok = preallocate(f.spec.fd, f.start, f.size - f.start, size); !ok) return fail_locked(ok.error(), true);
+        // This may run in a completion handler, which never waits on a disk
+        // (an fallocate can take a while): the thread in receive_file
+        // reserves the space, then grants.
+        f.reserve_pending = true;
+        changed_.notify_all();
+        return;
     }
+    grant_locked();
+    flush_grants_locked();
+}
+
+// On the thread in receive_file, the lock held on entry and on return; it is
+// let go around the fallocate, so completions (an abort) go on meanwhile.
+void Channel::reserve_then_grant(std::unique_lock<std::mutex> &lock) {
+    SinkFile &f = *sink_;  // only that thread resets sink_
+    f.reserve_pending = false;
+    const int fd = f.spec.fd;
+    const uint64_t start = f.start, length = f.size - f.start;
+    const auto size = f.spec.on_prefix_grown ? ReservedSize::whole : ReservedSize::hidden;
+    lock.unlock();
+    auto reserved = preallocate(fd, start, length, size);
+    lock.lock();
+    if (failed_ || stopping_ || f.done) return;
+    if (!reserved) return fail_locked(reserved.error(), true);
     grant_locked();
     flush_grants_locked();
 }

@@ -378,6 +378,11 @@ Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool s
         return sink_->done;
     };
     while (!finished()) {
+        if (!source && sink_->reserve_pending) {
+            reserve_then_grant(lock);
+            last_change = Clock::now();
+            continue;
+        }
         changed_.wait_for(lock, std::chrono::milliseconds(200));
         if (finished()) break;
         if (stopping_) {
