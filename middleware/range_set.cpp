@@ -37,4 +37,9 @@ bool RangeSet::covers_exactly(uint64_t end) const {
     return ranges_.size() == 1 && ranges_.begin()->first == start_ && ranges_.begin()->second == end;
 }
 
+void RangeSet::clear() {
+    std::lock_guard lock(mutex_);
+    ranges_.clear();
+}
+
 }  // namespace rftp::middleware

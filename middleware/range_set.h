@@ -19,6 +19,8 @@ public:
     uint64_t contiguous_end() const;
     // True when exactly [start, end) is covered, without holes.
     bool covers_exactly(uint64_t end) const;
+    // Forgets every range: none of them can be trusted.
+    void clear();
 
 private:
     mutable std::mutex mutex_;

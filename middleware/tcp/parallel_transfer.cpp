@@ -327,6 +327,9 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     // not under its CRC32C, so a block labelled with a range already written
     // or in flight is refused before it can overwrite verified bytes.
     RangeSet claimed(plan.start);
+    // Two blocks labelled with one range: one label is wrong, and the block
+    // it sent astray may already be written where another belongs.
+    std::atomic<bool> mislabelled{false};
     // No frame may reach past max_size, nor start before start: a receiver
     // that knows the size needs no larger buffers than what is left of it.
     const uint64_t most = plan.max_size - std::min(plan.start, plan.max_size);
@@ -386,6 +389,12 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                     return {};  // confirmed below, once the blocks are written
                 }
                 if (h->offset < plan.start) return fail_msg("block before the restart offset");
+                // Block k starts at start + k x block: a label off that grid
+                // is damaged or forged, and its bytes go nowhere.
+                if ((h->offset - plan.start) % plan.max_block_size != 0)
+                    return fail_msg("a block at byte " + std::to_string(h->offset) +
+                                    " is not where a block starts (the restart offset plus a multiple of " +
+                                    std::to_string(plan.max_block_size) + ")");
                 while (!buffers.has_free())
                     if (auto ok = take_written((*io)->wait()); !ok) return ok;
                 uint32_t slot = buffers.take();
@@ -403,6 +412,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                 damaged.arrived(h->offset);
                 if (!claimed.add(h->offset, count)) {
                     buffers.give(slot);
+                    mislabelled = true;
                     return fail_msg("a block at byte " + std::to_string(h->offset) + " overlaps one already received");
                 }
                 if (discard) {
@@ -425,6 +435,8 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         return {};
     });
     if (!discard) progress.disk_summary = file->summary();
+    // Nothing received can be vouched for then: the resume starts over.
+    if (mislabelled) received.clear();
     if (!s) return fail(s.error());
     if (!announced_size || *announced_size < plan.start) return fail_msg("no valid end-of-data frame");
     if (!received.covers_exactly(*announced_size))

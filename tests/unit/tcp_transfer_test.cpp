@@ -504,11 +504,13 @@ TEST(ParallelTransfer, HostileFramesAreRefused) {
 // A frame's header is not under its CRC32C: a sender that labels a block
 // with a range already received (a bug, or a damaged offset) must be refused
 // before it is written, or the verified prefix a resume trusts is overwritten.
+// One of the two labels is wrong, and the block it sent astray may be
+// written where another belongs: nothing received is vouched for then.
 TEST(ParallelTransfer, ABlockOverlappingOneReceivedIsRefusedUnwritten) {
     std::string data = random_bytes(2 * 65536, 12);
     TempFile dst;
     auto pairs = tcp_pairs(1);
-    send_raw(pairs[0].first.get(), data_frame(data.substr(0, 65536), 0) + data_frame(data.substr(65536), 32768) +
+    send_raw(pairs[0].first.get(), data_frame(data.substr(0, 65536), 0) + data_frame(data.substr(65536), 0) +
                                        eod_frame(data.size()));
     pairs[0].first.reset();
     std::vector<int> socks{pairs[0].second.get()};
@@ -517,8 +519,27 @@ TEST(ParallelTransfer, ABlockOverlappingOneReceivedIsRefusedUnwritten) {
     auto got = receive_parallel(socks, {dst.fd.get(), 0, 65536, 1ull << 62}, received, rp);
     ASSERT_FALSE(got);
     EXPECT_NE(got.error().message.find("overlaps"), std::string::npos) << got.error().message;
-    EXPECT_EQ(received.contiguous_end(), 65536u);
+    EXPECT_EQ(received.contiguous_end(), 0u);
     EXPECT_TRUE(dst.read_all().substr(0, 65536) == data.substr(0, 65536)) << "the received block was overwritten";
+}
+
+// Block k starts at start + k x block: a label off that grid (a damaged
+// offset's low bits) is refused before its bytes go anywhere.
+TEST(ParallelTransfer, ABlockOffTheBlockGridIsRefusedUnwritten) {
+    std::string data = random_bytes(2 * 65536, 13);
+    TempFile dst;
+    auto pairs = tcp_pairs(1);
+    send_raw(pairs[0].first.get(), data_frame(data.substr(0, 65536), 100) + data_frame(data.substr(65536), 100 + 32768) +
+                                       eod_frame(100 + data.size()));
+    pairs[0].first.reset();
+    std::vector<int> socks{pairs[0].second.get()};
+    TransferProgress rp;
+    RangeSet received(100);
+    auto got = receive_parallel(socks, {dst.fd.get(), 100, 65536, 1ull << 62}, received, rp);
+    ASSERT_FALSE(got);
+    EXPECT_NE(got.error().message.find("not where a block starts"), std::string::npos) << got.error().message;
+    EXPECT_EQ(received.contiguous_end(), 100u + 65536);
+    EXPECT_EQ(dst.read_all().size(), 100u + 65536);
 }
 
 // A receiver that knows the file's size holds buffers only that large: a
