@@ -7,44 +7,16 @@ durable prefix counts.
 
 A power loss is played here as what it leaves behind: the process killed,
 the journal naming another boot, and the bytes past the durable prefix
-zeroed (the writes the disk never got). The resume must still end with the
-file whole. RFTP_TEST_CHECKPOINT_MS makes the checkpoints frequent enough to
-land within a test."""
+zeroed (the writes the disk never got; power_loss.py). The resume must still
+end with the file whole. The RDMA lab runs the same over both soft devices."""
 
 import ftplib
 from pathlib import Path
 
 from conftest import PASSWORDS, Rftpd
+from power_loss import FAST_CHECKPOINTS, lose_power, synced_part_way
 from test_client_rftpd import RFTP, env, random_file, rftp, sha256, summary, url  # noqa: F401 (env is a fixture)
 from test_whole_reservation import SIZE, kill_client_mid_download, kill_daemon_mid_upload, on_a_file_system_that_preallocates
-
-FAST_CHECKPOINTS = {"RFTP_TEST_CHECKPOINT_MS": "20"}
-
-
-def journal_fields(journal: Path):
-    """(written, durable, boot id) of a resume journal, or None."""
-    try:
-        written, durable, boot = journal.read_text().split()
-        return int(written), int(durable), boot
-    except (OSError, ValueError):
-        return None
-
-
-def synced_part_way(journal: Path) -> bool:
-    fields = journal_fields(journal)
-    return fields is not None and 0 < fields[1] <= fields[0] < SIZE
-
-
-def lose_power(part: Path, journal: Path) -> int:
-    """Leaves what a power loss would: the journal from another boot, the
-    bytes written after the last checkpoint gone. Returns the durable prefix."""
-    written, durable, boot = journal_fields(journal)
-    assert boot == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    journal.write_text(f"{written} {durable} 00000000-0000-0000-0000-000000000000\n")
-    with open(part, "r+b") as f:
-        f.seek(durable)
-        f.write(bytes(part.stat().st_size - durable))
-    return durable
 
 
 def test_daemon_resumes_an_upload_from_its_durable_prefix_after_a_power_loss(tmp_path, env):
@@ -55,7 +27,7 @@ def test_daemon_resumes_an_upload_from_its_durable_prefix_after_a_power_loss(tmp
     src = random_file(tmp_path / "w.bin", SIZE)
     part, journal = root / ".w.bin.rftp-part", root / ".w.bin.rftp-resume"
     command = [RFTP, "put", "-P", "4", "--block-size", "1M", str(src), url(d, "w.bin")]
-    kill_daemon_mid_upload(d, "w.bin", command, env, ready=synced_part_way)
+    kill_daemon_mid_upload(d, "w.bin", command, env, ready=synced_part_way(SIZE))
     durable = lose_power(part, journal)
 
     again = Rftpd(work)  # the same root, as after the machine came back
@@ -81,7 +53,7 @@ def test_client_resumes_a_download_from_its_durable_prefix_after_a_power_loss(rf
     dst = tmp_path / "r.bin"
     part, journal = Path(str(dst) + ".rftp-part"), Path(str(dst) + ".rftp-resume")
     kill_client_mid_download(["-P", 4, "--block-size", "1M", url(rftpd, "r.bin")], dict(env, **FAST_CHECKPOINTS),
-                             dst, ready=synced_part_way)
+                             dst, ready=synced_part_way(SIZE))
     durable = lose_power(part, journal)
 
     r = rftp(env, "--json", "get", "-c", "-P", "4", "--block-size", "1M", url(rftpd, "r.bin"), str(dst))
