@@ -12,6 +12,13 @@ from conftest import Rftpd
 from test_client_rftpd import env, random_file, rftp, url  # noqa: F401 (env is a fixture)
 
 
+def stop_traced(d):
+    """Stops the daemon itself (strace's child); strace then exits with it."""
+    for pid in subprocess.run(["pgrep", "-P", str(d.proc.pid)], capture_output=True, text=True).stdout.split():
+        subprocess.run(["kill", "-TERM", pid])
+    d.proc.wait(timeout=20)
+
+
 def traced_upload(tmp_path, env, extra_config, streams):
     trace = tmp_path / "trace.txt"
     d = Rftpd(tmp_path / "d", extra_config,
@@ -20,10 +27,7 @@ def traced_upload(tmp_path, env, extra_config, streams):
         src = random_file(tmp_path / "f.bin", 3 * 1024 * 1024 + 5)
         assert rftp(env, "put", "-P", str(streams), str(src), url(d, "f.bin")).returncode == 0
     finally:
-        # Stop the daemon itself (strace's child); strace then exits with it.
-        for pid in subprocess.run(["pgrep", "-P", str(d.proc.pid)], capture_output=True, text=True).stdout.split():
-            subprocess.run(["kill", "-TERM", pid])
-        d.proc.wait(timeout=20)
+        stop_traced(d)
     return [l for l in trace.read_text().splitlines() if "fdatasync(" in l or "renameat(" in l]
 
 

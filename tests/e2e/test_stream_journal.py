@@ -7,6 +7,7 @@ from vsftpd), the resume starts at the journal's prefix and the file ends
 whole."""
 
 import ftplib
+import io
 import os
 import shutil
 from pathlib import Path
@@ -17,6 +18,7 @@ from conftest import PASSWORDS, Rftpd
 from test_client_rftpd import RFTP, MiB, env, journal_prefix, random_file, rftp, sha256, summary  # noqa: F401
 from test_whole_reservation import SIZE, kill_client_mid_download, kill_daemon_mid_upload
 from vsftpd_server import VSFTPD, VsftpdServer
+from test_durability import stop_traced
 
 
 def test_daemon_killed_mid_plain_upload_resumes_from_its_journal(tmp_path):
@@ -75,3 +77,25 @@ def test_client_killed_mid_plain_download_resumes_from_its_journal(tmp_path):
         assert not part.exists() and not journal.exists()
     finally:
         server.stop()
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="SKIPPED: strace is not installed")
+def test_an_ascii_upload_keeps_no_journal(tmp_path):
+    """ASCII is written in order by one thread, so its partial's size is its
+    resume point; a journal would never move and would cut a resume back to
+    the start. Seen from outside: rftpd never opens one."""
+    trace = tmp_path / "trace.txt"
+    d = Rftpd(tmp_path / "d", wrapper=("strace", "-f", "-qq", "-e", "trace=openat,openat2", "-o", str(trace)))
+    try:
+        ftp = ftplib.FTP()
+        ftp.connect("127.0.0.1", d.port, timeout=60)
+        ftp.login("alice", PASSWORDS["alice"])
+        lines = b"".join(b"line %d\r\n" % i for i in range(20000))
+        ftp.storlines("STOR a.txt", io.BytesIO(lines))
+        ftp.quit()
+        assert (d.roots["alice"] / "a.txt").read_bytes() == lines.replace(b"\r\n", b"\n")
+    finally:
+        stop_traced(d)
+    opened = [l for l in trace.read_text().splitlines() if "openat" in l]
+    assert any("a.txt.rftp-part" in l for l in opened), opened[-20:]  # the trace saw the upload
+    assert not any("rftp-resume" in l for l in opened), [l for l in opened if "rftp-resume" in l]
