@@ -30,7 +30,11 @@ ResumeJournal::ResumeJournal(UniqueFd fd, uint64_t start, Checkpoints c)
     : fd_(std::move(fd)), checkpoints_(c), written_(start) {}
 
 Result<std::unique_ptr<ResumeJournal>> ResumeJournal::create(const std::string &path, uint64_t start, Checkpoints c) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+    constexpr int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW;
+    UniqueFd fd(::open(path.c_str(), flags, 0644));
+    // Someone's symlink at the name (a shared directory) is not written
+    // through: it goes, and the journal is made in its place.
+    if (!fd && errno == ELOOP && ::unlink(path.c_str()) == 0) fd.reset(::open(path.c_str(), flags, 0644));
     if (!fd) return fail_errno("create resume journal " + path);
     return create(std::move(fd), start, c);
 }

@@ -55,22 +55,6 @@ Outcome<Destination> destination_at(const std::string &path) {
 
 namespace {
 
-// Unlinks a resume journal at scope exit, unless handed on.
-class JournalRemoval {
-public:
-    explicit JournalRemoval(std::string path) : path_(std::move(path)) {}
-    ~JournalRemoval() {
-        if (!path_.empty()) ::unlink(path_.c_str());
-    }
-    // Someone else removes it (or keeps it): returns the path.
-    std::string hand_on() { return std::exchange(path_, {}); }
-    JournalRemoval(const JournalRemoval &) = delete;
-    JournalRemoval &operator=(const JournalRemoval &) = delete;
-
-private:
-    std::string path_;
-};
-
 // -c and LOCAL already holds exactly the server's size: nothing to fetch.
 bool already_complete(const Options &o, const Destination &dest, const std::optional<uint64_t> &size) {
     if (!o.resume || dest.direct || !size) return false;
@@ -138,8 +122,8 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             return fail_as(ExitCode::local_file, "truncate " + dest.write_path + ": " + std::strerror(errno));
         if (identity) record_identity(file.get(), *identity);
         if (offset > 0) report.note(dest.write_path + ": resuming at byte " + std::to_string(offset));
-        // Truncated to a good prefix, the file's size says it all again.
-        ::unlink(journal_path.c_str());
+        // The old journal stays until this attempt's replaces it: the bytes
+        // it vouches for may not be on the disk yet.
     }
 
     // Keeps the resume point while blocks land; see below for each transport.
@@ -155,13 +139,13 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             middleware::RangeSet received(offset);
             // However this attempt ends, the file is cut to its complete
             // prefix (all of it when everything arrived), the only part a
-            // resume may trust, and only then does the journal go.
+            // resume may trust.
             std::optional<middleware::ReservationGuard> cut_to_prefix;
             if (!dest.direct) {
                 auto j = middleware::ResumeJournal::create(journal_path, offset, {.data_fd = file.get()});
                 if (!j) return fail_as(ExitCode::local_file, j.error().message);
                 journal = std::move(*j);
-                cut_to_prefix.emplace(file.get(), received, journal_path);
+                cut_to_prefix.emplace(file.get(), received);
             }
             auto got = get_over_rdma(session, **channel, file.get(), offset, size, remote, hooks, report, received,
                                      [&journal](uint64_t prefix) {
@@ -201,15 +185,11 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         }
         // Framed blocks land out of order, and even one stream's disk writes
         // finish in any order: a journal keeps the complete prefix for a
-        // resume, even if this process dies. However this attempt ends, the
-        // journal goes once the file is its complete prefix (framed: cut to
-        // it by the guard below; a stream: its writes all done): from then
-        // on the file's size says it all.
-        std::optional<JournalRemoval> remove_journal_at_exit;
+        // resume, even if this process or the machine dies. It goes only
+        // once the whole file is synced, below.
         if (!dest.direct) {
             auto j = middleware::ResumeJournal::create(journal_path, offset, {.data_fd = file.get()});
             if (!j) return fail_as(ExitCode::local_file, j.error().message);
-            remove_journal_at_exit.emplace(journal_path);
             journal = std::move(*j);
         }
         middleware::RangeSet received(offset);
@@ -224,8 +204,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             if (auto reserved = middleware::preallocate(file.get(), offset, *size - offset, whole); !reserved)
                 return fail_as(ExitCode::local_file, "get " + remote + ": " + reserved.error().message);
             if (framed) {
-                // Removed by the guard, once (and only if) the file is cut.
-                unreserve_on_failure.emplace(file.get(), received, remove_journal_at_exit->hand_on());
+                unreserve_on_failure.emplace(file.get(), received);
             } else {
                 unreserve_on_failure.emplace(file.get());
             }
@@ -278,10 +257,6 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         report.streams = streams;
         report.bytes = progress.bytes.load();
         note_blocks_resent(report, progress);
-        // A stream that did not end well keeps its journal, right either
-        // way: its file's size is a true prefix only if cutting it back after
-        // a failed write worked.
-        if (!framed && remove_journal_at_exit && (!moved || interrupted())) (void)remove_journal_at_exit->hand_on();
         if (interrupted()) {
             abort_transfer(session);
             return fail_as(ExitCode::interrupted, "interrupted");
@@ -305,9 +280,13 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         // partial complete) would say all is well. None of it can be trusted.
         std::string why = checkpointed ? std::strerror(errno) : checkpointed.error().message;
         ::unlink(dest.write_path.c_str());
+        ::unlink(journal_path.c_str());
         return fail_as(ExitCode::local_file,
                        "fsync " + dest.write_path + ": " + why + "; the partial file was discarded: fetch the file again");
     }
+    // Whole and on the disk: from here the file's size says it all.
+    journal.reset();
+    ::unlink(journal_path.c_str());
     file.reset();
     if (o.verify) {
         if (auto ok = verify_digest(session, remote, dest.write_path, report.sha256); !ok) return ok;

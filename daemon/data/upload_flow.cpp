@@ -73,11 +73,9 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     if (req.ranged) cut = middleware::cut_to(target->fd.get(), received.contiguous_end());
     // A plain stream that ended short of what ALLO announced gives the rest back.
     else if (req.reserve_size) middleware::release_reservation(target->fd.get());
-    // Only a file cut to its complete prefix can do without its journal. A
-    // stream's file is that prefix once its writes are all done without
-    // fault; after a fault the journal (right either way) stays for REST.
-    if (journal && (req.ranged ? cut.has_value() : moved.has_value())) (void)root.remove_file(journal_path);
-
+    // The journal stays whenever the upload does not complete: until the
+    // file is synced, only its durable prefix survives a power loss (and
+    // after a checkpoint's failed sync it vouches for nothing).
     uint64_t bytes = job.progress.bytes.load();
     if (!moved) {
         if (moved.error().code == kDataConnectionNotOpened) return open_failed_outcome(moved.error(), job.aborted());
@@ -97,9 +95,12 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         // of the partial can be, so it goes.
         std::string why = checkpointed ? std::strerror(errno) : checkpointed.error().message;
         (void)root.remove_file(target->partial);
+        if (journal) (void)root.remove_file(journal_path);
         return {451, "Could not flush the upload to disk: " + why + "; the partial file was discarded: send the whole file again.",
                 bytes, "failed"};
     }
+    // Whole (and synced, unless switched off): its size says it all now.
+    if (journal) (void)root.remove_file(journal_path);
     if (auto c = commit_upload(root, *target); !c)
         return {451, "Could not rename upload into place: " + c.error().message + ".", bytes, "failed"};
     return {226, "Transfer complete.", bytes, "ok"};

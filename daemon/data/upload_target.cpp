@@ -26,7 +26,7 @@ Status copy_prefix(int from, int to, uint64_t count) {
     return {};
 }
 
-// With the partial file locked: apply and drop its journal, if any.
+// With the partial file locked: cut it to what its journal vouches for, if it has one.
 Status apply_journal(const UserRoot &root, int partial_fd, const std::string &partial_vpath) {
     std::string journal = resume_journal_path(partial_vpath);
     auto jfd = root.open_file(journal, O_RDONLY | O_CLOEXEC);
@@ -36,7 +36,10 @@ Status apply_journal(const UserRoot &root, int partial_fd, const std::string &pa
     if (::fstat(partial_fd, &st) != 0) return fail_errno("stat partial upload");
     if (static_cast<uint64_t>(st.st_size) > good && ::ftruncate(partial_fd, static_cast<off_t>(good)) != 0)
         return fail_errno("truncate partial upload to its journal");
-    return root.remove_file(journal);
+    // The journal stays: the bytes it vouches for may not be on the disk
+    // yet, and after a power loss only its durable prefix counts. The next
+    // upload of the file replaces it (a resumed one syncs its start first).
+    return {};
 }
 
 // Whether fd is still the file at vpath: between opening a partial file and

@@ -34,9 +34,11 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
 // upload, saying how much of the partial file's beginning is complete.
 std::string resume_journal_path(const std::string &partial_vpath);
 
-// Cuts a partial upload back to the prefix its journal vouches for and drops
-// the journal, unless an upload holds it right now. Needed after a crash: then
-// the partial file may hold blocks beyond holes, and its size would lie.
+// Cuts a partial upload back to the prefix its journal vouches for, unless an
+// upload holds it right now; the journal stays until the next upload of the
+// file replaces it. Needed after a crash: then the partial file may hold
+// blocks beyond holes, or (after a power loss) zeros where writes were lost,
+// and its size would lie.
 Status repair_partial_upload(const UserRoot &root, const std::string &partial_vpath);
 
 // Renames the partial file onto its final name.

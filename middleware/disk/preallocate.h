@@ -45,14 +45,14 @@ Status cut_to(int fd, uint64_t size);
 // Gives back at scope exit what the file does not hold for sure. A hidden
 // reservation: whatever is still reserved past the file's end (a no-op once
 // the file grew to its full size). A whole one: the file is cut to the
-// complete prefix of received, which is all of it once everything arrived,
-// and only then is its resume journal removed: a file that could not be cut
-// keeps the journal that says how much of it is good.
+// complete prefix of received, which is all of it once everything arrived.
+// Its resume journal stays either way: until the file is synced, only the
+// journal's durable prefix survives a power loss (the caller removes it
+// after the final sync).
 class ReservationGuard {
 public:
     explicit ReservationGuard(int fd) : fd_(fd) {}
-    ReservationGuard(int fd, const RangeSet &received, std::string journal_path)
-        : fd_(fd), received_(&received), journal_path_(std::move(journal_path)) {}
+    ReservationGuard(int fd, const RangeSet &received) : fd_(fd), received_(&received) {}
     ~ReservationGuard();
     ReservationGuard(const ReservationGuard &) = delete;
     ReservationGuard &operator=(const ReservationGuard &) = delete;
@@ -60,7 +60,6 @@ public:
 private:
     int fd_;
     const RangeSet *received_ = nullptr;
-    std::string journal_path_;
 };
 
 }  // namespace rftp::middleware

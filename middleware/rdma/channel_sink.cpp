@@ -86,7 +86,8 @@ void Channel::reserve_then_grant(std::unique_lock<std::mutex> &lock) {
     lock.unlock();
     auto reserved = preallocate(fd, start, length, size);
     lock.lock();
-    if (failed_ || stopping_ || f.done) return;
+    // Aborted meanwhile (ABOR, Ctrl-C): wait_file ends it; nothing is granted.
+    if (failed_ || stopping_ || f.done || f.progress->abort.load()) return;
     if (!reserved) return fail_locked(reserved.error(), true);
     grant_locked();
     flush_grants_locked();

@@ -316,6 +316,7 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
 Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const ParallelReceivePlan &plan,
                                                RangeSet &received, TransferProgress &progress) {
     if (socks.empty()) return fail_msg("no data connections");
+    if (plan.max_block_size == 0) return fail_msg("no block size agreed");
     // Memory-to-memory mode: blocks for /dev/null are checked, counted and dropped.
     const bool discard = memory_endpoint(plan.file_fd) == MemoryEndpoint::discard;
     if (!discard && !is_seekable(plan.file_fd)) return fail_msg("parallel streams need a seekable destination file");

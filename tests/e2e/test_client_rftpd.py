@@ -196,8 +196,8 @@ def test_a_symlink_at_the_partial_names_is_not_written_through(rftpd, env, tmp_p
     """Someone else's symlink at rftp's partial file or journal (a shared
     directory) must not redirect the download onto the file it points at.
     At the partial file: the download stops (exit 6) and says why. At the
-    journal: a stale journal is removed before a new one is made, so the
-    link goes and the download goes on."""
+    journal: the link is removed and the journal made in its place, so the
+    download goes on."""
     random_file(rftpd.roots["alice"] / "v.bin", 3 * MiB)
     victim = tmp_path / "victim"
     victim.write_bytes(b"precious")

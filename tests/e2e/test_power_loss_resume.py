@@ -11,6 +11,9 @@ zeroed (the writes the disk never got; power_loss.py). The resume must still
 end with the file whole. The RDMA lab runs the same over both soft devices."""
 
 import ftplib
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 from conftest import PASSWORDS, Rftpd
@@ -57,6 +60,39 @@ def test_client_resumes_a_download_from_its_durable_prefix_after_a_power_loss(rf
     durable = lose_power(part, journal)
 
     r = rftp(env, "--json", "get", "-c", "-P", "4", "--block-size", "1M", url(rftpd, "r.bin"), str(dst))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == SIZE - durable
+    assert sha256(dst) == sha256(src)
+    assert not part.exists() and not journal.exists()
+
+
+def test_an_interrupted_download_keeps_its_journal_for_a_power_loss(rftpd, env, tmp_path):
+    """A download that fails (here: Ctrl-C) cuts its file to the complete
+    prefix but keeps the journal: the bytes past its durable prefix may still
+    be only in the page cache, and without the journal the file's size would
+    be trusted after a power loss."""
+    on_a_file_system_that_preallocates(tmp_path)
+    src = random_file(rftpd.roots["alice"] / "i.bin", SIZE)
+    dst = tmp_path / "i.bin"
+    part, journal = Path(str(dst) + ".rftp-part"), Path(str(dst) + ".rftp-resume")
+    ready = synced_part_way(SIZE)
+    for _attempt in range(3):
+        proc = subprocess.Popen([RFTP, "get", "-P", "4", "--block-size", "1M", url(rftpd, "i.bin"), str(dst)],
+                                env=dict(env, **FAST_CHECKPOINTS), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline and not ready(journal):
+            time.sleep(0.001)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        if proc.returncode == 130:
+            break
+        dst.unlink(missing_ok=True)
+    assert proc.returncode == 130, err
+    assert journal.exists() and part.exists()
+    durable = lose_power(part, journal)
+
+    r = rftp(env, "--json", "get", "-c", "-P", "4", "--block-size", "1M", url(rftpd, "i.bin"), str(dst))
     assert r.returncode == 0, r.stderr
     assert summary(r)["bytes"] == SIZE - durable
     assert sha256(dst) == sha256(src)
