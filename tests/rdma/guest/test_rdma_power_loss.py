@@ -6,6 +6,7 @@ of the file, then killed; the resume starts at the durable prefix, over
 RDMA, and ends with the file whole."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -65,6 +66,7 @@ def test_download_resumes_from_its_durable_prefix(device, tmp_path):
         assert not part.exists() and not journal.exists()
     finally:
         d.stop()
+        shutil.rmtree(tmp_path, ignore_errors=True)  # guest memory is tight
 
 
 def test_upload_resumes_from_its_durable_prefix(device, tmp_path):
@@ -74,6 +76,7 @@ def test_upload_resumes_from_its_durable_prefix(device, tmp_path):
     write_pattern(src, SIZE, 32)
     d = Daemon(work, [addr], port=PORT, env_extra=FAST_CHECKPOINTS)
     part, journal = d.root / ".w.bin.rftp-part", d.root / ".w.bin.rftp-resume"
+    caught = False
     try:
         for _attempt in range(3):
             client = start_rftp("put", "-P", "4", str(src), url(addr, "w.bin", port=PORT))
@@ -86,6 +89,8 @@ def test_upload_resumes_from_its_durable_prefix(device, tmp_path):
         client.wait(timeout=120)  # its daemon is gone
     finally:
         d.stop()
+        if not caught:
+            shutil.rmtree(tmp_path, ignore_errors=True)
     durable = lose_power(part, journal)
     again = Daemon(work, [addr], port=PORT)  # the same root, as after the machine came back
     try:
@@ -95,3 +100,4 @@ def test_upload_resumes_from_its_durable_prefix(device, tmp_path):
         assert sorted(p.name for p in again.root.iterdir()) == ["w.bin"]
     finally:
         again.stop()
+        shutil.rmtree(tmp_path, ignore_errors=True)  # guest memory is tight
