@@ -95,12 +95,14 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         // of the partial can be, so it goes.
         std::string why = checkpointed ? std::strerror(errno) : checkpointed.error().message;
         (void)root.remove_file(target->partial);
-        if (journal) (void)root.remove_file(journal_path);
+        (void)root.remove_file(journal_path);
         return {451, "Could not flush the upload to disk: " + why + "; the partial file was discarded: send the whole file again.",
                 bytes, "failed"};
     }
-    // Whole (and synced, unless switched off): its size says it all now.
-    if (journal) (void)root.remove_file(journal_path);
+    // Whole (and synced, unless switched off): its size says it all now. An
+    // ASCII upload that continued a partial keeps no journal of its own, but
+    // the one it continued from goes too.
+    (void)root.remove_file(journal_path);
     if (auto c = commit_upload(root, *target); !c)
         return {451, "Could not rename upload into place: " + c.error().message + ".", bytes, "failed"};
     return {226, "Transfer complete.", bytes, "ok"};

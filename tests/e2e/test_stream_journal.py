@@ -21,7 +21,9 @@ from vsftpd_server import VSFTPD, VsftpdServer
 from test_durability import stop_traced
 
 
-def test_daemon_killed_mid_plain_upload_resumes_from_its_journal(tmp_path):
+def daemon_killed_mid_plain_upload(tmp_path):
+    """rftpd killed under curl's plain STOR of p.bin; returns (workdir, src,
+    the journal's prefix), the partial and its journal left in the root."""
     curl = shutil.which("curl")
     if not curl:
         pytest.skip("SKIPPED: curl is not installed")
@@ -36,12 +38,22 @@ def test_daemon_killed_mid_plain_upload_resumes_from_its_journal(tmp_path):
     assert prefix <= size
     assert journal.exists() and not (root / "p.bin").exists()
     assert part.read_bytes()[:prefix] == src.read_bytes()[:prefix]
+    return work, src, prefix
 
+
+def login(d) -> ftplib.FTP:
+    ftp = ftplib.FTP()
+    ftp.connect("127.0.0.1", d.port, timeout=60)
+    ftp.login("alice", PASSWORDS["alice"])
+    return ftp
+
+
+def test_daemon_killed_mid_plain_upload_resumes_from_its_journal(tmp_path):
+    work, src, prefix = daemon_killed_mid_plain_upload(tmp_path)
     again = Rftpd(work)  # the same root, as after a restart
+    root = again.roots["alice"]
     try:
-        ftp = ftplib.FTP()
-        ftp.connect("127.0.0.1", again.port, timeout=60)
-        ftp.login("alice", PASSWORDS["alice"])
+        ftp = login(again)
         ftp.voidcmd("TYPE I")
         assert ftp.size(".p.bin.rftp-part") == prefix  # cut back to what the journal vouches for
         with open(src, "rb") as f:
@@ -49,6 +61,25 @@ def test_daemon_killed_mid_plain_upload_resumes_from_its_journal(tmp_path):
             ftp.storbinary("STOR p.bin", f, rest=prefix)
         ftp.quit()
         assert sha256(root / "p.bin") == sha256(src)
+        assert sorted(p.name for p in root.iterdir()) == ["p.bin"]
+    finally:
+        again.stop()
+
+
+def test_an_ascii_upload_continuing_a_journaled_partial_leaves_no_journal(tmp_path):
+    """The journal of a killed binary upload stays until the file is whole;
+    an ASCII upload that continues the partial keeps no journal of its own,
+    and the one it continued from goes when it completes."""
+    work, src, prefix = daemon_killed_mid_plain_upload(tmp_path)
+    again = Rftpd(work)
+    root = again.roots["alice"]
+    try:
+        ftp = login(again)
+        ftp.voidcmd("TYPE A")
+        ftp.sendcmd(f"REST {prefix}")
+        ftp.storlines("STOR p.bin", io.BytesIO(b"the rest\r\nin lines\r\n"))
+        ftp.quit()
+        assert (root / "p.bin").read_bytes() == src.read_bytes()[:prefix] + b"the rest\nin lines\n"
         assert sorted(p.name for p in root.iterdir()) == ["p.bin"]
     finally:
         again.stop()
