@@ -50,6 +50,15 @@ def test_daemon_resumes_an_upload_from_its_durable_prefix_after_a_power_loss(tmp
         again.stop()
 
 
+def resume_download_from(durable, rftpd, env, name, src, dst):
+    """get -c moves exactly the bytes past the durable prefix, and the file ends whole, its bookkeeping gone."""
+    r = rftp(env, "--json", "get", "-c", "-P", "4", "--block-size", "1M", url(rftpd, name), str(dst))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == SIZE - durable
+    assert sha256(dst) == sha256(src)
+    assert not Path(f"{dst}.rftp-part").exists() and not Path(f"{dst}.rftp-resume").exists()
+
+
 def test_client_resumes_a_download_from_its_durable_prefix_after_a_power_loss(rftpd, env, tmp_path):
     on_a_file_system_that_preallocates(tmp_path)
     src = random_file(rftpd.roots["alice"] / "r.bin", SIZE)
@@ -59,11 +68,7 @@ def test_client_resumes_a_download_from_its_durable_prefix_after_a_power_loss(rf
                              dst, ready=synced_part_way(SIZE))
     durable = lose_power(part, journal)
 
-    r = rftp(env, "--json", "get", "-c", "-P", "4", "--block-size", "1M", url(rftpd, "r.bin"), str(dst))
-    assert r.returncode == 0, r.stderr
-    assert summary(r)["bytes"] == SIZE - durable
-    assert sha256(dst) == sha256(src)
-    assert not part.exists() and not journal.exists()
+    resume_download_from(durable, rftpd, env, "r.bin", src, dst)
 
 
 def test_an_interrupted_download_keeps_its_journal_for_a_power_loss(rftpd, env, tmp_path):
@@ -92,8 +97,4 @@ def test_an_interrupted_download_keeps_its_journal_for_a_power_loss(rftpd, env, 
     assert journal.exists() and part.exists()
     durable = lose_power(part, journal)
 
-    r = rftp(env, "--json", "get", "-c", "-P", "4", "--block-size", "1M", url(rftpd, "i.bin"), str(dst))
-    assert r.returncode == 0, r.stderr
-    assert summary(r)["bytes"] == SIZE - durable
-    assert sha256(dst) == sha256(src)
-    assert not part.exists() and not journal.exists()
+    resume_download_from(durable, rftpd, env, "i.bin", src, dst)
