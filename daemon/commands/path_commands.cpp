@@ -67,6 +67,10 @@ void cmd_dele(Session &s, const std::string &arg) {
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
     if (auto r = s.state.root->remove_file(*vpath); !r) return reply_fs_error(s, r.error());
+    // A partial upload's journal goes with it: it is a hidden name the user
+    // would not think to delete, and left alone it keeps the directory from
+    // being removed.
+    if (vpath->ends_with(ftp::kPartialSuffix)) (void)s.state.root->remove_file(resume_journal_path(*vpath));
     log_change(s, "delete", *vpath);
     s.reply(250, "Delete operation successful.");
 }

@@ -85,6 +85,22 @@ def test_an_ascii_upload_continuing_a_journaled_partial_leaves_no_journal(tmp_pa
         again.stop()
 
 
+def test_deleting_a_partial_upload_deletes_its_journal(tmp_path):
+    """A killed upload leaves its partial and journal, both hidden names.
+    Deleting the partial (the user giving up on it) takes the journal too:
+    left behind, it would keep the directory from being removed, unseen."""
+    work, _, _ = daemon_killed_mid_plain_upload(tmp_path)
+    again = Rftpd(work)
+    root = again.roots["alice"]
+    try:
+        ftp = login(again)
+        assert ftp.delete(".p.bin.rftp-part").startswith("250")
+        ftp.quit()
+        assert list(root.iterdir()) == []
+    finally:
+        again.stop()
+
+
 @pytest.mark.skipif(not os.path.exists(VSFTPD) or os.geteuid() != 0, reason="vsftpd not available")
 def test_client_killed_mid_plain_download_resumes_from_its_journal(tmp_path):
     anon = tmp_path / "anon"
