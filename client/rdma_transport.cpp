@@ -190,13 +190,17 @@ OutcomeStatus put_over_rdma(Session &session, rdma::Channel &channel, int fd, ui
 OutcomeStatus get_over_rdma(Session &session, rdma::Channel &channel, int fd, uint64_t offset,
                             std::optional<uint64_t> size, const std::string &remote, const FileProgressHooks &hooks,
                             FileReport &report, middleware::RangeSet &received,
-                            std::function<void(uint64_t)> on_prefix_grown, bool sequential, bool digest,
+                            middleware::ResumeJournal *journal, bool sequential, bool digest,
                             middleware::disk::Placement placement) {
+    auto on_prefix_grown = [journal](uint64_t prefix) {
+        if (journal) journal->record(prefix);
+    };
     // Preallocated: a full local disk ends the download before any block moves.
-    rdma::ReceiveSpec spec{fd,         offset, 1ull << 62, size,   std::move(on_prefix_grown),
+    rdma::ReceiveSpec spec{fd,         offset, 1ull << 62, size,   on_prefix_grown,
                            sequential, true,   digest,     session.block_checksums, placement};
     return over_rdma(session, channel, "RRTR " + remote, "get " + remote, offset, size, hooks, report,
                      [&](middleware::TransferProgress &progress) {
+                         middleware::StopOnFailedCheckpoint stop(journal, progress.abort);
                          return channel.receive_file(spec, progress, received);
                      });
 }

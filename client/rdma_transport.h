@@ -13,6 +13,7 @@
 #include "client/session.h"
 #include "middleware/disk/disk_file.h"
 #include "middleware/range_set.h"
+#include "middleware/resume_journal.h"
 
 namespace rftp::client {
 
@@ -29,12 +30,13 @@ OutcomeStatus put_over_rdma(Session &session, middleware::rdma::Channel &channel
 
 // Downloads remote from offset into fd with REST/RRTR over the channel.
 // received records what arrived (its contiguous end is where a resume
-// starts); on_prefix_grown feeds the resume journal. digest: take the
-// file's SHA-256 from the blocks written (report.sha256).
+// starts) and feeds the resume journal, if any, whose failed checkpoint
+// stops the transfer. digest: take the file's SHA-256 from the blocks
+// written (report.sha256).
 OutcomeStatus get_over_rdma(Session &session, middleware::rdma::Channel &channel, int fd, uint64_t offset,
                             std::optional<uint64_t> size, const std::string &remote, const FileProgressHooks &hooks,
                             FileReport &report, middleware::RangeSet &received,
-                            std::function<void(uint64_t)> on_prefix_grown, bool sequential, bool digest,
+                            middleware::ResumeJournal *journal, bool sequential, bool digest,
                             middleware::disk::Placement placement);
 
 }  // namespace rftp::client

@@ -114,7 +114,14 @@ bool ResumeJournal::checkpoint(std::unique_lock<std::mutex> &lock) {
     sync_failed_ = Error::from_errno("sync at a checkpoint", err);
     written_ = durable_ = 0;
     (void)write_locked();
+    if (stop_flag_) stop_flag_->store(true);
     return false;
+}
+
+void ResumeJournal::stop_transfer_on_failure(std::atomic<bool> *flag) {
+    std::lock_guard lock(mutex_);
+    stop_flag_ = flag;
+    if (stop_flag_ && sync_failed_) stop_flag_->store(true);
 }
 
 Status ResumeJournal::finish() {

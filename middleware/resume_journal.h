@@ -15,6 +15,7 @@
 // of one number (rftp before 2026-11-25) is its written prefix.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -59,6 +60,12 @@ public:
     // Safe from several threads; never waits for a sync.
     void record(uint64_t prefix);
 
+    // While a transfer runs, a checkpoint whose sync fails raises its stop
+    // flag: nothing written from then on could be trusted, so going on would
+    // only move bytes to throw away. nullptr detaches. A sync that failed
+    // already raises it at once. See StopOnFailedCheckpoint.
+    void stop_transfer_on_failure(std::atomic<bool> *flag);
+
     // Stops the checkpoints (waiting for one under way). Fails when a
     // checkpoint's sync failed: the kernel reports a lost write only once,
     // so a later sync of the file would vouch for it; none of the file can
@@ -78,7 +85,26 @@ private:
     uint64_t written_ = 0;
     uint64_t durable_ = 0;
     std::optional<Error> sync_failed_;
+    std::atomic<bool> *stop_flag_ = nullptr;
     std::jthread thread_;  // last: joined before the members it uses go
+};
+
+// Ties a transfer's stop flag (TransferProgress::abort) to a journal's
+// checkpoints for as long as the transfer runs; the flag may go away first.
+// A null journal (nothing journaled) ties nothing.
+class StopOnFailedCheckpoint {
+public:
+    StopOnFailedCheckpoint(ResumeJournal *journal, std::atomic<bool> &flag) : journal_(journal) {
+        if (journal_) journal_->stop_transfer_on_failure(&flag);
+    }
+    ~StopOnFailedCheckpoint() {
+        if (journal_) journal_->stop_transfer_on_failure(nullptr);
+    }
+    StopOnFailedCheckpoint(const StopOnFailedCheckpoint &) = delete;
+    StopOnFailedCheckpoint &operator=(const StopOnFailedCheckpoint &) = delete;
+
+private:
+    ResumeJournal *journal_;
 };
 
 // The prefix to resume from, recorded at path: the written prefix if the

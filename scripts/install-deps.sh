@@ -14,6 +14,8 @@ PACKAGES=(
   ibverbs-providers rdma-core
   # tests
   libgtest-dev python3-pytest curl lftp vsftpd iproute2 strace
+  # a FUSE file system whose syncs fail (tests/e2e/failing_sync_fs.py)
+  python3-fuse fuse3
   # benchmarks
   iperf3 fio
 )

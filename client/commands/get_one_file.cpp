@@ -55,6 +55,17 @@ Outcome<Destination> destination_at(const std::string &path) {
 
 namespace {
 
+// A failed sync, at one of the journal's checkpoints or at the end: the
+// kernel reports a lost write once, and a later fsync (after -c found the
+// partial complete) would say all is well. None of the partial can be
+// trusted, so it goes with its journal.
+OutcomeStatus discard_unsynced(const Destination &dest, const std::string &journal_path, const std::string &why) {
+    ::unlink(dest.write_path.c_str());
+    ::unlink(journal_path.c_str());
+    return fail_as(ExitCode::local_file,
+                   "fsync " + dest.write_path + ": " + why + "; the partial file was discarded: fetch the file again");
+}
+
 // -c and LOCAL already holds exactly the server's size: nothing to fetch.
 bool already_complete(const Options &o, const Destination &dest, const std::optional<uint64_t> &size) {
     if (!o.resume || dest.direct || !size) return false;
@@ -148,11 +159,13 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                 cut_to_prefix.emplace(file.get(), received);
             }
             auto got = get_over_rdma(session, **channel, file.get(), offset, size, remote, hooks, report, received,
-                                     [&journal](uint64_t prefix) {
-                                         if (journal) journal->record(prefix);
-                                     },
-                                     o.sequential_writes || dest.direct, o.verify, placement);
-            if (!got) return got;
+                                     journal.get(), o.sequential_writes || dest.direct, o.verify, placement);
+            if (!got) {
+                // A checkpoint's failed sync stops the transfer: say that, not the stop.
+                if (Status synced = journal ? journal->finish() : Status{}; !synced)
+                    return discard_unsynced(dest, journal_path, synced.error().message);
+                return got;
+            }
             complete_already = true;  // the TCP path below has nothing left to do
         }
     }
@@ -226,6 +239,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         Status moved;
         uint64_t end = offset;
         {
+            middleware::StopOnFailedCheckpoint stop(journal.get(), progress.abort);
             InterruptGuard guard(progress, fds);
             ProgressReporter reporter(hooks.per_file, progress, offset, size);
             BatchProgress::Watch watch(hooks.batch, progress);
@@ -263,6 +277,8 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         }
         if (!moved) {
             abort_transfer(session);
+            if (Status synced = journal ? journal->finish() : Status{}; !synced)
+                return discard_unsynced(dest, journal_path, synced.error().message);
             return fail_as(exit_for_data_error(moved.error()), "get " + remote + ": " + moved.error().message);
         }
         auto done = session.control.read_reply();
@@ -274,16 +290,9 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
     }
     if (dest.direct) return {};  // nothing to verify: refused above with --verify
     // A failed sync at one of the journal's checkpoints counts as this one failing.
-    Status checkpointed = journal ? journal->finish() : Status{};
-    if (!checkpointed || ::fsync(file.get()) < 0) {
-        // A lost write is reported once: a later fsync (after -c found the
-        // partial complete) would say all is well. None of it can be trusted.
-        std::string why = checkpointed ? std::strerror(errno) : checkpointed.error().message;
-        ::unlink(dest.write_path.c_str());
-        ::unlink(journal_path.c_str());
-        return fail_as(ExitCode::local_file,
-                       "fsync " + dest.write_path + ": " + why + "; the partial file was discarded: fetch the file again");
-    }
+    if (Status checkpointed = journal ? journal->finish() : Status{}; !checkpointed)
+        return discard_unsynced(dest, journal_path, checkpointed.error().message);
+    if (::fsync(file.get()) < 0) return discard_unsynced(dest, journal_path, std::strerror(errno));
     // Whole and on the disk: from here the file's size says it all.
     journal.reset();
     ::unlink(journal_path.c_str());

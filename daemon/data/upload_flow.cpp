@@ -65,8 +65,24 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     };
 
     middleware::RangeSet received(target->start);
-    Status moved = receive(*target, received, on_prefix);
+    Status moved;
+    {
+        middleware::StopOnFailedCheckpoint stop(journal.get(), job.progress.abort);
+        moved = receive(*target, received, on_prefix);
+    }
     Status checkpointed = journal ? journal->finish() : Status{};
+    uint64_t bytes = job.progress.bytes.load();
+    // The kernel reports a failed writeback once: a later sync of these
+    // bytes would say all is well, and a resume would trust them. None of the
+    // partial can be, so it goes, whether or not the rest arrived (a failed
+    // checkpoint stops the transfer).
+    auto discard_unsynced = [&](const std::string &why) -> TransferOutcome {
+        (void)root.remove_file(target->partial);
+        (void)root.remove_file(journal_path);
+        return {451, "Could not flush the upload to disk: " + why + "; the partial file was discarded: send the whole file again.",
+                bytes, "failed"};
+    };
+    if (!checkpointed) return discard_unsynced(checkpointed.error().message);
     // Blocks: the complete prefix is the file (all of it when everything
     // arrived), whatever was reserved or written past it.
     Status cut;
@@ -74,9 +90,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // A plain stream that ended short of what ALLO announced gives the rest back.
     else if (req.reserve_size) middleware::release_reservation(target->fd.get());
     // The journal stays whenever the upload does not complete: until the
-    // file is synced, only its durable prefix survives a power loss (and
-    // after a checkpoint's failed sync it vouches for nothing).
-    uint64_t bytes = job.progress.bytes.load();
+    // file is synced, only its durable prefix survives a power loss.
     if (!moved) {
         if (moved.error().code == kDataConnectionNotOpened) return open_failed_outcome(moved.error(), job.aborted());
         return failed_outcome(moved.error(), job.aborted(), bytes);
@@ -87,18 +101,8 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         return {451, "Could not " + cut.error().message + "; the partial file and its journal are kept for REST.", bytes,
                 "failed"};
     // On stable storage before it has its final name: after a crash, a file
-    // under that name is whole. A failed sync here or at a checkpoint
-    // discards the partial.
-    if (req.sync && (!checkpointed || ::fdatasync(target->fd.get()) < 0)) {
-        // The kernel reports a failed writeback once: a later sync of these
-        // bytes would say all is well, and a resume would trust them. None
-        // of the partial can be, so it goes.
-        std::string why = checkpointed ? std::strerror(errno) : checkpointed.error().message;
-        (void)root.remove_file(target->partial);
-        (void)root.remove_file(journal_path);
-        return {451, "Could not flush the upload to disk: " + why + "; the partial file was discarded: send the whole file again.",
-                bytes, "failed"};
-    }
+    // under that name is whole.
+    if (req.sync && ::fdatasync(target->fd.get()) < 0) return discard_unsynced(std::strerror(errno));
     // Whole (and synced, unless switched off): its size says it all now. An
     // ASCII upload that continued a partial keeps no journal of its own, but
     // the one it continued from goes too.

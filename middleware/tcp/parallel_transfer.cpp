@@ -368,6 +368,10 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         auto stream = [&]() -> Status {
             uint8_t raw[ftp::kFrameHeaderSize];
             for (;;) {
+                // Stopped from outside its streams (a failed checkpoint of
+                // the resume journal): the peer is still sending, so a frame
+                // boundary comes soon.
+                if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
                 auto got = read_full(sock, raw, sizeof raw);
                 if (!got) return fail(got.error());
                 if (*got != sizeof raw) {

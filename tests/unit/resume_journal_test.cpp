@@ -10,12 +10,15 @@
 #include <vector>
 
 #include "middleware/boot_id.h"
+#include "common/unique_fd.h"
 #include "middleware/resume_journal.h"
 
 using rftp::middleware::boot_id;
 using rftp::middleware::Checkpoints;
 using rftp::middleware::read_resume_journal;
+using rftp::UniqueFd;
 using rftp::middleware::ResumeJournal;
+using rftp::middleware::StopOnFailedCheckpoint;
 using namespace std::chrono_literals;
 
 namespace {
@@ -134,6 +137,52 @@ TEST(ResumeJournal, AResumedStartIsMadeDurableAtOnce) {
     ::close(data);
     ::unlink(data_path.c_str());
     ::unlink(path.c_str());
+}
+
+TEST(ResumeJournal, AFailedSyncStopsTheTransferTiedToIt) {
+    std::string path = temp_path("journal-stop");
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe(pipe_fds), 0);  // fdatasync on a pipe fails (EINVAL)
+    {
+        auto j = ResumeJournal::create(path, 0, Checkpoints{pipe_fds[1], 10ms});
+        ASSERT_TRUE(j);
+        std::atomic<bool> stop{false};
+        {
+            StopOnFailedCheckpoint tie(j->get(), stop);
+            (*j)->record(4096);
+            for (int i = 0; i < 1000 && !stop.load(); ++i) std::this_thread::sleep_for(10ms);
+            EXPECT_TRUE(stop.load());
+        }
+        // Tied after the failure (the next transfer on this journal): at once.
+        std::atomic<bool> late{false};
+        StopOnFailedCheckpoint tie(j->get(), late);
+        EXPECT_TRUE(late.load());
+        EXPECT_FALSE((*j)->finish());
+    }
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    ::unlink(path.c_str());
+}
+
+TEST(ResumeJournal, NoStopWhileCheckpointsSucceed) {
+    std::string path = temp_path("journal-nostop");
+    std::string data = temp_path("journal-nostop-data");
+    UniqueFd fd(::open(data.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644));
+    ASSERT_TRUE(fd);
+    {
+        auto j = ResumeJournal::create(path, 0, Checkpoints{fd.get(), 5ms});
+        ASSERT_TRUE(j);
+        std::atomic<bool> stop{false};
+        StopOnFailedCheckpoint tie(j->get(), stop);
+        for (uint64_t at = 1; at <= 10; ++at) {
+            (*j)->record(at * 4096);
+            std::this_thread::sleep_for(10ms);
+        }
+        EXPECT_FALSE(stop.load());
+        EXPECT_TRUE((*j)->finish());
+    }
+    ::unlink(path.c_str());
+    ::unlink(data.c_str());
 }
 
 TEST(ResumeJournal, AFailedSyncVouchesForNothingAndIsReported) {

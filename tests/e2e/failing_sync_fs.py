@@ -1,0 +1,138 @@
+"""A file system whose disk loses writes: every fsync and fdatasync fails
+with EIO, as on a disk whose writeback failed (or a network file system that
+lost its server). Everything else passes through to a directory beneath.
+It runs as a real FUSE mount, so rftp and rftpd meet the failure where they
+would on a failing disk, in the kernel's answer to their own sync.
+
+The mount runs under Debian's /usr/bin/python3 (python3-fuse lives there,
+whatever python runs pytest); failing_sync_mount() is the tests' side."""
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def fuse_missing() -> str:
+    """Why a FUSE mount cannot be made here, or "" when it can."""
+    if not os.path.exists("/dev/fuse"):
+        return "no /dev/fuse"
+    if not shutil.which("fusermount") and not shutil.which("fusermount3"):
+        return "no fusermount (package fuse3)"
+    probe = subprocess.run([SYSTEM_PYTHON, "-c", "import fuse"], capture_output=True)
+    if probe.returncode != 0:
+        return "no python3-fuse for " + SYSTEM_PYTHON
+    return ""
+
+
+@contextlib.contextmanager
+def failing_sync_mount(backing: Path, mount: Path):
+    """Mounts the failing file system over backing at mount for the block."""
+    backing.mkdir(parents=True, exist_ok=True)
+    mount.mkdir(parents=True, exist_ok=True)
+    # hard_remove: an unlinked file still open goes at once, instead of
+    # lingering as .fuse_hidden* until its last descriptor closes.
+    proc = subprocess.Popen([SYSTEM_PYTHON, __file__, str(mount), "-f", "-o", f"root={backing},hard_remove"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        while not os.path.ismount(mount):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the failing file system did not mount: " + proc.stderr.read().decode(errors="replace"))
+            time.sleep(0.05)
+        yield mount
+    finally:
+        unmount = shutil.which("fusermount") or shutil.which("fusermount3")
+        subprocess.run([unmount, "-u", "-z", str(mount)], capture_output=True)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def serve():
+    import errno
+    import fuse
+    fuse.fuse_python_api = (0, 2)
+
+    class OpenFile:
+        def __init__(self, fd):
+            self.fd = fd
+
+    class FailingSync(fuse.Fuse):
+        root = "/"
+
+        def _at(self, path):
+            return os.path.join(self.root, path.lstrip("/"))
+
+        # The backing directory's files take no O_DIRECT from here: FUSE hands
+        # over buffered writes, and the failure to test is the sync's.
+        def open(self, path, flags):
+            return OpenFile(os.open(self._at(path), flags & ~os.O_DIRECT))
+
+        def create(self, path, flags, mode):
+            return OpenFile(os.open(self._at(path), (flags & ~os.O_DIRECT) | os.O_CREAT, mode))
+
+        def fsync(self, path, datasync, fh):
+            return -errno.EIO
+
+        def fallocate(self, path, mode, offset, length, fh):
+            return -errno.EOPNOTSUPP
+
+        def read(self, path, size, offset, fh):
+            return os.pread(fh.fd, size, offset)
+
+        def write(self, path, buf, offset, fh):
+            return os.pwrite(fh.fd, buf, offset)
+
+        def release(self, path, flags, fh):
+            os.close(fh.fd)
+
+        def ftruncate(self, path, size, fh):
+            os.ftruncate(fh.fd, size)
+
+        def truncate(self, path, size):
+            os.truncate(self._at(path), size)
+
+        def getattr(self, path):
+            return os.lstat(self._at(path))
+
+        def readdir(self, path, offset):
+            for name in [".", "..", *os.listdir(self._at(path))]:
+                yield fuse.Direntry(name)
+
+        def unlink(self, path):
+            os.unlink(self._at(path))
+
+        def rename(self, old, new):
+            os.rename(self._at(old), self._at(new))
+
+        def mkdir(self, path, mode):
+            os.mkdir(self._at(path), mode)
+
+        def rmdir(self, path):
+            os.rmdir(self._at(path))
+
+        def chmod(self, path, mode):
+            os.chmod(self._at(path), mode)
+
+        def utimens(self, path, atime, mtime):
+            os.utime(self._at(path), ns=(atime.tv_sec * 10**9 + atime.tv_nsec, mtime.tv_sec * 10**9 + mtime.tv_nsec))
+
+        def statfs(self):
+            return os.statvfs(self.root)
+
+    fs = FailingSync(dash_s_do="setsingle")
+    fs.parser.add_option(mountopt="root", metavar="PATH", default="/")
+    fs.parse(values=fs, errex=1)
+    fs.main()
+
+
+if __name__ == "__main__":
+    sys.exit(serve())

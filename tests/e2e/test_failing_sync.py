@@ -1,0 +1,57 @@
+"""A disk that loses writes, met where rftp and rftpd meet it: in the answer
+to their own fsync/fdatasync (a real FUSE file system whose syncs fail,
+failing_sync_fs.py). The resume journal's first checkpoint finds it, and the
+transfer stops there instead of moving the rest of a file none of which can
+be trusted any more; the partial and its journal go, nothing lands under the
+final name, and the daemon goes on serving."""
+
+import re
+
+import pytest
+
+from conftest import Rftpd
+from failing_sync_fs import failing_sync_mount, fuse_missing
+from power_loss import FAST_CHECKPOINTS
+from test_client_rftpd import MiB, env, random_file, rftp, summary, url  # noqa: F401 (env: a fixture)
+from test_stream_journal import login
+
+SIZE = 256 * MiB
+
+pytestmark = pytest.mark.skipif(bool(fuse_missing()), reason=f"SKIPPED: {fuse_missing()}")
+
+
+def test_a_failed_sync_stops_an_upload_and_discards_it(tmp_path, env):
+    work, disk = tmp_path / "daemon", tmp_path / "disk"
+    src = random_file(tmp_path / "big.bin", SIZE)
+    with failing_sync_mount(disk, work / "alice"):
+        d = Rftpd(work, env_extra=FAST_CHECKPOINTS)
+        try:
+            r = rftp(env, "--json", "put", "-P", "4", "--block-size", "1M", str(src), url(d, "big.bin"))
+            assert r.returncode == 8, r.stderr
+            assert re.search(rb"Could not flush the upload to disk: .*the partial file was discarded", r.stderr), r.stderr
+            line = next(l for l in d.log().splitlines() if "event=transfer direction=store" in l)
+            assert "result=failed" in line
+            # Stopped at the failed checkpoint, not at the end of the file.
+            assert int(re.search(r" bytes=(\d+)", line)[1]) < SIZE // 2, line
+            assert list(disk.iterdir()) == []
+            ftp = login(d)  # still serving
+            assert ftp.nlst() == []
+            ftp.quit()
+            assert d.proc.poll() is None
+        finally:
+            d.stop()
+
+
+def test_a_failed_sync_stops_a_download_and_discards_it(rftpd, tmp_path, env):
+    random_file(rftpd.roots["alice"] / "big.bin", SIZE)
+    disk = tmp_path / "disk"
+    with failing_sync_mount(disk, tmp_path / "mnt") as mnt:
+        r = rftp(dict(env, **FAST_CHECKPOINTS), "--json", "get", "-P", "4", "--block-size", "1M",
+                 url(rftpd, "big.bin"), str(mnt / "big.bin"))
+        assert r.returncode == 6, r.stderr
+        assert re.search(rb"fsync .*big\.bin\.rftp-part: .*the partial file was discarded: fetch the file again",
+                         r.stderr), r.stderr
+        # Stopped at the failed checkpoint, not at the end of the file.
+        assert summary(r)["bytes"] < SIZE // 2, r.stdout
+        assert list(disk.iterdir()) == []
+    assert login(rftpd).nlst() == ["big.bin"]  # the server's session ended cleanly; it serves the next
