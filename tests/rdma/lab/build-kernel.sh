@@ -43,6 +43,9 @@ Y_OPTS=(
     NAMESPACES UTS_NS IPC_NS PID_NS
     # The host root arrives through hostfs; /tmp, /run, /dev/shm are tmpfs.
     HOSTFS TMPFS DEVTMPFS DEVTMPFS_MOUNT PROC_FS SYSFS
+    # A file system whose syncs fail (tests/e2e/failing_sync_fs.py), for
+    # the failed-checkpoint tests over RDMA.
+    FUSE_FS
     # What the daemon and tools use.
     IO_URING FUTEX EPOLL EVENTFD SIGNALFD TIMERFD AIO FHANDLE SYSVIPC
     BINFMT_SCRIPT BINFMT_ELF MAGIC_SYSRQ
@@ -65,7 +68,7 @@ N_OPTS=(
 # Must be =y after olddefconfig, or the lab cannot work: checked below.
 MUST=(VIRTIO_UML UML_PCI_OVER_VIRTIO HAS_IOMEM HAS_DMA PCI INFINIBAND
       INFINIBAND_USER_ACCESS INFINIBAND_ADDR_TRANS RDMA_SIW RDMA_RXE
-      NET_NS VETH TMPFS DEVTMPFS HOSTFS IO_URING UNIX INET)
+      NET_NS VETH TMPFS DEVTMPFS HOSTFS IO_URING UNIX INET FUSE_FS)
 
 log() { echo "[build-kernel] $*" >&2; }
 
