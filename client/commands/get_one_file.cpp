@@ -161,8 +161,10 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             auto got = get_over_rdma(session, **channel, file.get(), offset, size, remote, hooks, report, received,
                                      journal.get(), o.sequential_writes || dest.direct, o.verify, placement);
             if (!got) {
-                // A checkpoint's failed sync stops the transfer: say that, not the stop.
-                if (Status synced = journal ? journal->finish() : Status{}; !synced)
+                // A checkpoint's failed sync stops the transfer: say that, not
+                // the stop. Ctrl-C first, as on TCP below: the partial stays,
+                // with a journal that vouches for nothing of it.
+                if (Status synced = journal ? journal->finish() : Status{}; !synced && !interrupted())
                     return discard_unsynced(dest, journal_path, synced.error().message);
                 return got;
             }

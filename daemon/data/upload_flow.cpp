@@ -82,7 +82,11 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         return {451, "Could not flush the upload to disk: " + why + "; the partial file was discarded: send the whole file again.",
                 bytes, "failed"};
     };
-    if (!checkpointed) return discard_unsynced(checkpointed.error().message);
+    if (!checkpointed) {
+        TransferOutcome discarded = discard_unsynced(checkpointed.error().message);
+        // ABOR meanwhile: answered as an abort (426), with the partial gone all the same.
+        return job.aborted() ? failed_outcome(Error{-ECANCELED, "aborted"}, true, bytes) : discarded;
+    }
     // Blocks: the complete prefix is the file (all of it when everything
     // arrived), whatever was reserved or written past it.
     Status cut;

@@ -35,15 +35,19 @@ def failing_sync_mount(backing: Path, mount: Path):
     """Mounts the failing file system over backing at mount for the block."""
     backing.mkdir(parents=True, exist_ok=True)
     mount.mkdir(parents=True, exist_ok=True)
+    # Its messages go to a file: a pipe nobody reads while it serves would
+    # block it once full.
+    log = backing.parent / f"{backing.name}.fuse.log"
     # hard_remove: an unlinked file still open goes at once, instead of
     # lingering as .fuse_hidden* until its last descriptor closes.
-    proc = subprocess.Popen([SYSTEM_PYTHON, __file__, str(mount), "-f", "-o", f"root={backing},hard_remove"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([SYSTEM_PYTHON, __file__, str(mount), "-f", "-o", f"root={backing},hard_remove"],
+                                stdout=subprocess.DEVNULL, stderr=err)
     try:
         deadline = time.monotonic() + 10
         while not os.path.ismount(mount):
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the failing file system did not mount: " + proc.stderr.read().decode(errors="replace"))
+                raise RuntimeError("the failing file system did not mount: " + log.read_text(errors="replace"))
             time.sleep(0.05)
         yield mount
     finally:

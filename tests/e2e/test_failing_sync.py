@@ -10,6 +10,7 @@ import re
 import pytest
 
 from conftest import Rftpd
+from daemon_log import transfer_line
 from failing_sync_fs import failing_sync_mount, fuse_missing
 from power_loss import FAST_CHECKPOINTS
 from test_client_rftpd import MiB, env, random_file, rftp, summary, url  # noqa: F401 (env: a fixture)
@@ -20,6 +21,18 @@ SIZE = 256 * MiB
 pytestmark = pytest.mark.skipif(bool(fuse_missing()), reason=f"SKIPPED: {fuse_missing()}")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def fuse_mounts(tmp_path_factory):
+    """Skips where this machine lets nobody mount FUSE (a container without
+    the right), found by trying once."""
+    probe = tmp_path_factory.mktemp("fuse-probe")
+    try:
+        with failing_sync_mount(probe / "disk", probe / "mnt"):
+            pass
+    except RuntimeError as e:
+        pytest.skip(f"SKIPPED: {e}")
+
+
 def test_a_failed_sync_stops_an_upload_and_discards_it(tmp_path, env):
     work, disk = tmp_path / "daemon", tmp_path / "disk"
     src = random_file(tmp_path / "big.bin", SIZE)
@@ -28,9 +41,11 @@ def test_a_failed_sync_stops_an_upload_and_discards_it(tmp_path, env):
         try:
             r = rftp(env, "--json", "put", "-P", "4", "--block-size", "1M", str(src), url(d, "big.bin"))
             assert r.returncode == 8, r.stderr
-            assert re.search(rb"Could not flush the upload to disk: .*the partial file was discarded", r.stderr), r.stderr
-            line = next(l for l in d.log().splitlines() if "event=transfer direction=store" in l)
-            assert "result=failed" in line
+            # The daemon's reply as it logged it: rftp may have given up
+            # waiting for it and said only that the connection closed.
+            line = transfer_line(d, "store")
+            assert re.search(r"result=failed reason=\"451 Could not flush the upload to disk: .*"
+                             r"the partial file was discarded", line), line
             # Stopped at the failed checkpoint, not at the end of the file.
             assert int(re.search(r" bytes=(\d+)", line)[1]) < SIZE // 2, line
             assert list(disk.iterdir()) == []
@@ -54,4 +69,5 @@ def test_a_failed_sync_stops_a_download_and_discards_it(rftpd, tmp_path, env):
         # Stopped at the failed checkpoint, not at the end of the file.
         assert summary(r)["bytes"] < SIZE // 2, r.stdout
         assert list(disk.iterdir()) == []
-    assert login(rftpd).nlst() == ["big.bin"]  # the server's session ended cleanly; it serves the next
+    assert "result=ok" not in transfer_line(rftpd, "retrieve")  # the daemon saw it stop
+    assert login(rftpd).nlst() == ["big.bin"]  # and serves the next session

@@ -16,6 +16,7 @@ from conftest import Daemon, rftp, url
 from test_rdma_transfers import MiB, write_pattern
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
+from daemon_log import transfer_line  # noqa: E402
 from failing_sync_fs import failing_sync_mount, fuse_missing  # noqa: E402
 from power_loss import FAST_CHECKPOINTS  # noqa: E402
 
@@ -30,12 +31,6 @@ def fuse_here():
     assert not fuse_missing(), fuse_missing()
 
 
-def transfer_bytes(daemon, direction: str) -> int:
-    line = next(l for l in daemon.log().splitlines() if f"event=transfer direction={direction}" in l)
-    assert "result=failed" in line, line
-    return int(re.search(r" bytes=(\d+)", line)[1])
-
-
 def test_a_failed_sync_stops_an_upload(device, tmp_path):
     name, addr = device
     work, disk = tmp_path / "d", tmp_path / "disk"
@@ -48,9 +43,13 @@ def test_a_failed_sync_stops_an_upload(device, tmp_path):
                 p, s = rftp("put", "-P", "4", str(src), url(addr, "up.bin", port=PORT), check=False)
                 assert p.returncode == 8, p.stderr
                 assert s["transport"] == "rdma", s
-                assert re.search(r"Could not flush the upload to disk: .*the partial file was discarded", p.stderr), p.stderr
+                # The daemon's reply as it logged it: rftp may have given up
+                # waiting for it and said only that the transfer stopped.
+                line = transfer_line(d, "store")
+                assert re.search(r"result=failed reason=\"451 Could not flush the upload to disk: .*"
+                                 r"the partial file was discarded", line), line
                 # Stopped at the failed checkpoint, not at the end of the file.
-                assert transfer_bytes(d, "store") < SIZE // 2
+                assert int(re.search(r" bytes=(\d+)", line)[1]) < SIZE // 2, line
                 assert list(disk.iterdir()) == []
                 rftp("ls", url(addr, "", port=PORT))  # still serving
                 assert d.alive()
@@ -73,7 +72,8 @@ def test_a_failed_sync_stops_a_download(device, tmp_path):
             assert re.search(r"fsync .*down\.bin\.rftp-part: .*the partial file was discarded", p.stderr), p.stderr
             assert s["transport"] == "rdma" and s["bytes"] < SIZE // 2, s
             assert list(disk.iterdir()) == []
-        rftp("get", url(addr, "down.bin", port=PORT), "/dev/null")  # the session ended cleanly; it serves the next
+        assert "result=ok" not in transfer_line(d, "retrieve")  # the daemon saw it stop
+        rftp("get", url(addr, "down.bin", port=PORT), "/dev/null")  # and serves the next session
         assert d.alive()
     finally:
         d.stop()
