@@ -6,10 +6,12 @@ be trusted any more; the partial and its journal go, nothing lands under the
 final name, and the daemon goes on serving."""
 
 import re
+import shutil
+import subprocess
 
 import pytest
 
-from conftest import Rftpd
+from conftest import PASSWORDS, Rftpd
 from daemon_log import transfer_line
 from failing_sync_fs import failing_sync_mount, fuse_missing
 from power_loss import FAST_CHECKPOINTS
@@ -33,14 +35,24 @@ def fuse_mounts(tmp_path_factory):
         pytest.skip(f"SKIPPED: {e}")
 
 
-def test_a_failed_sync_stops_an_upload_and_discards_it(tmp_path, env):
+@pytest.mark.parametrize("client", ["rftp -P4", "curl"])
+def test_a_failed_sync_stops_an_upload_and_discards_it(tmp_path, env, client):
+    """rftp's framed streams, and curl's plain one (each stops on its own path)."""
+    curl = shutil.which("curl")
+    if client == "curl" and not curl:
+        pytest.skip("SKIPPED: curl is not installed")
     work, disk = tmp_path / "daemon", tmp_path / "disk"
     src = random_file(tmp_path / "big.bin", SIZE)
     with failing_sync_mount(disk, work / "alice"):
         d = Rftpd(work, env_extra=FAST_CHECKPOINTS)
         try:
-            r = rftp(env, "--json", "put", "-P", "4", "--block-size", "1M", str(src), url(d, "big.bin"))
-            assert r.returncode == 8, r.stderr
+            if client == "curl":
+                r = subprocess.run([curl, "-sS", "-T", str(src), f"ftp://alice:{PASSWORDS['alice']}@127.0.0.1:{d.port}/big.bin"],
+                                   capture_output=True, timeout=300)
+                assert r.returncode != 0, r.stderr
+            else:
+                r = rftp(env, "--json", "put", "-P", "4", "--block-size", "1M", str(src), url(d, "big.bin"))
+                assert r.returncode == 8, r.stderr
             # The daemon's reply as it logged it: rftp may have given up
             # waiting for it and said only that the connection closed.
             line = transfer_line(d, "store")
