@@ -192,6 +192,26 @@ def test_verify_to_stdout_or_a_device_is_refused_up_front(rftpd, env, tmp_path):
         assert b"rftp hash" in r.stderr and r.stdout == b"", r.stderr
 
 
+@pytest.mark.parametrize("planted", ["fifo", "directory"])
+def test_something_else_at_the_partial_name_stops_the_download_and_says_so(rftpd, env, tmp_path, planted):
+    """A FIFO at rftp's partial file name (a shared directory) must not hang
+    the download in its open, waiting for a reader; a directory there gets
+    more than "Is a directory". Either way: exit 6, what is there and what to
+    do, and nothing touched."""
+    random_file(rftpd.roots["alice"] / "v.bin", 1 * MiB)
+    part = tmp_path / "out.bin.rftp-part"
+    if planted == "fifo":
+        os.mkfifo(part)
+    else:
+        part.mkdir()
+    r = rftp(env, "get", url(rftpd, "v.bin"), str(tmp_path / "out.bin"), timeout=30)
+    assert r.returncode == 6, r.stderr
+    assert f"out.bin.rftp-part is a {'FIFO' if planted == 'fifo' else 'directory'}; ".encode() in r.stderr, r.stderr
+    assert b"remove it" in r.stderr, r.stderr
+    assert not (tmp_path / "out.bin").exists()
+    assert part.is_fifo() if planted == "fifo" else part.is_dir()
+
+
 def test_a_symlink_at_the_partial_names_is_not_written_through(rftpd, env, tmp_path):
     """Someone else's symlink at rftp's partial file or journal (a shared
     directory) must not redirect the download onto the file it points at.
