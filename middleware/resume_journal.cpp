@@ -1,6 +1,7 @@
 #include "middleware/resume_journal.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,12 +30,31 @@ std::chrono::milliseconds default_checkpoint_interval() {
 ResumeJournal::ResumeJournal(UniqueFd fd, uint64_t start, Checkpoints c)
     : fd_(std::move(fd)), checkpoints_(c), written_(start) {}
 
+namespace {
+
+// The journal at path, opened for writing, if a plain file can be had there.
+// O_NONBLOCK: a FIFO at the name must not hang the open waiting for a reader.
+UniqueFd open_plain_for_writing(const std::string &path) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644));
+    if (!fd) return fd;
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return UniqueFd();
+    if (!S_ISREG(st.st_mode)) {
+        errno = EINVAL;
+        return UniqueFd();
+    }
+    (void)::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+    return fd;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ResumeJournal>> ResumeJournal::create(const std::string &path, uint64_t start, Checkpoints c) {
-    constexpr int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW;
-    UniqueFd fd(::open(path.c_str(), flags, 0644));
-    // Someone's symlink at the name (a shared directory) is not written
-    // through: it goes, and the journal is made in its place.
-    if (!fd && errno == ELOOP && ::unlink(path.c_str()) == 0) fd.reset(::open(path.c_str(), flags, 0644));
+    UniqueFd fd = open_plain_for_writing(path);
+    // Someone's symlink or FIFO at the name (a shared directory) is not
+    // written through: it goes, and the journal is made in its place.
+    if (!fd && (errno == ELOOP || errno == ENXIO || errno == EINVAL) && ::unlink(path.c_str()) == 0)
+        fd = open_plain_for_writing(path);
     if (!fd) return fail_errno("create resume journal " + path);
     return create(std::move(fd), start, c);
 }
@@ -135,8 +155,12 @@ Status ResumeJournal::finish() {
 }
 
 std::optional<uint64_t> read_resume_journal(const std::string &path) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    // O_NONBLOCK: a FIFO at the name must not hang the open waiting for a writer.
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!fd) return std::nullopt;
+    struct stat st {};
+    // Not a journal of ours, yet something is there: vouches for nothing.
+    if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     return read_resume_journal(fd.get());
 }
 

@@ -212,6 +212,21 @@ def test_something_else_at_the_partial_name_stops_the_download_and_says_so(rftpd
     assert part.is_fifo() if planted == "fifo" else part.is_dir()
 
 
+def test_a_fifo_at_the_journal_name_is_replaced(rftpd, env, tmp_path):
+    """A FIFO at rftp's journal name must not hang the resume reading it, nor
+    the download making its journal there: it vouches for nothing (the
+    partial beside it is not trusted: its bytes here are wrong), and it is
+    replaced by the journal."""
+    random_file(rftpd.roots["alice"] / "v.bin", 3 * MiB)
+    (tmp_path / "out.bin.rftp-part").write_bytes(b"not the file's first bytes")
+    os.mkfifo(tmp_path / "out.bin.rftp-resume")
+    r = rftp(env, "get", "-c", "-P", "4", "--block-size", "1M", url(rftpd, "v.bin"), str(tmp_path / "out.bin"),
+             timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert sha256(tmp_path / "out.bin") == sha256(rftpd.roots["alice"] / "v.bin")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("out.bin")) == ["out.bin"]
+
+
 def test_a_symlink_at_the_partial_names_is_not_written_through(rftpd, env, tmp_path):
     """Someone else's symlink at rftp's partial file or journal (a shared
     directory) must not redirect the download onto the file it points at.
