@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "middleware/boot_id.h"
+#include "middleware/disk/plain_file.h"
 
 namespace rftp::middleware {
 
@@ -30,31 +31,13 @@ std::chrono::milliseconds default_checkpoint_interval() {
 ResumeJournal::ResumeJournal(UniqueFd fd, uint64_t start, Checkpoints c)
     : fd_(std::move(fd)), checkpoints_(c), written_(start) {}
 
-namespace {
-
-// The journal at path, opened for writing, if a plain file can be had there.
-// O_NONBLOCK: a FIFO at the name must not hang the open waiting for a reader.
-UniqueFd open_plain_for_writing(const std::string &path) {
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644));
-    if (!fd) return fd;
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return UniqueFd();
-    if (!S_ISREG(st.st_mode)) {
-        errno = EINVAL;
-        return UniqueFd();
-    }
-    (void)::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
-    return fd;
-}
-
-}  // namespace
-
 Result<std::unique_ptr<ResumeJournal>> ResumeJournal::create(const std::string &path, uint64_t start, Checkpoints c) {
-    UniqueFd fd = open_plain_for_writing(path);
+    constexpr int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+    UniqueFd fd = open_plain_file(path, flags);
     // Someone's symlink or FIFO at the name (a shared directory) is not
     // written through: it goes, and the journal is made in its place.
     if (!fd && (errno == ELOOP || errno == ENXIO || errno == EINVAL) && ::unlink(path.c_str()) == 0)
-        fd = open_plain_for_writing(path);
+        fd = open_plain_file(path, flags);
     if (!fd) return fail_errno("create resume journal " + path);
     return create(std::move(fd), start, c);
 }

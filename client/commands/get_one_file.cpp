@@ -15,6 +15,7 @@
 #include "client/interrupt.h"
 #include "client/rdma_transport.h"
 #include "middleware/disk/memory_endpoint.h"
+#include "middleware/disk/plain_file.h"
 #include "middleware/disk/preallocate.h"
 #include "middleware/range_set.h"
 #include "middleware/resume_journal.h"
@@ -100,21 +101,18 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
     } else {
         // The partial file is ours: a symlink planted at its name (a shared
         // directory) must not send the download through to another file,
-        // and a FIFO there must not hang the open (O_NONBLOCK, dropped below).
-        int flags = O_WRONLY | O_CLOEXEC | (dest.direct ? 0 : O_CREAT | O_NOFOLLOW | O_NONBLOCK);
-        file.reset(::open(dest.write_path.c_str(), flags, 0644));
-        const std::string not_ours = "; rftp keeps its partial download there, as a plain file of its own: remove it";
-        if (!file && !dest.direct && errno == ELOOP)
-            return fail_as(ExitCode::local_file, dest.write_path + " is a symlink" + not_ours);
-        if (!file && !dest.direct && (errno == EISDIR || errno == ENXIO))
-            return fail_as(ExitCode::local_file, dest.write_path + (errno == EISDIR ? " is a directory" : " is a FIFO") + not_ours);
-        if (!file) return fail_as(ExitCode::local_file, "open " + dest.write_path + ": " + std::strerror(errno));
-        if (!dest.direct) {
-            struct stat st {};
-            if (::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode))
-                return fail_as(ExitCode::local_file, dest.write_path + " is not a plain file" + not_ours);
-            ::fcntl(file.get(), F_SETFL, ::fcntl(file.get(), F_GETFL) & ~O_NONBLOCK);
+        // and a FIFO there must not hang the open.
+        file = dest.direct ? UniqueFd(::open(dest.write_path.c_str(), O_WRONLY | O_CLOEXEC))
+                           : middleware::open_plain_file(dest.write_path, O_WRONLY | O_CREAT | O_CLOEXEC);
+        if (!file && !dest.direct) {
+            const char *what = errno == ELOOP ? " is a symlink" : errno == EISDIR ? " is a directory"
+                             : errno == ENXIO ? " is a FIFO" : errno == EINVAL ? " is not a plain file" : nullptr;
+            if (what)
+                return fail_as(ExitCode::local_file, dest.write_path + what +
+                                                         "; rftp keeps its partial download there, as a plain file "
+                                                         "of its own: remove it");
         }
+        if (!file) return fail_as(ExitCode::local_file, "open " + dest.write_path + ": " + std::strerror(errno));
     }
     const std::string journal_path = dest.final_path + std::string(kJournalSuffix);
     if (!dest.direct) {

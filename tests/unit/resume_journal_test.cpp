@@ -139,12 +139,23 @@ TEST(ResumeJournal, AResumedStartIsMadeDurableAtOnce) {
     ::unlink(path.c_str());
 }
 
+// A data fd whose every sync fails, as a disk that lost a write would make
+// it: fdatasync on a pipe fails (EINVAL). Both ends close with it.
+struct UnsyncableFd {
+    int fds[2] = {-1, -1};
+    UnsyncableFd() { EXPECT_EQ(::pipe(fds), 0); }
+    ~UnsyncableFd() {
+        ::close(fds[0]);
+        ::close(fds[1]);
+    }
+    int get() const { return fds[1]; }
+};
+
 TEST(ResumeJournal, AFailedSyncStopsTheTransferTiedToIt) {
     std::string path = temp_path("journal-stop");
-    int pipe_fds[2];
-    ASSERT_EQ(::pipe(pipe_fds), 0);  // fdatasync on a pipe fails (EINVAL)
+    UnsyncableFd data;
     {
-        auto j = ResumeJournal::create(path, 0, Checkpoints{pipe_fds[1], 10ms});
+        auto j = ResumeJournal::create(path, 0, Checkpoints{data.get(), 10ms});
         ASSERT_TRUE(j);
         std::atomic<bool> stop{false};
         {
@@ -159,8 +170,6 @@ TEST(ResumeJournal, AFailedSyncStopsTheTransferTiedToIt) {
         EXPECT_TRUE(late.load());
         EXPECT_FALSE((*j)->finish());
     }
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
     ::unlink(path.c_str());
 }
 
@@ -187,10 +196,9 @@ TEST(ResumeJournal, NoStopWhileCheckpointsSucceed) {
 
 TEST(ResumeJournal, AFailedSyncVouchesForNothingAndIsReported) {
     std::string path = temp_path("journal-eio");
-    int pipe_fds[2];
-    ASSERT_EQ(::pipe(pipe_fds), 0);  // fdatasync on a pipe fails (EINVAL)
+    UnsyncableFd data;
     {
-        auto j = ResumeJournal::create(path, 0, Checkpoints{pipe_fds[1], 10ms});
+        auto j = ResumeJournal::create(path, 0, Checkpoints{data.get(), 10ms});
         ASSERT_TRUE(j);
         (*j)->record(4096);
         // The failed checkpoint resets the journal; later records are ignored.
@@ -201,7 +209,5 @@ TEST(ResumeJournal, AFailedSyncVouchesForNothingAndIsReported) {
         EXPECT_NE(finished.error().message.find("sync at a checkpoint"), std::string::npos);
     }
     EXPECT_EQ(read_resume_journal(path), 0u);
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
     ::unlink(path.c_str());
 }
