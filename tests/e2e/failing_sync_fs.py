@@ -1,6 +1,9 @@
 """A file system whose disk loses writes: every fsync and fdatasync fails
 with EIO, as on a disk whose writeback failed (or a network file system that
 lost its server). Everything else passes through to a directory beneath.
+With a delay, each sync first leaves a marker file beside the backing
+directory and then takes that long to fail, as a sync to a dying disk does:
+time for something else (an ABOR, a Ctrl-C) to happen meanwhile.
 It runs as a real FUSE mount, so rftp and rftpd meet the failure where they
 would on a failing disk, in the kernel's answer to their own sync.
 
@@ -30,9 +33,16 @@ def fuse_missing() -> str:
     return ""
 
 
+def sync_began_marker(backing: Path) -> Path:
+    """The file a slow sync leaves before it fails (failing_sync_mount's sync_delay)."""
+    return backing.parent / f"{backing.name}.sync-began"
+
+
 @contextlib.contextmanager
-def failing_sync_mount(backing: Path, mount: Path):
-    """Mounts the failing file system over backing at mount for the block."""
+def failing_sync_mount(backing: Path, mount: Path, sync_delay: float = 0.0):
+    """Mounts the failing file system over backing at mount for the block.
+    sync_delay: seconds each sync takes to fail, after leaving
+    sync_began_marker(backing)."""
     backing.mkdir(parents=True, exist_ok=True)
     mount.mkdir(parents=True, exist_ok=True)
     # Its messages go to a file: a pipe nobody reads while it serves would
@@ -42,7 +52,9 @@ def failing_sync_mount(backing: Path, mount: Path):
     # lingering as .fuse_hidden* until its last descriptor closes.
     with open(log, "wb") as err:
         proc = subprocess.Popen([SYSTEM_PYTHON, __file__, str(mount), "-f", "-o", f"root={backing},hard_remove"],
-                                stdout=subprocess.DEVNULL, stderr=err)
+                                stdout=subprocess.DEVNULL, stderr=err,
+                                env=dict(os.environ, FAILING_SYNC_DELAY=str(sync_delay),
+                                         FAILING_SYNC_MARKER=str(sync_began_marker(backing))))
     try:
         deadline = time.monotonic() + 10
         while not os.path.ismount(mount):
@@ -84,6 +96,10 @@ def serve():
             return OpenFile(os.open(self._at(path), (flags & ~os.O_DIRECT) | os.O_CREAT, mode))
 
         def fsync(self, path, datasync, fh):
+            delay = float(os.environ.get("FAILING_SYNC_DELAY", "0"))
+            if delay:
+                Path(os.environ["FAILING_SYNC_MARKER"]).touch()
+                time.sleep(delay)
             return -errno.EIO
 
         def fallocate(self, path, mode, offset, length, fh):

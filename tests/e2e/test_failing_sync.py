@@ -7,15 +7,17 @@ final name, and the daemon goes on serving."""
 
 import re
 import shutil
+import signal
 import subprocess
+import time
 
 import pytest
 
 from conftest import PASSWORDS, Rftpd
 from daemon_log import transfer_line
-from failing_sync_fs import failing_sync_mount, fuse_missing
-from power_loss import FAST_CHECKPOINTS
-from test_client_rftpd import MiB, env, random_file, rftp, summary, url  # noqa: F401 (env: a fixture)
+from failing_sync_fs import failing_sync_mount, fuse_missing, sync_began_marker
+from power_loss import FAST_CHECKPOINTS, journal_fields
+from test_client_rftpd import RFTP, MiB, env, random_file, rftp, summary, url  # noqa: F401 (env: a fixture)
 from test_stream_journal import login
 
 SIZE = 256 * MiB
@@ -83,3 +85,73 @@ def test_a_failed_sync_stops_a_download_and_discards_it(rftpd, tmp_path, env):
         assert list(disk.iterdir()) == []
     assert "result=ok" not in transfer_line(rftpd, "retrieve")  # the daemon saw it stop
     assert login(rftpd).nlst() == ["big.bin"]  # and serves the next session
+
+
+def wait_for(path, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def test_an_abor_while_a_checkpoint_fails_is_answered_as_an_abort_and_discards_the_partial(tmp_path):
+    """The ABOR arrives while the checkpoint's sync is failing: the client
+    asked to stop, so the reply is 426, not 451; but the bytes on disk were
+    not vouched for by that sync, so the partial and its journal go all the
+    same, and no REST could pick them up."""
+    work, disk = tmp_path / "daemon", tmp_path / "disk"
+    with failing_sync_mount(disk, work / "alice", sync_delay=1.5):
+        d = Rftpd(work, env_extra=FAST_CHECKPOINTS)
+        try:
+            ftp = login(d)
+            ftp.voidcmd("TYPE I")
+            data = ftp.transfercmd("STOR big.bin")  # a plain stream, as curl's
+            # Until the first checkpoint's sync has begun (and will fail). The
+            # data connection stays open, so the upload is not over; once the
+            # file system stalls in the sync, sends stall too.
+            data.settimeout(0.1)
+            deadline = time.monotonic() + 30
+            while not sync_began_marker(disk).exists():
+                assert time.monotonic() < deadline, "no checkpoint began"
+                try:
+                    data.sendall(b"x" * MiB)
+                except TimeoutError:
+                    pass
+            ftp.putcmd("ABOR")
+            assert ftp.getline().startswith("426"), "the upload's own reply"
+            assert ftp.getline()[:3] in ("226", "225"), "ABOR's reply"
+            data.close()
+            line = transfer_line(d, "store")
+            assert "result=aborted" in line, line
+            assert list(disk.iterdir()) == [], "neither the partial nor its journal stays"
+            assert ftp.sendcmd("NOOP").startswith("200")
+            ftp.quit()
+        finally:
+            d.stop()
+
+
+def test_a_download_interrupted_while_a_checkpoint_fails_keeps_a_partial_that_vouches_for_nothing(
+        rftpd, tmp_path, env):
+    """Ctrl-C while the checkpoint's sync is failing: rftp exits 130 and keeps
+    the partial, as any interrupted download does, but its journal vouches for
+    none of it, so -c fetches the whole file again."""
+    src = random_file(rftpd.roots["alice"] / "big.bin", SIZE)
+    disk = tmp_path / "disk"
+    with failing_sync_mount(disk, tmp_path / "mnt", sync_delay=1.5) as mnt:
+        p = subprocess.Popen([str(RFTP), "--json", "get", "-P", "4", "--block-size", "1M", url(rftpd, "big.bin"),
+                              str(mnt / "big.bin")], env=dict(env, **FAST_CHECKPOINTS),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait_for(sync_began_marker(disk))
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 130, err
+        assert b"rftp get -c" in err, err
+        assert journal_fields(disk / "big.bin.rftp-resume")[:2] == (0, 0)
+    assert (disk / "big.bin.rftp-part").exists()
+    # Continued where no sync fails: from the start, and whole.
+    again = rftp(env, "--json", "get", "-c", "-P", "4", "--block-size", "1M", url(rftpd, "big.bin"),
+                 str(disk / "big.bin"))
+    assert again.returncode == 0, again.stderr
+    assert summary(again)["bytes"] == SIZE
+    assert (disk / "big.bin").read_bytes() == src.read_bytes()
+    assert sorted(p.name for p in disk.iterdir()) == ["big.bin"]
