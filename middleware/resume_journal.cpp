@@ -12,6 +12,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/log.h"
 #include "middleware/boot_id.h"
 #include "middleware/disk/plain_file.h"
 
@@ -48,13 +49,20 @@ Result<std::unique_ptr<ResumeJournal>> ResumeJournal::create(UniqueFd fd, uint64
         std::lock_guard lock(j->mutex_);
         if (!j->write_locked()) return fail_errno("write resume journal");
     }
-    if (c.data_fd < 0) return j;
-    try {
-        j->thread_ = std::jthread([raw = j.get()](std::stop_token stop) { raw->run_checkpoints(stop); });
-    } catch (const std::system_error &e) {
-        return fail_msg("start the resume journal's checkpoints: " + std::string(e.what()), -e.code().value());
-    }
+    if (c.data_fd < 0 || start == 0) return j;
+    std::lock_guard lock(j->mutex_);
+    j->start_checkpoints_locked();
     return j;
+}
+
+void ResumeJournal::start_checkpoints_locked() {
+    checkpoints_started_ = true;
+    try {
+        thread_ = std::jthread([this](std::stop_token stop) { run_checkpoints(stop); });
+    } catch (const std::system_error &e) {
+        log::warning("event=resume_journal checkpoints=off reason=" + log::quote(e.what()) +
+                  " (a power loss will restart this transfer from the beginning)");
+    }
 }
 
 bool ResumeJournal::write_locked() {
@@ -79,12 +87,16 @@ void ResumeJournal::record(uint64_t prefix) {
     if (prefix <= written_ || sync_failed_) return;
     written_ = prefix;
     (void)write_locked();  // a line not written leaves the journal behind, never ahead
+    if (!checkpoints_started_ && checkpoints_.data_fd >= 0 &&
+        std::chrono::steady_clock::now() - created_ >= checkpoints_.every)
+        start_checkpoints_locked();
 }
 
 void ResumeJournal::run_checkpoints(std::stop_token stop) {
     std::unique_lock lock(mutex_);
     // A resumed start is made durable at once: it may be only in the page
-    // cache (the last process died, not the machine).
+    // cache (the last process died, not the machine). A thread started by
+    // record() comes an interval late already: it syncs at once too.
     bool wait = written_ == 0;
     while (true) {
         if (wait) wake_.wait_for(lock, stop, checkpoints_.every, [] { return false; });

@@ -46,8 +46,12 @@ struct Checkpoints {
 class ResumeJournal {
 public:
     // Creates (or truncates) the journal at path and records start, which
-    // was complete already (a resume). With a data_fd, start is synced at
-    // once and a checkpoint follows every interval, on a thread of its own.
+    // was complete already (a resume). With a data_fd, a checkpoint follows
+    // every interval, on a thread of its own: a resumed start is synced at
+    // once; otherwise the thread starts at the first record() an interval
+    // after creation. A transfer that ends sooner (a small file) costs no
+    // thread: starting and ending one for every file of many was an eighth
+    // of rftpd's CPU for 256 KiB uploads (docs/benchmarks.md).
     static Result<std::unique_ptr<ResumeJournal>> create(const std::string &path, uint64_t start, Checkpoints c = {});
     // The same on a journal file already opened for writing (and truncated).
     static Result<std::unique_ptr<ResumeJournal>> create(UniqueFd fd, uint64_t start, Checkpoints c = {});
@@ -57,7 +61,9 @@ public:
     ~ResumeJournal() = default;  // the checkpoint thread stops first (declared last)
 
     // Records a longer complete prefix; shorter or equal values are ignored.
-    // Safe from several threads; never waits for a sync.
+    // Safe from several threads; never waits for a sync. Where no thread
+    // can be started, there are no checkpoints: the written prefix still
+    // serves a resume after the process died, and a power loss starts over.
     void record(uint64_t prefix);
 
     // While a transfer runs, a checkpoint whose sync fails raises its stop
@@ -75,6 +81,7 @@ public:
 private:
     ResumeJournal(UniqueFd fd, uint64_t start, Checkpoints c);
     bool write_locked();
+    void start_checkpoints_locked();
     void run_checkpoints(std::stop_token stop);
     bool checkpoint(std::unique_lock<std::mutex> &lock);
 
@@ -86,6 +93,8 @@ private:
     uint64_t durable_ = 0;
     std::optional<Error> sync_failed_;
     std::atomic<bool> *stop_flag_ = nullptr;
+    const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();
+    bool checkpoints_started_ = false;  // or tried to: a thread refused is not asked again
     std::jthread thread_;  // last: joined before the members it uses go
 };
 

@@ -110,6 +110,7 @@ TEST(ResumeJournal, ACheckpointSyncsTheFileThenVouchesForWhatWasWritten) {
     {
         auto j = ResumeJournal::create(path, 0, Checkpoints{data, 10ms});
         ASSERT_TRUE(j);
+        std::this_thread::sleep_for(20ms);  // checkpoints begin with the first record an interval in
         (*j)->record(4096);
         EXPECT_TRUE(durable_reaches(path, "4096"));
         (*j)->record(8192);
@@ -139,6 +140,35 @@ TEST(ResumeJournal, AResumedStartIsMadeDurableAtOnce) {
     ::unlink(path.c_str());
 }
 
+int threads_of_this_process() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+    return -1;
+}
+
+TEST(ResumeJournal, ATransferShorterThanAnIntervalStartsNoCheckpointThread) {
+    std::string path = temp_path("journal-short"), data_path = temp_path("journal-short-data");
+    std::ofstream(data_path) << std::string(8192, 'x');
+    UniqueFd data(::open(data_path.c_str(), O_WRONLY));
+    ASSERT_TRUE(data);
+    const int before = threads_of_this_process();
+    ASSERT_GT(before, 0);
+    {
+        auto j = ResumeJournal::create(path, 0, Checkpoints{data.get(), 50ms});
+        ASSERT_TRUE(j);
+        (*j)->record(4096);
+        EXPECT_EQ(threads_of_this_process(), before);  // a small file costs no thread
+        std::this_thread::sleep_for(60ms);
+        (*j)->record(8192);  // an interval in: checkpoints begin, at once
+        EXPECT_EQ(threads_of_this_process(), before + 1);
+        EXPECT_TRUE(durable_reaches(path, "8192"));
+        EXPECT_TRUE((*j)->finish());
+    }
+    ::unlink(data_path.c_str());
+    ::unlink(path.c_str());
+}
+
 // A data fd whose every sync fails, as a disk that lost a write would make
 // it: fdatasync on a pipe fails (EINVAL). Both ends close with it.
 struct UnsyncableFd {
@@ -160,6 +190,7 @@ TEST(ResumeJournal, AFailedSyncStopsTheTransferTiedToIt) {
         std::atomic<bool> stop{false};
         {
             StopOnFailedCheckpoint tie(j->get(), stop);
+            std::this_thread::sleep_for(20ms);
             (*j)->record(4096);
             for (int i = 0; i < 1000 && !stop.load(); ++i) std::this_thread::sleep_for(10ms);
             EXPECT_TRUE(stop.load());
@@ -200,6 +231,7 @@ TEST(ResumeJournal, AFailedSyncVouchesForNothingAndIsReported) {
     {
         auto j = ResumeJournal::create(path, 0, Checkpoints{data.get(), 10ms});
         ASSERT_TRUE(j);
+        std::this_thread::sleep_for(20ms);
         (*j)->record(4096);
         // The failed checkpoint resets the journal; later records are ignored.
         for (int i = 0; i < 1000 && fields(path)[0] != "0"; ++i) std::this_thread::sleep_for(10ms);
