@@ -8,30 +8,73 @@
 namespace rftp::daemon {
 
 void BackgroundTasks::run(std::function<void()> work, std::function<void()> done, std::function<void()> refused) {
-    uint64_t id = next_id_++;
-    std::thread thread;
-    try {
-        thread = std::thread([this, id, work = std::move(work), done = std::move(done)]() mutable {
-            work();
-            bridge_.post([this, id, done = std::move(done)] {
-                auto it = threads_.find(id);
-                if (it != threads_.end()) {
-                    it->second.join();
-                    threads_.erase(it);
-                }
-                done();
-            });
-        });
-    } catch (const std::system_error &e) {
-        log::error(std::string("event=thread_refused reason=") + log::quote(e.what()) +
-                   " running_tasks=" + std::to_string(threads_.size()));
-        refused();
-        return;
+    std::unique_lock lock(mutex_);
+    if (!stopping_) {
+        queue_.push_back({std::move(work), std::move(done)});
+        if (queue_.size() <= idle_) {
+            wake_.notify_one();
+            return;
+        }
+        // Every waiting worker has a task already: one more, for this one.
+        // It starts under the lock, so none can take the task meanwhile.
+        uint64_t id = next_id_++;
+        try {
+            threads_.emplace(id, std::thread([this, id] { serve(id); }));
+            return;
+        } catch (const std::system_error &e) {
+            queue_.pop_back();
+            const std::size_t busy = threads_.size() - idle_;
+            lock.unlock();
+            log::error(std::string("event=thread_refused reason=") + log::quote(e.what()) +
+                       " running_tasks=" + std::to_string(busy));
+        }
     }
-    threads_.emplace(id, std::move(thread));
+    if (lock.owns_lock()) lock.unlock();
+    refused();
+}
+
+void BackgroundTasks::serve(uint64_t id) {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        ++idle_;
+        bool have = wake_.wait_for(lock, idle_for_, [this] { return stopping_ || !queue_.empty(); });
+        --idle_;
+        if (!have || queue_.empty()) break;  // idle too long, or stopping with nothing left
+        Task task = std::move(queue_.front());
+        queue_.pop_front();
+        lock.unlock();
+        task.work();
+        bridge_.post(std::move(task.done));
+        lock.lock();
+    }
+    // The loop joins what ended (join_all, at shutdown, joins the rest).
+    if (!stopping_) bridge_.post([this, id] { reap(id); });
+}
+
+void BackgroundTasks::reap(uint64_t id) {
+    auto it = threads_.find(id);
+    if (it == threads_.end()) return;
+    it->second.join();  // not under the lock: the worker may still be leaving it
+    std::lock_guard lock(mutex_);
+    threads_.erase(it);
+}
+
+std::size_t BackgroundTasks::running() const {
+    std::lock_guard lock(mutex_);
+    return threads_.size() - idle_;
+}
+
+std::size_t BackgroundTasks::workers() const {
+    std::lock_guard lock(mutex_);
+    return threads_.size();
 }
 
 void BackgroundTasks::join_all() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
     for (auto &[id, t] : threads_)
         if (t.joinable()) t.join();
     threads_.clear();

@@ -1,11 +1,18 @@
 // Work that must not run on the event loop (password hashing, transfers,
-// digests, listings) runs on its own thread; its completion runs back on the
-// loop. Threads are joined on the loop as they finish, and all at shutdown.
+// digests, listings) runs on a worker thread; its completion runs back on the
+// loop. Workers are kept for a while after their task and take the next one:
+// with many small files, a thread started and ended for every file cost
+// rftpd a tenth of its CPU (docs/benchmarks.md). A task never waits for
+// another: with no worker free, a new one starts.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include "daemon/server/loop_bridge.h"
@@ -14,21 +21,40 @@ namespace rftp::daemon {
 
 class BackgroundTasks {
 public:
-    explicit BackgroundTasks(LoopBridge &bridge) : bridge_(bridge) {}
+    // idle_for: how long a worker with nothing to do waits for more before it ends.
+    explicit BackgroundTasks(LoopBridge &bridge, std::chrono::milliseconds idle_for = std::chrono::seconds(5))
+        : bridge_(bridge), idle_for_(idle_for) {}
     ~BackgroundTasks() { join_all(); }
+    BackgroundTasks(const BackgroundTasks &) = delete;
+    BackgroundTasks &operator=(const BackgroundTasks &) = delete;
 
-    // Runs work on a new thread, then done on the loop thread. Call on the
-    // loop. When no thread can be started (a task limit: systemd's TasksMax,
-    // RLIMIT_NPROC), neither runs: refused runs instead, on the loop, and
-    // the daemon goes on serving.
+    // Runs work on a worker thread, then done on the loop thread. Call on
+    // the loop. When no worker is free and no thread can be started (a task
+    // limit: systemd's TasksMax, RLIMIT_NPROC), neither runs: refused runs
+    // instead, on the loop, and the daemon goes on serving.
     void run(std::function<void()> work, std::function<void()> done, std::function<void()> refused);
-    std::size_t running() const { return threads_.size(); }
+    std::size_t running() const;  // tasks under way
+    std::size_t workers() const;  // threads, busy or waiting for a task
+    // Waits for the tasks under way, then ends every worker. Call on the
+    // loop thread, at shutdown: later tasks are refused.
     void join_all();
 
 private:
+    struct Task {
+        std::function<void()> work, done;
+    };
+    void serve(uint64_t id);
+    void reap(uint64_t id);
+
     LoopBridge &bridge_;
+    const std::chrono::milliseconds idle_for_;
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<Task> queue_;
+    std::size_t idle_ = 0;  // workers waiting for a task
+    bool stopping_ = false;
     uint64_t next_id_ = 0;
-    std::map<uint64_t, std::thread> threads_;
+    std::map<uint64_t, std::thread> threads_;  // every worker not yet joined; changed on the loop thread only
 };
 
 }  // namespace rftp::daemon

@@ -1,0 +1,124 @@
+// The daemon's worker threads: work off the loop, completion on it, workers
+// kept for the next task, and no task ever waiting behind another.
+#include "daemon/server/background_tasks.h"
+
+#include <gtest/gtest.h>
+#include <uv.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+using namespace std::chrono_literals;
+using rftp::daemon::BackgroundTasks;
+using rftp::daemon::LoopBridge;
+
+namespace {
+
+// A libuv loop on this thread with a bridge into it.
+struct Loop {
+    uv_loop_t loop{};
+    std::unique_ptr<LoopBridge> bridge;
+    Loop() {
+        uv_loop_init(&loop);
+        bridge = std::make_unique<LoopBridge>(&loop);
+    }
+    ~Loop() {
+        bridge->close();
+        uv_run(&loop, UV_RUN_DEFAULT);
+        uv_loop_close(&loop);
+    }
+    // Runs the loop until pred holds, for at most a few seconds.
+    template <class Pred>
+    bool until(Pred pred) {
+        auto deadline = std::chrono::steady_clock::now() + 5s;
+        while (!pred()) {
+            if (std::chrono::steady_clock::now() > deadline) return false;
+            uv_run(&loop, UV_RUN_NOWAIT);
+            std::this_thread::sleep_for(1ms);
+        }
+        return true;
+    }
+};
+
+}  // namespace
+
+TEST(BackgroundTasks, WorkRunsOffTheLoopAndDoneOnIt) {
+    Loop l;
+    BackgroundTasks tasks(*l.bridge);
+    const auto loop_thread = std::this_thread::get_id();
+    std::thread::id worked_on, done_on;
+    bool done = false;
+    tasks.run([&] { worked_on = std::this_thread::get_id(); },
+              [&] {
+                  done_on = std::this_thread::get_id();
+                  done = true;
+              },
+              [] { ADD_FAILURE() << "refused"; });
+    ASSERT_TRUE(l.until([&] { return done; }));
+    EXPECT_NE(worked_on, loop_thread);
+    EXPECT_EQ(done_on, loop_thread);
+}
+
+TEST(BackgroundTasks, AWorkerTakesTheNextTaskInsteadOfANewThread) {
+    Loop l;
+    BackgroundTasks tasks(*l.bridge);
+    std::thread::id first, second;
+    int done = 0;
+    tasks.run([&] { first = std::this_thread::get_id(); }, [&] { ++done; }, [] {});
+    ASSERT_TRUE(l.until([&] { return done == 1; }));
+    tasks.run([&] { second = std::this_thread::get_id(); }, [&] { ++done; }, [] {});
+    ASSERT_TRUE(l.until([&] { return done == 2; }));
+    EXPECT_EQ(first, second);
+    EXPECT_EQ(tasks.workers(), 1u);
+}
+
+TEST(BackgroundTasks, ATaskNeverWaitsBehindAnother) {
+    // Two transfers at once: each waits until the other has started, which
+    // only happens if they run side by side.
+    Loop l;
+    BackgroundTasks tasks(*l.bridge);
+    std::mutex m;
+    std::condition_variable cv;
+    int started = 0, done = 0;
+    std::atomic<int> met{0};
+    auto meet = [&] {
+        std::unique_lock lock(m);
+        ++started;
+        cv.notify_all();
+        if (cv.wait_for(lock, 5s, [&] { return started == 2; })) ++met;
+    };
+    for (int i = 0; i < 2; ++i) tasks.run(meet, [&] { ++done; }, [] { ADD_FAILURE() << "refused"; });
+    ASSERT_TRUE(l.until([&] { return done == 2; }));
+    EXPECT_EQ(met.load(), 2);
+    EXPECT_EQ(tasks.workers(), 2u);
+}
+
+TEST(BackgroundTasks, AnIdleWorkerEnds) {
+    Loop l;
+    BackgroundTasks tasks(*l.bridge, 20ms);
+    bool done = false;
+    tasks.run([] {}, [&] { done = true; }, [] {});
+    ASSERT_TRUE(l.until([&] { return done; }));
+    EXPECT_TRUE(l.until([&] { return tasks.workers() == 0; }));
+}
+
+TEST(BackgroundTasks, JoinAllWaitsForTheTaskUnderWayThenRefusesMore) {
+    Loop l;
+    BackgroundTasks tasks(*l.bridge);
+    std::atomic<bool> ran{false};
+    tasks.run(
+        [&] {
+            std::this_thread::sleep_for(20ms);
+            ran = true;
+        },
+        [] {}, [] {});
+    tasks.join_all();
+    EXPECT_TRUE(ran.load());
+    bool refused = false;
+    tasks.run([] { ADD_FAILURE() << "ran after join_all"; }, [] {}, [&] { refused = true; });
+    EXPECT_TRUE(refused);
+}
