@@ -140,13 +140,25 @@ void ResumeJournal::stop_transfer_on_failure(std::atomic<bool> *flag) {
 }
 
 Status ResumeJournal::finish() {
-    if (thread_.joinable()) {
-        thread_.request_stop();
-        thread_.join();
+    std::jthread checkpoints;
+    {
+        // record() may start the thread: taken under the lock, and none after.
+        std::lock_guard lock(mutex_);
+        checkpoints_started_ = true;
+        checkpoints = std::move(thread_);
+    }
+    if (checkpoints.joinable()) {
+        checkpoints.request_stop();
+        checkpoints.join();
     }
     std::lock_guard lock(mutex_);
     if (sync_failed_) return fail(*sync_failed_);
     return {};
+}
+
+bool ResumeJournal::checkpointing() {
+    std::lock_guard lock(mutex_);
+    return thread_.joinable();
 }
 
 std::optional<uint64_t> read_resume_journal(const std::string &path) {

@@ -51,7 +51,9 @@ public:
     // once; otherwise the thread starts at the first record() an interval
     // after creation. A transfer that ends sooner (a small file) costs no
     // thread: starting and ending one for every file of many was an eighth
-    // of rftpd's CPU for 256 KiB uploads (docs/benchmarks.md).
+    // of rftpd's CPU for 256 KiB uploads (docs/benchmarks.md). The price: a
+    // transfer that stalls within its first interval has nothing durable
+    // until it moves again, so a power loss then costs that interval's bytes.
     static Result<std::unique_ptr<ResumeJournal>> create(const std::string &path, uint64_t start, Checkpoints c = {});
     // The same on a journal file already opened for writing (and truncated).
     static Result<std::unique_ptr<ResumeJournal>> create(UniqueFd fd, uint64_t start, Checkpoints c = {});
@@ -77,6 +79,9 @@ public:
     // so a later sync of the file would vouch for it; none of the file can
     // be trusted, and the journal was reset to vouch for nothing.
     Status finish();
+
+    // Whether the checkpoint thread runs (for tests).
+    bool checkpointing();
 
 private:
     ResumeJournal(UniqueFd fd, uint64_t start, Checkpoints c);

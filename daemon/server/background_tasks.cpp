@@ -40,11 +40,14 @@ void BackgroundTasks::serve(uint64_t id) {
         bool have = wake_.wait_for(lock, idle_for_, [this] { return stopping_ || !queue_.empty(); });
         --idle_;
         if (!have || queue_.empty()) break;  // idle too long, or stopping with nothing left
-        Task task = std::move(queue_.front());
+        std::function<void()> work = std::move(queue_.front().work), done = std::move(queue_.front().done);
         queue_.pop_front();
         lock.unlock();
-        task.work();
-        bridge_.post(std::move(task.done));
+        work();
+        // What the work held (an RDMA channel, a file) goes here, before done
+        // runs and not under the lock, as when its thread ended with it.
+        work = nullptr;
+        bridge_.post(std::move(done));
         lock.lock();
     }
     // The loop joins what ended (join_all, at shutdown, joins the rest).

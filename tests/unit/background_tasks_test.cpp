@@ -69,7 +69,8 @@ TEST(BackgroundTasks, AWorkerTakesTheNextTaskInsteadOfANewThread) {
     std::thread::id first, second;
     int done = 0;
     tasks.run([&] { first = std::this_thread::get_id(); }, [&] { ++done; }, [] {});
-    ASSERT_TRUE(l.until([&] { return done == 1; }));
+    // The worker waits for more once it is back from posting done.
+    ASSERT_TRUE(l.until([&] { return done == 1 && tasks.running() == 0; }));
     tasks.run([&] { second = std::this_thread::get_id(); }, [&] { ++done; }, [] {});
     ASSERT_TRUE(l.until([&] { return done == 2; }));
     EXPECT_EQ(first, second);
@@ -95,6 +96,22 @@ TEST(BackgroundTasks, ATaskNeverWaitsBehindAnother) {
     ASSERT_TRUE(l.until([&] { return done == 2; }));
     EXPECT_EQ(met.load(), 2);
     EXPECT_EQ(tasks.workers(), 2u);
+}
+
+TEST(BackgroundTasks, WhatTheWorkHeldIsGoneBeforeDoneRuns) {
+    // An RDMA channel or an open file captured by the work is released on
+    // the worker before the completion runs on the loop.
+    Loop l;
+    BackgroundTasks tasks(*l.bridge);
+    auto held = std::make_shared<int>(1);
+    std::weak_ptr<int> watch = held;
+    bool released_first = false, done = false;
+    tasks.run([held = std::move(held)] {}, [&] {
+        released_first = watch.expired();
+        done = true;
+    }, [] {});
+    ASSERT_TRUE(l.until([&] { return done; }));
+    EXPECT_TRUE(released_first);
 }
 
 TEST(BackgroundTasks, AnIdleWorkerEnds) {
