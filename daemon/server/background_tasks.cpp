@@ -9,28 +9,28 @@ namespace rftp::daemon {
 
 void BackgroundTasks::run(std::function<void()> work, std::function<void()> done, std::function<void()> refused) {
     std::unique_lock lock(mutex_);
-    if (!stopping_) {
-        queue_.push_back({std::move(work), std::move(done)});
-        if (queue_.size() <= idle_) {
-            wake_.notify_one();
-            return;
-        }
-        // Every waiting worker has a task already: one more, for this one.
-        // It starts under the lock, so none can take the task meanwhile.
-        uint64_t id = next_id_++;
-        try {
-            threads_.emplace(id, std::thread([this, id] { serve(id); }));
-            return;
-        } catch (const std::system_error &e) {
-            queue_.pop_back();
-            const std::size_t busy = threads_.size() - idle_;
-            lock.unlock();
-            log::error(std::string("event=thread_refused reason=") + log::quote(e.what()) +
-                       " running_tasks=" + std::to_string(busy));
-        }
+    if (stopping_) {
+        lock.unlock();
+        return refused();
     }
-    if (lock.owns_lock()) lock.unlock();
-    refused();
+    queue_.push_back({std::move(work), std::move(done)});
+    if (queue_.size() <= idle_) {
+        wake_.notify_one();
+        return;
+    }
+    // Every waiting worker has a task already: one more, for this one.
+    // It starts under the lock, so none can take the task meanwhile.
+    uint64_t id = next_id_++;
+    try {
+        threads_.emplace(id, std::thread([this, id] { serve(id); }));
+    } catch (const std::system_error &e) {
+        queue_.pop_back();
+        const std::size_t busy = threads_.size() - idle_;
+        lock.unlock();
+        log::error(std::string("event=thread_refused reason=") + log::quote(e.what()) +
+                   " running_tasks=" + std::to_string(busy));
+        refused();
+    }
 }
 
 void BackgroundTasks::serve(uint64_t id) {

@@ -18,6 +18,7 @@ from daemon_log import transfer_line
 from failing_sync_fs import failing_sync_mount, fuse_missing, sync_began_marker
 from power_loss import FAST_CHECKPOINTS, journal_fields
 from test_client_rftpd import RFTP, MiB, env, random_file, rftp, summary, url  # noqa: F401 (env: a fixture)
+from test_daemon_hostile import wait_for
 from test_stream_journal import login
 
 SIZE = 256 * MiB
@@ -87,13 +88,6 @@ def test_a_failed_sync_stops_a_download_and_discards_it(rftpd, tmp_path, env):
     assert login(rftpd).nlst() == ["big.bin"]  # and serves the next session
 
 
-def wait_for(path, timeout=30):
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
-
-
 def test_an_abor_while_a_checkpoint_fails_is_answered_as_an_abort_and_discards_the_partial(tmp_path):
     """The ABOR arrives while the checkpoint's sync is failing: the client
     asked to stop, so the reply is 426, not 451; but the bytes on disk were
@@ -138,10 +132,10 @@ def test_a_download_interrupted_while_a_checkpoint_fails_keeps_a_partial_that_vo
     src = random_file(rftpd.roots["alice"] / "big.bin", SIZE)
     disk = tmp_path / "disk"
     with failing_sync_mount(disk, tmp_path / "mnt", sync_delay=1.5) as mnt:
-        p = subprocess.Popen([str(RFTP), "--json", "get", "-P", "4", "--block-size", "1M", url(rftpd, "big.bin"),
+        p = subprocess.Popen([RFTP, "--json", "get", "-P", "4", "--block-size", "1M", url(rftpd, "big.bin"),
                               str(mnt / "big.bin")], env=dict(env, **FAST_CHECKPOINTS),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        wait_for(sync_began_marker(disk))
+        wait_for(sync_began_marker(disk).exists, "the checkpoint's sync to begin", 30)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
         assert p.returncode == 130, err
