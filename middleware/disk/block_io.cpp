@@ -183,24 +183,36 @@ void BlockIo::queue_part(uint32_t slot, unsigned part) {
     io_uring_sqe_set_data64(sqe, slot * 2 + part);
 }
 
+int64_t BlockIo::move_blocking(const Slot &s, const Part &p) const {
+    int fd = p.direct ? s.op.file->direct.get() : s.op.file->fd;
+    uint8_t *data = static_cast<uint8_t *>(blocks_[s.op.block].iov_base) + p.at + p.done;
+    uint32_t length = p.length - p.done;
+    off_t offset = static_cast<off_t>(p.offset + p.done);
+    ssize_t n;
+    if (s.op.direction == IoDirection::read) n = ::pread(fd, data, length, offset);
+    else n = s.op.file->seekable ? ::pwrite(fd, data, length, offset) : ::write(fd, data, length);
+    return n < 0 ? -errno : n;
+}
+
 void BlockIo::run_sync(uint32_t slot) {
     Slot &s = slots_[slot];
-    bool seekable = s.op.file->seekable;
     for (Part &p : s.parts) {
         if (!p.live) continue;
-        for (bool whole = false; !whole;) {
-            int fd = p.direct ? s.op.file->direct.get() : s.op.file->fd;
-            uint8_t *data = static_cast<uint8_t *>(blocks_[s.op.block].iov_base) + p.at + p.done;
-            uint32_t length = p.length - p.done;
-            off_t offset = static_cast<off_t>(p.offset + p.done);
-            ssize_t n;
-            if (s.op.direction == IoDirection::read) n = ::pread(fd, data, length, offset);
-            else n = seekable ? ::pwrite(fd, data, length, offset) : ::write(fd, data, length);
-            whole = advance(s, p, n < 0 ? -errno : n);
+        while (!advance(s, p, move_blocking(s, p))) {
         }
         if (s.error) break;
     }
     finish(slot, s.error ? Status(fail(*s.error)) : Status{});
+}
+
+int64_t BlockIo::move_instead_of_kernel(const Slot &s, const Part &p) {
+    if (!told_kernel_gave_up_) {
+        told_kernel_gave_up_ = true;
+        log::warning(label_ + " event=disk_engine io_uring gave a request up (it could not start a worker thread: "
+                              "the process's thread limit, such as systemd's TasksMax or a container's pids.max?); "
+                              "such requests are done with pread/pwrite");
+    }
+    return move_blocking(s, p);
 }
 
 void BlockIo::part_done(uint32_t slot) {
@@ -267,6 +279,10 @@ std::vector<FinishedOp> BlockIo::wait() {
             unsigned part = static_cast<unsigned>(tag % 2);
             if (slot >= slots_.size() || !slots_[slot].busy || !slots_[slot].parts[part].live) continue;  // not ours
             Slot &s = slots_[slot];
+            // This engine never cancels a request: the kernel gave it up,
+            // because io_uring could not start a worker thread for a
+            // request that would block. This thread does it instead.
+            if (res == -ECANCELED) res = move_instead_of_kernel(s, s.parts[part]);
             if (advance(s, s.parts[part], res)) {
                 s.parts[part].live = false;
                 part_done(slot);

@@ -9,7 +9,9 @@
 // order and still land where they belong.
 //
 // Where io_uring is unavailable (an old kernel, a seccomp filter) the same
-// plan runs on pread/pwrite, one block at a time.
+// plan runs on pread/pwrite, one block at a time. A request the kernel gives
+// up on (-ECANCELED: io_uring could not start a worker thread for it, at the
+// process's thread limit) is done with pread/pwrite on this thread too.
 #pragma once
 
 #include <sys/uio.h>
@@ -118,7 +120,11 @@ private:
     // Takes one part's result; true once that part is whole or failed.
     bool advance(Slot &s, Part &p, int64_t result);
     void queue_part(uint32_t slot, unsigned part);
+    // One pread or pwrite of the rest of a part, on this thread: -errno or bytes moved.
+    int64_t move_blocking(const Slot &s, const Part &p) const;
     void run_sync(uint32_t slot);
+    // move_blocking for a request the kernel gave up on, said once per engine.
+    int64_t move_instead_of_kernel(const Slot &s, const Part &p);
     void part_done(uint32_t slot);
     void arm_wake();
     void finish(uint32_t slot, Status status);
@@ -133,6 +139,7 @@ private:
     std::vector<FinishedOp> finished_;
     RingCache *rings_ = nullptr;  // where the ring goes back to, if anywhere
     bool ring_broken_ = false;    // a submit failed: not for anyone else
+    bool told_kernel_gave_up_ = false;
 };
 
 }  // namespace rftp::middleware::disk
