@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -285,9 +286,16 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             return fail_as(ExitCode::interrupted, "interrupted");
         }
         if (!moved) {
-            abort_transfer(session);
+            // The server ended the streams: its reply says why (451, it had
+            // no thread to spare), which beats our "closed before its end".
+            std::optional<ftp::Reply> why;
+            if (-moved.error().code == ECONNRESET) {
+                if (auto r = session.control.read_reply(2); r && r->code >= 400) why = *r;
+            }
+            if (!why) abort_transfer(session);
             if (Status synced = journal ? journal->finish() : Status{}; !synced)
                 return discard_unsynced(dest, journal_path, synced.error().message);
+            if (why) return refused("get " + remote, *why);
             return fail_as(exit_for_data_error(moved.error()), "get " + remote + ": " + moved.error().message);
         }
         auto done = session.control.read_reply();

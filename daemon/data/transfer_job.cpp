@@ -56,6 +56,12 @@ TransferOutcome failed_outcome(const Error &e, bool aborted, uint64_t bytes) {
             out.code = 452;
             out.text = "Insufficient storage space: " + e.message + ".";
             break;
+        case EAGAIN:
+            // Not the client's doing: a thread (or another resource) the
+            // transfer needed could not be had just now.
+            out.code = 451;
+            out.text = "Requested action aborted: " + e.message + "; try again later.";
+            break;
         case EFBIG:
             out.code = 552;
             out.text = "File too large: " + e.message + ".";

@@ -152,7 +152,7 @@ Result<TrailerCheck> receive_sealed(int sock, uint8_t *data, uint32_t length, bo
         const uint32_t n = trailer ? kBlockTrailerBytes : std::min(kSealedPiece, length - at);
         auto got = read_full(sock, data + at, n);
         if (!got) return fail(got.error());
-        if (*got != n) return fail_msg("data connection closed inside a block");
+        if (*got != n) return fail_msg("data connection closed inside a block", -ECONNRESET);
         if (trailer) break;
         if (checksums) crc.add({data + at, n});
         at += n;
@@ -374,10 +374,13 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                 if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
                 auto got = read_full(sock, raw, sizeof raw);
                 if (!got) return fail(got.error());
+                // The sender ended the connection: ECONNRESET, so that a
+                // client asks the server's reply why before saying this.
                 if (*got != sizeof raw) {
                     if (damaged.awaited() > 0)
-                        return fail_msg("data connection closed before the damaged blocks it brought came again");
-                    return fail_msg("data connection closed before its end-of-data frame");
+                        return fail_msg("data connection closed before the damaged blocks it brought came again",
+                                        -ECONNRESET);
+                    return fail_msg("data connection closed before its end-of-data frame", -ECONNRESET);
                 }
                 auto h = ftp::decode_frame(raw, max_frame, plan.max_size);
                 if (!h) return fail(h.error().with_context("bad frame"));

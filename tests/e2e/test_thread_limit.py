@@ -4,7 +4,7 @@ lowered to what it has running, so the next thread it asks for is refused.
 
 What must hold there: a login or a transfer that finds no thread is refused
 with a reply that says so (421 for a login, 451 for a transfer, and the
-session goes on); an upload that has its thread finishes even when io_uring
+session goes on; rftp shows that reply, whichever way the file went); an upload that has its thread finishes even when io_uring
 cannot start a worker for its disk writes and the resume journal cannot start
 its checkpoint thread; and once threads can be had again, everything works.
 
@@ -15,12 +15,14 @@ import contextlib
 import ftplib
 import io
 import os
+import re
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import PASSWORDS, Rftpd
+from test_client_rftpd import MiB, env, random_file, rftp, url  # noqa: F401 (env: a fixture)
 from test_daemon_hostile import wait_for
 
 TIMEOUT = 10
@@ -194,3 +196,31 @@ def test_an_upload_at_the_thread_limit_finishes_without_io_uring_workers_or_chec
         f.retrbinary("RETR slow.bin", got.extend)
         assert bytes(got) == data
         f.quit()
+
+
+def test_rftp_streams_without_threads_show_the_servers_451_and_resume_later(tmp_path, env):
+    """rftpd has the transfer's thread but none for its four streams. rftp
+    says what the server said (451, no thread), for a put and for a get,
+    where it used to say 426 "Connection closed" and, for a get, only that
+    the data connection closed. Nothing is under a final name, and once
+    threads can be had, -c finishes both files."""
+    src = random_file(tmp_path / "src.bin", 12 * MiB + 5)
+    with daemon_in_pids_cgroup(tmp_path / "d") as (d, cg):
+        root = d.roots["alice"]
+        (root / "there.bin").write_bytes(src.read_bytes())
+        down = tmp_path / "down.bin"
+        own = cg.current()
+        at_rest(cg, own)
+        for args, gone in ((["put", str(src), url(d, "up.bin")], root / "up.bin"),
+                           (["get", url(d, "there.bin"), str(down)], down)):
+            cg.limit(own + 1)
+            r = rftp(env, args[0], "-P", "4", "--block-size", "1M", *args[1:])
+            err = r.stderr.decode()
+            assert r.returncode == 8, err
+            assert re.search(r"451 Requested action aborted: stream \d/4: cannot start a thread: .*try again later", err), err
+            assert not gone.exists()
+            cg.limit("max")
+            r = rftp(env, args[0], "-c", "-P", "4", "--block-size", "1M", *args[1:])
+            assert r.returncode == 0, r.stderr.decode()
+            assert gone.read_bytes() == src.read_bytes()
+            at_rest(cg, own)
