@@ -35,8 +35,8 @@ void BackgroundTasks::run(std::function<void()> work, std::function<void()> done
 
 void BackgroundTasks::serve(uint64_t id) {
     std::unique_lock lock(mutex_);
+    ++idle_;
     for (;;) {
-        ++idle_;
         bool have = wake_.wait_for(lock, idle_for_, [this] { return stopping_ || !queue_.empty(); });
         --idle_;
         if (!have || queue_.empty()) break;  // idle too long, or stopping with nothing left
@@ -47,6 +47,12 @@ void BackgroundTasks::serve(uint64_t id) {
         // What the work held (an RDMA channel, a file) goes here, before done
         // runs and not under the lock, as when its thread ended with it.
         work = nullptr;
+        // Counted as free before done runs: the session's next command (a
+        // transfer after its login) must find this worker, not ask for a
+        // thread of its own, which at the thread limit it would not get.
+        lock.lock();
+        ++idle_;
+        lock.unlock();
         bridge_.post(std::move(done));
         lock.lock();
     }

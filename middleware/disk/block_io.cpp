@@ -148,7 +148,7 @@ void BlockIo::start(const BlockOp &op) {
     split(s);
     if (!ring_) return run_sync(slot);
     for (unsigned i = 0; i < 2; ++i)
-        if (s.parts[i].live) queue_part(slot, i);
+        if (s.parts[i].live) queue_part_or_move(slot, i);
     // Submitted now: the caller may go off to the network before it waits,
     // and the disk should be busy meanwhile. A failure here is retried (and
     // then reported) by wait().
@@ -206,13 +206,26 @@ void BlockIo::run_sync(uint32_t slot) {
 }
 
 int64_t BlockIo::move_instead_of_kernel(const Slot &s, const Part &p) {
-    if (!told_kernel_gave_up_) {
-        told_kernel_gave_up_ = true;
+    if (!kernel_gave_up_) {
+        kernel_gave_up_ = true;
         log::warning(label_ + " event=disk_engine io_uring gave a request up (it could not start a worker thread: "
                               "the process's thread limit, such as systemd's TasksMax or a container's pids.max?); "
-                              "such requests are done with pread/pwrite");
+                              "this engine's buffered I/O is done with pread/pwrite from here on");
     }
     return move_blocking(s, p);
+}
+
+// Once the kernel gave one up, a buffered part (the kind that needs a
+// worker) would wait through io_uring's tries to start one before being
+// given up again: it is done on this thread straight away.
+void BlockIo::queue_part_or_move(uint32_t slot, unsigned part) {
+    Slot &s = slots_[slot];
+    Part &p = s.parts[part];
+    if (!kernel_gave_up_ || p.direct || !s.op.file->seekable) return queue_part(slot, part);
+    while (!advance(s, p, move_blocking(s, p))) {
+    }
+    p.live = false;
+    part_done(slot);
 }
 
 void BlockIo::part_done(uint32_t slot) {
@@ -282,12 +295,15 @@ std::vector<FinishedOp> BlockIo::wait() {
             // This engine never cancels a request: the kernel gave it up,
             // because io_uring could not start a worker thread for a
             // request that would block. This thread does it instead.
-            if (res == -ECANCELED) res = move_instead_of_kernel(s, s.parts[part]);
+            // Not where the file has no offsets (O_APPEND, a pipe): what the
+            // kernel wrote before it gave up is not told, and would be
+            // written twice; that fails, as it did.
+            if (res == -ECANCELED && s.op.file->seekable) res = move_instead_of_kernel(s, s.parts[part]);
             if (advance(s, s.parts[part], res)) {
                 s.parts[part].live = false;
                 part_done(slot);
             } else {
-                queue_part(slot, part);
+                queue_part_or_move(slot, part);
             }
         } while (ring_->peek(&cqe) == 0);
     }

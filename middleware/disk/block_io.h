@@ -11,7 +11,8 @@
 // Where io_uring is unavailable (an old kernel, a seccomp filter) the same
 // plan runs on pread/pwrite, one block at a time. A request the kernel gives
 // up on (-ECANCELED: io_uring could not start a worker thread for it, at the
-// process's thread limit) is done with pread/pwrite on this thread too.
+// process's thread limit) is done with pread/pwrite on this thread, and so
+// is every buffered part after it.
 #pragma once
 
 #include <sys/uio.h>
@@ -125,6 +126,7 @@ private:
     void run_sync(uint32_t slot);
     // move_blocking for a request the kernel gave up on, said once per engine.
     int64_t move_instead_of_kernel(const Slot &s, const Part &p);
+    void queue_part_or_move(uint32_t slot, unsigned part);
     void part_done(uint32_t slot);
     void arm_wake();
     void finish(uint32_t slot, Status status);
@@ -139,7 +141,7 @@ private:
     std::vector<FinishedOp> finished_;
     RingCache *rings_ = nullptr;  // where the ring goes back to, if anywhere
     bool ring_broken_ = false;    // a submit failed: not for anyone else
-    bool told_kernel_gave_up_ = false;
+    bool kernel_gave_up_ = false;  // a request, for want of a worker thread
 };
 
 }  // namespace rftp::middleware::disk

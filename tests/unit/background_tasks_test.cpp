@@ -77,6 +77,25 @@ TEST(BackgroundTasks, AWorkerTakesTheNextTaskInsteadOfANewThread) {
     EXPECT_EQ(tasks.workers(), 1u);
 }
 
+TEST(BackgroundTasks, ATaskAskedForWhenTheLastOneIsDoneFindsItsWorker) {
+    // As a session does: its login's completion lets the next command in,
+    // which asks for a transfer. The worker that ran the login is free by then.
+    Loop l;
+    BackgroundTasks tasks(*l.bridge);
+    std::thread::id first, second;
+    bool done = false;
+    tasks.run([&] { first = std::this_thread::get_id(); },
+              [&] {
+                  EXPECT_EQ(tasks.running(), 0u);
+                  tasks.run([&] { second = std::this_thread::get_id(); }, [&] { done = true; },
+                            [] { ADD_FAILURE() << "refused"; });
+              },
+              [] { ADD_FAILURE() << "refused"; });
+    ASSERT_TRUE(l.until([&] { return done; }));
+    EXPECT_EQ(first, second);
+    EXPECT_EQ(tasks.workers(), 1u);
+}
+
 TEST(BackgroundTasks, ATaskNeverWaitsBehindAnother) {
     // Two transfers at once: each waits until the other has started, which
     // only happens if they run side by side.
