@@ -2,6 +2,7 @@
 
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "common/log.h"
 
@@ -13,6 +14,12 @@ void BackgroundTasks::run(std::function<void()> work, std::function<void()> done
         lock.unlock();
         return refused();
     }
+    // Counted until done has run on the loop (finished_one).
+    done = [this, done = std::move(done)] {
+        done();
+        finished_one();
+    };
+    ++unfinished_;
     queue_.push_back({std::move(work), std::move(done)});
     if (queue_.size() <= idle_) {
         wake_.notify_one();
@@ -25,6 +32,7 @@ void BackgroundTasks::run(std::function<void()> work, std::function<void()> done
         threads_.emplace(id, std::thread([this, id] { serve(id); }));
     } catch (const std::system_error &e) {
         queue_.pop_back();
+        --unfinished_;
         const std::size_t busy = threads_.size() - idle_;
         lock.unlock();
         log::error(std::string("event=thread_refused reason=") + log::quote(e.what()) +
@@ -58,6 +66,15 @@ void BackgroundTasks::serve(uint64_t id) {
     }
     // The loop joins what ended (join_all, at shutdown, joins the rest).
     if (!stopping_) bridge_.post([this, id] { reap(id); });
+}
+
+void BackgroundTasks::finished_one() {
+    if (--unfinished_ == 0 && all_done_) std::exchange(all_done_, nullptr)();
+}
+
+void BackgroundTasks::when_all_done(std::function<void()> fn) {
+    if (unfinished_ == 0) return fn();
+    all_done_ = std::move(fn);
 }
 
 void BackgroundTasks::reap(uint64_t id) {

@@ -35,6 +35,10 @@ public:
     void run(std::function<void()> work, std::function<void()> done, std::function<void()> refused);
     std::size_t running() const;  // tasks under way
     std::size_t workers() const;  // threads, busy or waiting for a task
+    // Runs fn on the loop once every task accepted so far has finished and
+    // its done has run (at once if none is left). Call on the loop, at
+    // shutdown: a transfer cut short by it still logs how it ended.
+    void when_all_done(std::function<void()> fn);
     // Waits for the tasks under way, then ends every worker. Call on the
     // loop thread, at shutdown: later tasks are refused.
     void join_all();
@@ -55,6 +59,11 @@ private:
     bool stopping_ = false;
     uint64_t next_id_ = 0;
     std::map<uint64_t, std::thread> threads_;  // every worker not yet joined; changed on the loop thread only
+    // Loop thread only: tasks accepted whose done has not run yet, and what
+    // to run when none is left.
+    std::size_t unfinished_ = 0;
+    std::function<void()> all_done_;
+    void finished_one();
 };
 
 }  // namespace rftp::daemon

@@ -133,7 +133,13 @@ void Server::session_ended(uint64_t id, const sockaddr_storage &peer) {
     auto it = sessions_per_address_.find(address_text(peer));
     if (it != sessions_per_address_.end() && --it->second == 0) sessions_per_address_.erase(it);
     sessions_.erase(id);
-    if (stopping_ && sessions_.empty()) bridge_.close();
+    if (stopping_ && sessions_.empty()) close_when_tasks_are_done();
+}
+
+void Server::close_when_tasks_are_done() {
+    // A transfer the stop cut short ends on its worker and logs its line from
+    // the loop: the loop lives until then, so the log says what was cut.
+    tasks_.when_all_done([this] { bridge_.close(); });
 }
 
 void Server::stop(const std::string &reason) {
@@ -148,7 +154,7 @@ void Server::stop(const std::string &reason) {
     // Copy: closing a session may erase it from the map.
     auto sessions = sessions_;
     for (auto &[id, s] : sessions) s->reply_and_close(421, "Service shutting down.", "daemon stopping");
-    if (sessions_.empty()) bridge_.close();
+    if (sessions_.empty()) close_when_tasks_are_done();
 }
 
 }  // namespace rftp::daemon

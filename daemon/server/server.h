@@ -58,6 +58,7 @@ public:
 private:
     static void on_connection(uv_stream_t *listener, int status);
     void admit(uv_stream_t *listener);
+    void close_when_tasks_are_done();
 
     uv_loop_t *loop_;
     DaemonOptions options_;

@@ -1,5 +1,6 @@
 // The daemon's worker threads: work off the loop, completion on it, workers
-// kept for the next task, and no task ever waiting behind another.
+// kept for the next task, no task ever waiting behind another, and the
+// loop told when every task has finished.
 #include "daemon/server/background_tasks.h"
 
 #include <gtest/gtest.h>
@@ -33,8 +34,8 @@ struct Loop {
     }
     // Runs the loop until pred holds, for at most a few seconds.
     template <class Pred>
-    bool until(Pred pred) {
-        auto deadline = std::chrono::steady_clock::now() + 5s;
+    bool until(Pred pred, std::chrono::milliseconds limit = 5s) {
+        auto deadline = std::chrono::steady_clock::now() + limit;
         while (!pred()) {
             if (std::chrono::steady_clock::now() > deadline) return false;
             uv_run(&loop, UV_RUN_NOWAIT);
@@ -94,6 +95,40 @@ TEST(BackgroundTasks, ATaskAskedForWhenTheLastOneIsDoneFindsItsWorker) {
     ASSERT_TRUE(l.until([&] { return done; }));
     EXPECT_EQ(first, second);
     EXPECT_EQ(tasks.workers(), 1u);
+}
+
+TEST(BackgroundTasks, WhenAllDoneWaitsForTheLastCompletion) {
+    // As rftpd stops: the loop lives until a cut transfer has logged its line.
+    Loop l;
+    BackgroundTasks tasks(*l.bridge);
+    bool at_once = false;
+    tasks.when_all_done([&] { at_once = true; });
+    EXPECT_TRUE(at_once);  // nothing under way
+
+    std::mutex m;
+    std::condition_variable cv;
+    bool release = false, done = false, all_done = false;
+    tasks.run(
+        [&] {
+            std::unique_lock lock(m);
+            cv.wait(lock, [&] { return release; });
+        },
+        [&] {
+            EXPECT_FALSE(all_done);
+            done = true;
+        },
+        [] { ADD_FAILURE() << "refused"; });
+    tasks.when_all_done([&] {
+        EXPECT_TRUE(done);
+        all_done = true;
+    });
+    EXPECT_FALSE(l.until([&] { return all_done; }, 50ms));
+    {
+        std::lock_guard lock(m);
+        release = true;
+    }
+    cv.notify_all();
+    ASSERT_TRUE(l.until([&] { return all_done; }));
 }
 
 TEST(BackgroundTasks, ATaskNeverWaitsBehindAnother) {
