@@ -59,9 +59,11 @@ OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &
         // Only a side that writes can run out of room: for an upload, the
         // server's reply (452: its disk is full) says what failed. (The
         // channel's error may carry the server's errno, ENOSPC say, so it
-        // cannot tell a local failure from the server's here.)
-        ExitCode code = !local_writes && reply && reply->code >= 400 ? classify_refusal(*reply)
-                                                                     : exit_for_data_error(moved.error());
+        // cannot tell a local failure from the server's here.) A server that
+        // ended the session (421: it is being stopped or restarted) is a lost
+        // connection whichever way the file went, as over TCP.
+        const bool server_says = reply && (reply->code == 421 || (!local_writes && reply->code >= 400));
+        ExitCode code = server_says ? classify_refusal(*reply) : exit_for_data_error(moved.error());
         return fail_as(code, what + ": " + moved.error().message + server);
     }
     auto done = session.control.read_reply();

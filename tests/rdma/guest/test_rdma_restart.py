@@ -1,0 +1,102 @@
+"""`systemctl restart rftpd` in the middle of an RDMA transfer, on each soft
+device (over TCP: tests/e2e/test_daemon_restart.py). SIGTERM while RDMA
+WRITEs are in flight: rftpd tears the channel down and exits 0, with the cut
+transfer's line in its log; rftp exits 3 with the 421 and prints the -c
+command; a new rftpd on the same roots finishes the file over RDMA, moving at
+most the rest."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import BUILD, PASSWORD, Daemon, kill_bounded, rftp, url
+from test_rdma_transfers import MiB, digest, write_pattern
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
+from power_loss import journal_fields  # noqa: E402
+
+PORT = 2131
+SIZE = 256 * MiB
+
+
+def journal_prefix(journal: Path) -> int:
+    """The complete prefix the resume journal vouches for (0 while it has none)."""
+    fields = journal_fields(journal)
+    return fields[0] if fields else 0
+
+
+def restart_mid_transfer(d, proc, journal):
+    """SIGTERMs rftpd once the journal vouches for part of the file; returns
+    rftp's exit status and stderr, or None if the transfer ended first."""
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        if 0 < journal_prefix(journal) < SIZE:
+            d.proc.send_signal(signal.SIGTERM)
+            try:
+                _, err = proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                kill_bounded(proc, "rftp, its server stopped,")
+            return proc.returncode, err
+        time.sleep(0.001)
+    proc.communicate(timeout=120)
+    return None
+
+
+@pytest.mark.parametrize("direction", ["put", "get"])
+def test_a_restart_mid_rdma_transfer_ends_it_with_421_and_c_finishes_it(device, tmp_path, direction):
+    name, addr = device
+    work = tmp_path / "d"
+    d = Daemon(work, [addr], port=PORT)
+    d2 = None
+    try:
+        if direction == "put":
+            src = tmp_path / "w.bin"
+            write_pattern(src, SIZE, 41)
+            final, part, journal = d.root / "w.bin", d.root / ".w.bin.rftp-part", d.root / ".w.bin.rftp-resume"
+            args = ["put", str(src), url(addr, "w.bin", port=PORT)]
+        else:
+            src = d.root / "r.bin"
+            write_pattern(src, SIZE, 42)
+            final = tmp_path / "r.bin"
+            part, journal = Path(f"{final}.rftp-part"), Path(f"{final}.rftp-resume")
+            args = ["get", url(addr, "r.bin", port=PORT), str(final)]
+        env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
+        cut = None
+        for _attempt in range(3):
+            proc = subprocess.Popen([str(BUILD / "rftp"), "--no-progress", args[0], "-P", "4", *args[1:]], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            cut = restart_mid_transfer(d, proc, journal)
+            if cut:
+                break
+            final.unlink()
+        assert cut, "rftpd was never stopped mid-transfer"
+        code, err = cut
+        d.proc.wait(timeout=20)
+        assert d.proc.returncode == 0, d.log()[-3000:]
+        log = d.log()
+        assert code == 3, err
+        assert "421 Service shutting down." in err, err
+        assert f"resume with: rftp {direction} -c" in err, err
+        verb = "store" if direction == "put" else "retrieve"
+        assert re.search(rf"event=transfer direction={verb} \S+ transport=rdma .*result=aborted", log), log[-3000:]
+        assert part.exists() and journal.exists() and not final.exists()
+        kept = journal_prefix(journal)
+        assert 0 < kept < SIZE
+
+        d2 = Daemon(work, [addr], port=PORT)  # the restart: same roots, a new process
+        _, s = rftp(args[0], "-c", "-P", "4", *args[1:])
+        assert s["transport"] == "rdma" and s["bytes"] <= SIZE - kept, s
+        assert digest(final) == digest(src)
+        assert not part.exists() and not journal.exists()
+    finally:
+        for daemon in (d, d2):
+            if daemon:
+                daemon.stop()
+        shutil.rmtree(tmp_path, ignore_errors=True)  # guest memory is tight
