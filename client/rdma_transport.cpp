@@ -60,10 +60,12 @@ OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &
         // server's reply (452: its disk is full) says what failed. (The
         // channel's error may carry the server's errno, ENOSPC say, so it
         // cannot tell a local failure from the server's here.) A server that
-        // ended the session (421: it is being stopped or restarted) is a lost
-        // connection whichever way the file went, as over TCP.
-        const bool server_says = reply && (reply->code == 421 || (!local_writes && reply->code >= 400));
-        ExitCode code = server_says ? classify_refusal(*reply) : exit_for_data_error(moved.error());
+        // ended the session (421: it is being stopped or restarted) under a
+        // transfer that only broke is a lost connection, as over TCP; a local
+        // failure or a changed file keeps its own code.
+        ExitCode code = exit_for_data_error(moved.error());
+        if (reply && ((!local_writes && reply->code >= 400) || (reply->code == 421 && code == ExitCode::transfer)))
+            code = classify_refusal(*reply);
         return fail_as(code, what + ": " + moved.error().message + server);
     }
     auto done = session.control.read_reply();

@@ -20,7 +20,9 @@ OutcomeStatus run_put(CommandContext &ctx) {
     auto session = open_session(ctx.url, o.timeout_seconds);
     if (!session) return std::unexpected(session.error());
     if (auto ok = prepare_transfer_session(*session, o); !ok) return ok;
-    ctx.summary.resume_hint = resume_command("put", o, {o.local, o.url});
+    // A device read for --size bytes is not resumed: /dev/urandom would not
+    // give the same bytes again (get sets no hint for a device either).
+    if (!source->device) ctx.summary.resume_hint = resume_command("put", o, {o.local, o.url});
 
     FileReport report;
     auto sent = put_one_file(*session, o, *source, remote, FileProgressHooks{ctx.progress_view, nullptr}, report);

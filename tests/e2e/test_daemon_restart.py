@@ -18,12 +18,12 @@ from test_client_rftpd import RFTP, MiB, env, journal_prefix, random_file, rftp,
 SIZE = 256 * MiB
 
 
-def restart_mid_transfer(d, proc, journal, limit=60):
+def restart_mid_transfer(d, proc, journal, limit=60, size=SIZE):
     """SIGTERMs rftpd as soon as the journal vouches for part of the file;
     returns rftp's result, or None if the transfer ended first."""
     deadline = time.monotonic() + limit
     while proc.poll() is None and time.monotonic() < deadline:
-        if 0 < journal_prefix(journal) < SIZE:
+        if 0 < journal_prefix(journal) < size:
             d.proc.send_signal(signal.SIGTERM)
             out, err = proc.communicate(timeout=60)
             return proc.returncode, err.decode()
@@ -53,9 +53,15 @@ def test_a_restart_mid_transfer_ends_it_with_421_and_c_finishes_it(tmp_path, env
             proc = subprocess.Popen([RFTP, "-P", str(streams), *args(d)], env=env,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             cut = restart_mid_transfer(d, proc, journal)
-            if cut:
+            if cut and cut[0] != 0:
                 break
-            final.unlink()
+            # Whole before the signal came: again, from the start.
+            final.unlink(missing_ok=True)
+            if cut:  # stopped all the same
+                d.proc.wait(timeout=20)
+                d.stop()
+                d = Rftpd(work)
+            cut = None
         assert cut, "rftpd was never stopped mid-transfer"
         code, err = cut
         assert d.proc.wait(timeout=10) == 0, d.log()[-3000:]
@@ -80,3 +86,21 @@ def test_a_restart_mid_transfer_ends_it_with_421_and_c_finishes_it(tmp_path, env
         for daemon in (d, d2):
             if daemon and daemon.alive():
                 daemon.stop()
+
+
+def test_a_device_upload_cut_by_a_restart_gets_no_resume_command(tmp_path, env):
+    """rftp put --size N /dev/zero (or /dev/urandom, which would not give the
+    same bytes again) is not resumed: rftp says what happened and no more."""
+    d = Rftpd(tmp_path / "d")
+    journal = d.roots["alice"] / ".zeros.bin.rftp-resume"
+    try:
+        proc = subprocess.Popen([RFTP, "put", "-P", "4", "--size", str(2048 * MiB), "/dev/zero",
+                                 url(d, "zeros.bin")], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        cut = restart_mid_transfer(d, proc, journal, size=2048 * MiB)
+        assert cut, "rftpd was never stopped mid-transfer"
+        code, err = cut
+        assert code == 3 and "421 Service shutting down." in err, err
+        assert "resume with" not in err, err
+    finally:
+        if d.alive():
+            d.stop()
