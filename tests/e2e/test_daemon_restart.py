@@ -6,30 +6,15 @@ and its journal stay; and that command, against the new daemon, moves only
 the rest and ends with the file whole."""
 
 import re
-import signal
 import subprocess
-import time
 
 import pytest
 
 from conftest import Rftpd
-from test_client_rftpd import RFTP, MiB, env, journal_prefix, random_file, rftp, summary, url  # noqa: F401
+from restart import cut_by_a_restart, journal_prefix, stop_mid_transfer
+from test_client_rftpd import RFTP, MiB, env, random_file, rftp, summary, url  # noqa: F401
 
 SIZE = 256 * MiB
-
-
-def restart_mid_transfer(d, proc, journal, limit=60, size=SIZE):
-    """SIGTERMs rftpd as soon as the journal vouches for part of the file;
-    returns rftp's result, or None if the transfer ended first."""
-    deadline = time.monotonic() + limit
-    while proc.poll() is None and time.monotonic() < deadline:
-        if 0 < journal_prefix(journal) < size:
-            d.proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=60)
-            return proc.returncode, err.decode()
-        time.sleep(0.001)
-    proc.communicate(timeout=60)
-    return None
 
 
 @pytest.mark.parametrize("direction,streams", [("put", 1), ("put", 4), ("get", 1), ("get", 4)])
@@ -48,22 +33,10 @@ def test_a_restart_mid_transfer_ends_it_with_421_and_c_finishes_it(tmp_path, env
         args = lambda daemon: ["get", url(daemon, "there.bin"), str(final)]  # noqa: E731
     d2 = None
     try:
-        cut = None
-        for _attempt in range(3):
-            proc = subprocess.Popen([RFTP, "-P", str(streams), *args(d)], env=env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            cut = restart_mid_transfer(d, proc, journal)
-            if cut and cut[0] != 0:
-                break
-            # Whole before the signal came: again, from the start.
-            final.unlink(missing_ok=True)
-            if cut:  # stopped all the same
-                d.proc.wait(timeout=20)
-                d.stop()
-                d = Rftpd(work)
-            cut = None
-        assert cut, "rftpd was never stopped mid-transfer"
-        code, err = cut
+        d, code, err = cut_by_a_restart(
+            d, lambda daemon: subprocess.Popen([RFTP, "-P", str(streams), *args(daemon)], env=env, text=True,
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
+            lambda: Rftpd(work), journal, final, SIZE)
         assert d.proc.wait(timeout=10) == 0, d.log()[-3000:]
         assert code == 3, err
         assert "421 Service shutting down." in err, err
@@ -95,8 +68,9 @@ def test_a_device_upload_cut_by_a_restart_gets_no_resume_command(tmp_path, env):
     journal = d.roots["alice"] / ".zeros.bin.rftp-resume"
     try:
         proc = subprocess.Popen([RFTP, "put", "-P", "4", "--size", str(2048 * MiB), "/dev/zero",
-                                 url(d, "zeros.bin")], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        cut = restart_mid_transfer(d, proc, journal, size=2048 * MiB)
+                                 url(d, "zeros.bin")], env=env, text=True, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        cut = stop_mid_transfer(d, proc, journal, 2048 * MiB)
         assert cut, "rftpd was never stopped mid-transfer"
         code, err = cut
         assert code == 3 and "421 Service shutting down." in err, err

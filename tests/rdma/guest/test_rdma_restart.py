@@ -8,45 +8,20 @@ most the rest."""
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, PASSWORD, Daemon, kill_bounded, rftp, url
+from conftest import BUILD, PASSWORD, Daemon, rftp, url
 from test_rdma_transfers import MiB, digest, write_pattern
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
-from power_loss import journal_fields  # noqa: E402
+from restart import cut_by_a_restart, journal_prefix  # noqa: E402
 
 PORT = 2131
 SIZE = 256 * MiB
-
-
-def journal_prefix(journal: Path) -> int:
-    """The complete prefix the resume journal vouches for (0 while it has none)."""
-    fields = journal_fields(journal)
-    return fields[0] if fields else 0
-
-
-def restart_mid_transfer(d, proc, journal):
-    """SIGTERMs rftpd once the journal vouches for part of the file; returns
-    rftp's exit status and stderr, or None if the transfer ended first."""
-    deadline = time.monotonic() + 120
-    while proc.poll() is None and time.monotonic() < deadline:
-        if 0 < journal_prefix(journal) < SIZE:
-            d.proc.send_signal(signal.SIGTERM)
-            try:
-                _, err = proc.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                kill_bounded(proc, "rftp, its server stopped,")
-            return proc.returncode, err
-        time.sleep(0.001)
-    proc.communicate(timeout=120)
-    return None
 
 
 @pytest.mark.parametrize("direction", ["put", "get"])
@@ -68,22 +43,10 @@ def test_a_restart_mid_rdma_transfer_ends_it_with_421_and_c_finishes_it(device, 
             part, journal = Path(f"{final}.rftp-part"), Path(f"{final}.rftp-resume")
             args = ["get", url(addr, "r.bin", port=PORT), str(final)]
         env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
-        cut = None
-        for _attempt in range(3):
-            proc = subprocess.Popen([str(BUILD / "rftp"), "--no-progress", args[0], "-P", "4", *args[1:]], env=env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            cut = restart_mid_transfer(d, proc, journal)
-            if cut and cut[0] != 0:
-                break
-            # Whole before the signal came: again, from the start.
-            final.unlink(missing_ok=True)
-            if cut:  # stopped all the same
-                d.proc.wait(timeout=20)
-                d.stop()
-                d = Daemon(work, [addr], port=PORT)
-            cut = None
-        assert cut, "rftpd was never stopped mid-transfer"
-        code, err = cut
+        d, code, err = cut_by_a_restart(
+            d, lambda _: subprocess.Popen([str(BUILD / "rftp"), "--no-progress", args[0], "-P", "4", *args[1:]],
+                                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True),
+            lambda: Daemon(work, [addr], port=PORT), journal, final, SIZE)
         d.proc.wait(timeout=20)
         assert d.proc.returncode == 0, d.log()[-3000:]
         log = d.log()
