@@ -3,6 +3,7 @@
 // value to main. docs/cli.md documents the same table.
 #pragma once
 
+#include <cstdint>
 #include <expected>
 #include <string>
 #include <utility>
@@ -24,6 +25,14 @@ enum class ExitCode : int {
 };
 
 inline int to_int(ExitCode c) { return static_cast<int>(c); }
+
+// Whether -c continues a file that failed so: one cut off (8, or 3 once
+// bytes had moved: the server went away, as rftpd does with 421 when it is
+// restarted) or interrupted (130). After a mismatch (7) the partial file is
+// gone and the file must come anew.
+inline bool resumable_failure(ExitCode c, uint64_t bytes_moved) {
+    return c == ExitCode::transfer || c == ExitCode::interrupted || (c == ExitCode::connection && bytes_moved > 0);
+}
 
 // With --continue-on-error the run exits with its most severe file failure.
 // Most severe first: an interrupt, then wrong bytes (verification), then a

@@ -112,14 +112,9 @@ int main(int argc, char **argv) {
         line += tail;
         std::fputs(line.c_str(), stderr);
     }
-    // Only a transfer cut off (8, or 3 once bytes moved: the server went
-    // away, as rftpd does with 421 when it is restarted) or interrupted (130)
-    // is continued by -c; after a mismatch (7) the partial file is gone and
-    // the file must come anew. Many files: the hint stays only when some
-    // file was cut off or interrupted, whichever failure decided the exit status.
-    const bool resumable =
-        !s.resume_hint.empty() && (s.files || exit == ExitCode::interrupted || exit == ExitCode::transfer ||
-                                   (exit == ExitCode::connection && s.bytes > 0));
+    // Many files: the run keeps the hint only when some file can be
+    // continued, whichever failure decided the exit status.
+    const bool resumable = !s.resume_hint.empty() && (s.files || resumable_failure(exit, s.bytes));
     if (!result) {
         // The message may quote a server's reply or a name from its listing.
         std::fprintf(stderr, "rftp: %s\n", log::printable(result.error().message).c_str());

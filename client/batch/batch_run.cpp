@@ -179,11 +179,9 @@ OutcomeStatus BatchRun::conclude() {
     summary.notes.insert(summary.notes.end(), notes.begin(), notes.end());
     summary.files = counts;
 
-    // -c continues only files cut off (a connection lost once bytes moved
-    // too) or interrupted; without one, no hint.
+    // Without a file -c would continue, no hint.
     const bool resumable = interrupted() || std::ranges::any_of(results_, [](const FileResult &r) {
-        return r.failure && (r.failure->exit == ExitCode::transfer || r.failure->exit == ExitCode::interrupted ||
-                             (r.failure->exit == ExitCode::connection && r.report.bytes > 0));
+        return r.failure && resumable_failure(r.failure->exit, r.report.bytes);
     });
     if (!resumable) summary.resume_hint.clear();
 

@@ -194,12 +194,16 @@ int64_t BlockIo::move_blocking(const Slot &s, const Part &p) const {
     return n < 0 ? -errno : n;
 }
 
+void BlockIo::move_whole(Slot &s, Part &p) {
+    while (!advance(s, p, move_blocking(s, p))) {
+    }
+}
+
 void BlockIo::run_sync(uint32_t slot) {
     Slot &s = slots_[slot];
     for (Part &p : s.parts) {
         if (!p.live) continue;
-        while (!advance(s, p, move_blocking(s, p))) {
-        }
+        move_whole(s, p);
         if (s.error) break;
     }
     finish(slot, s.error ? Status(fail(*s.error)) : Status{});
@@ -222,8 +226,7 @@ void BlockIo::queue_part_or_move(uint32_t slot, unsigned part) {
     Slot &s = slots_[slot];
     Part &p = s.parts[part];
     if (!kernel_gave_up_ || p.direct || !s.op.file->seekable) return queue_part(slot, part);
-    while (!advance(s, p, move_blocking(s, p))) {
-    }
+    move_whole(s, p);
     p.live = false;
     part_done(slot);
 }

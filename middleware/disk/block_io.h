@@ -123,6 +123,8 @@ private:
     void queue_part(uint32_t slot, unsigned part);
     // One pread or pwrite of the rest of a part, on this thread: -errno or bytes moved.
     int64_t move_blocking(const Slot &s, const Part &p) const;
+    // move_blocking until the part is whole or failed.
+    void move_whole(Slot &s, Part &p);
     void run_sync(uint32_t slot);
     // move_blocking for a request the kernel gave up on, said once per engine.
     int64_t move_instead_of_kernel(const Slot &s, const Part &p);
