@@ -39,7 +39,7 @@ bool to_number(const std::map<std::string, std::string> &f, const char *key, uin
 }
 
 OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &moved, const std::string &what,
-                              bool local_writes, FileReport &report) {
+                              FileReport &report) {
     if (moved) {
         report.notice = rdma::to_string(moved->notice);
         report.transfer_seconds = moved->seconds;
@@ -56,16 +56,13 @@ OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &
         // Unanswered, the server's reply may still come and be taken for the next command's.
         if (!reply) session.out_of_step = true;
         std::string server = reply ? " (server: " + describe(*reply) + ")" : "";
-        // Only a side that writes can run out of room: for an upload, the
-        // server's reply (452: its disk is full) says what failed. (The
-        // channel's error may carry the server's errno, ENOSPC say, so it
-        // cannot tell a local failure from the server's here.) A server that
-        // ended the session (421: it is being stopped or restarted) under a
-        // transfer that only broke is a lost connection, as over TCP; a local
-        // failure or a changed file keeps its own code.
+        // A failure of this side's own (its disk, a changed file) keeps its
+        // code. Otherwise the channel only knows it broke, or that the
+        // server broke it off, and the server's reply says why, as over TCP:
+        // 452 its disk is full, 451 its disk failed, 421 it is being
+        // stopped or restarted.
         ExitCode code = exit_for_data_error(moved.error());
-        if (reply && ((!local_writes && reply->code >= 400) || (reply->code == 421 && code == ExitCode::transfer)))
-            code = classify_refusal(*reply);
+        if (reply && reply->code >= 400 && code == ExitCode::transfer) code = classify_refusal(*reply);
         return fail_as(code, what + ": " + moved.error().message + server);
     }
     auto done = session.control.read_reply();
@@ -177,7 +174,7 @@ OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::str
     report.bytes = progress.bytes.load();
     note_blocks_resent(report, progress);
     if (moved && moved->sha256) report.sha256 = moved->sha256;
-    return finish_transfer(session, moved, what, verb.starts_with("RRTR"), report);
+    return finish_transfer(session, moved, what, report);
 }
 
 }  // namespace

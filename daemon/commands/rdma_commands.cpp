@@ -44,6 +44,12 @@ std::shared_ptr<SessionRdma> channel_or_reply(Session &s) {
     return s.state.rdma;
 }
 
+// A broken transfer's 426 says it was the RDMA channel that broke; other
+// replies (451 for this host's disk, 452 for its space) already say what failed.
+void mark_rdma_failure(TransferOutcome &out, const TransferJob &job) {
+    if (out.code == 426 && !job.aborted()) out.text = "RDMA transfer failed; " + out.text;
+}
+
 std::string notice_detail(const Result<middleware::rdma::FileResult> &r) {
     if (!r) return "";
     return std::string("notice=") + middleware::rdma::to_string(r->notice);
@@ -52,7 +58,7 @@ std::string notice_detail(const Result<middleware::rdma::FileResult> &r) {
 TransferOutcome rdma_outcome(const Result<middleware::rdma::FileResult> &r, TransferJob &job) {
     if (!r) {
         TransferOutcome out = failed_outcome(r.error(), job.aborted(), job.progress.bytes.load());
-        if (!job.aborted()) out.text = "RDMA transfer failed: " + r.error().message + ".";
+        mark_rdma_failure(out, job);
         return out;
     }
     TransferOutcome out{226, "Transfer complete.", r->bytes, "ok"};
@@ -177,7 +183,7 @@ void cmd_rstr(Session &s, const std::string &arg) {
             return {};
         });
         if (out.code == 226) out.digest = std::move(taken);
-        if (out.code == 426 && !job->aborted()) out.text = "RDMA transfer failed; " + out.text;
+        mark_rdma_failure(out, *job);
         out.detail = detail;
         return out;
     });

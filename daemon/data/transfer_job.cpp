@@ -62,6 +62,15 @@ TransferOutcome failed_outcome(const Error &e, bool aborted, uint64_t bytes) {
             out.code = 451;
             out.text = "Requested action aborted: " + e.message + "; try again later.";
             break;
+        case EIO:
+        case EROFS:
+        case ESTALE:
+            // This host's file system failed (the network's failures carry
+            // their own codes): RFC 959's local error, not a broken data
+            // connection, so the operator looks at the disk.
+            out.code = 451;
+            out.text = "Requested action aborted: local error in processing: " + e.message + ".";
+            break;
         case EFBIG:
             out.code = 552;
             out.text = "File too large: " + e.message + ".";

@@ -286,7 +286,7 @@ void Channel::handle_control_message(const uint8_t *bytes, std::size_t len) {
             if (!source_ || m.file_id != source_->id) {
                 fail_locked(Error::msg("peer confirmed a file this side is not sending"), true);
             } else if (m.status != 0) {
-                fail_locked(Error{m.status, "the receiving side failed: " + m.text}, false);
+                fail_locked(Error{-ECONNABORTED, "the receiving side failed: " + m.text}, false);  // as abort below
             } else if (m.bytes != source_->spec.size - source_->spec.start) {
                 fail_locked(Error::msg("the receiving side confirmed " + std::to_string(m.bytes) + " bytes, " +
                                        std::to_string(source_->spec.size - source_->spec.start) + " were sent"),
@@ -297,7 +297,10 @@ void Channel::handle_control_message(const uint8_t *bytes, std::size_t len) {
             }
             break;
         case wire::RdmaMessageType::abort:
-            fail_locked(Error{m.status < 0 ? m.status : -ECONNABORTED, "the peer aborted: " + m.text}, false);
+            // The peer's errno is its own (its full disk or failing read is
+            // not ours to report as such): here it is the peer breaking
+            // off, and its text says why.
+            fail_locked(Error{-ECONNABORTED, "the peer aborted: " + m.text}, false);
             break;
     }
     flush_control_locked();  // returned credits may let queued messages go, or ours may be due
@@ -411,7 +414,9 @@ void Channel::handle_completion(const ibv_wc &wc) {
                    " status=" + ibv_wc_status_str(wc.status));
     if (wc.status != IBV_WC_SUCCESS) {
         std::lock_guard lock(mutex_);
-        fail_locked(Error{-EIO, "RDMA completion error on queue pair " + std::to_string(qp) + ": " +
+        // A failed work request means the connection broke (the peer went
+        // away, the link failed): a network error, never a disk's EIO.
+        fail_locked(Error{-ECONNRESET, "RDMA completion error on queue pair " + std::to_string(qp) + ": " +
                                     ibv_wc_status_str(wc.status) + " (vendor error " + std::to_string(wc.vendor_err) + ")"},
                     false);
         return;

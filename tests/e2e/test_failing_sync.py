@@ -1,6 +1,6 @@
 """A disk that loses writes, met where rftp and rftpd meet it: in the answer
 to their own fsync/fdatasync (a real FUSE file system whose syncs fail,
-failing_sync_fs.py). The resume journal's first checkpoint finds it, and the
+failing_disk_fs.py). The resume journal's first checkpoint finds it, and the
 transfer stops there instead of moving the rest of a file none of which can
 be trusted any more; the partial and its journal go, nothing lands under the
 final name, and the daemon goes on serving."""
@@ -15,7 +15,7 @@ import pytest
 
 from conftest import PASSWORDS, Rftpd
 from daemon_log import transfer_line
-from failing_sync_fs import failing_sync_mount, fuse_missing, sync_began_marker
+from failing_disk_fs import failing_sync_mount, fuse_missing, sync_began_marker
 from power_loss import FAST_CHECKPOINTS, journal_fields
 from test_client_rftpd import RFTP, MiB, env, random_file, rftp, summary, url  # noqa: F401 (env: a fixture)
 from test_daemon_hostile import wait_for

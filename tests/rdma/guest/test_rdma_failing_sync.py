@@ -1,5 +1,5 @@
 """A disk that loses writes, over RDMA on each soft device (the TCP tests:
-tests/e2e/test_failing_sync.py, whose failing_sync_fs.py mounts a FUSE file
+tests/e2e/test_failing_sync.py, whose failing_disk_fs.py mounts a FUSE file
 system where every fsync fails). The resume journal's first checkpoint
 finds it and stops the transfer there, on either side: the partial and its
 journal go, nothing lands under the final name, and the daemon goes on
@@ -17,7 +17,7 @@ from test_rdma_transfers import MiB, write_pattern
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
 from daemon_log import transfer_line  # noqa: E402
-from failing_sync_fs import failing_sync_mount, fuse_missing  # noqa: E402
+from failing_disk_fs import failing_sync_mount, fuse_missing  # noqa: E402
 from power_loss import FAST_CHECKPOINTS  # noqa: E402
 
 PORT = 2130

@@ -43,7 +43,7 @@ Y_OPTS=(
     NAMESPACES UTS_NS IPC_NS PID_NS
     # The host root arrives through hostfs; /tmp, /run, /dev/shm are tmpfs.
     HOSTFS TMPFS DEVTMPFS DEVTMPFS_MOUNT PROC_FS SYSFS
-    # A file system whose syncs fail (tests/e2e/failing_sync_fs.py), for
+    # A file system whose syncs fail (tests/e2e/failing_disk_fs.py), for
     # the failed-checkpoint tests over RDMA.
     FUSE_FS
     # What the daemon and tools use.

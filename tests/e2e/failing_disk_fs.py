@@ -1,11 +1,19 @@
-"""A file system whose disk loses writes: every fsync and fdatasync fails
-with EIO, as on a disk whose writeback failed (or a network file system that
-lost its server). Everything else passes through to a directory beneath.
-With a delay, each sync first leaves a marker file beside the backing
-directory and then takes that long to fail, as a sync to a dying disk does:
-time for something else (an ABOR, a Ctrl-C) to happen meanwhile.
-It runs as a real FUSE mount, so rftp and rftpd meet the failure where they
-would on a failing disk, in the kernel's answer to their own sync.
+"""A file system over a failing disk, in one of two ways:
+
+- It loses writes (failing_sync_mount): every fsync and fdatasync fails
+  with EIO, as on a disk whose writeback failed (or a network file system
+  that lost its server). With a delay, each sync first leaves a marker file
+  beside the backing directory and then takes that long to fail, as a sync
+  to a dying disk does: time for something else (an ABOR, a Ctrl-C) to
+  happen meanwhile.
+- It has bad sectors (failing_io_mount): every read and write that reaches
+  at or past a byte offset fails with EIO, while a marker file beside the
+  backing directory says so; heal() removes it, as a replaced disk or a
+  remounted share would, so a resumed transfer can finish.
+
+Everything else passes through to a directory beneath. It runs as a real
+FUSE mount, so rftp and rftpd meet the failure where they would on a
+failing disk, in the kernel's answer to their own sync, read or write.
 
 The mount runs under Debian's /usr/bin/python3 (python3-fuse lives there,
 whatever python runs pytest); failing_sync_mount() is the tests' side."""
@@ -38,11 +46,37 @@ def sync_began_marker(backing: Path) -> Path:
     return backing.parent / f"{backing.name}.sync-began"
 
 
+def io_fails_marker(backing: Path) -> Path:
+    """While this file exists, failing_io_mount's reads and writes past its offset fail."""
+    return backing.parent / f"{backing.name}.io-fails"
+
+
+def heal(backing: Path):
+    """The disk under failing_io_mount works again from now on."""
+    io_fails_marker(backing).unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def failing_sync_mount(backing: Path, mount: Path, sync_delay: float = 0.0):
-    """Mounts the failing file system over backing at mount for the block.
-    sync_delay: seconds each sync takes to fail, after leaving
+    """Mounts the file system whose syncs fail over backing at mount for the
+    block. sync_delay: seconds each sync takes to fail, after leaving
     sync_began_marker(backing)."""
+    with _mount(backing, mount, FAILING_SYNC="1", FAILING_SYNC_DELAY=str(sync_delay),
+                FAILING_SYNC_MARKER=str(sync_began_marker(backing))) as m:
+        yield m
+
+
+@contextlib.contextmanager
+def failing_io_mount(backing: Path, mount: Path, fails_from: int):
+    """Mounts the file system whose reads and writes at or past byte
+    fails_from of any file fail with EIO, until heal(backing). Syncs work."""
+    io_fails_marker(backing).touch()
+    with _mount(backing, mount, FAILING_IO_FROM=str(fails_from), FAILING_IO_MARKER=str(io_fails_marker(backing))) as m:
+        yield m
+
+
+@contextlib.contextmanager
+def _mount(backing: Path, mount: Path, **env):
     backing.mkdir(parents=True, exist_ok=True)
     mount.mkdir(parents=True, exist_ok=True)
     # Its messages go to a file: a pipe nobody reads while it serves would
@@ -52,9 +86,7 @@ def failing_sync_mount(backing: Path, mount: Path, sync_delay: float = 0.0):
     # lingering as .fuse_hidden* until its last descriptor closes.
     with open(log, "wb") as err:
         proc = subprocess.Popen([SYSTEM_PYTHON, __file__, str(mount), "-f", "-o", f"root={backing},hard_remove"],
-                                stdout=subprocess.DEVNULL, stderr=err,
-                                env=dict(os.environ, FAILING_SYNC_DELAY=str(sync_delay),
-                                         FAILING_SYNC_MARKER=str(sync_began_marker(backing))))
+                                stdout=subprocess.DEVNULL, stderr=err, env=dict(os.environ, **env))
     try:
         deadline = time.monotonic() + 10
         while not os.path.ismount(mount):
@@ -81,7 +113,12 @@ def serve():
         def __init__(self, fd):
             self.fd = fd
 
-    class FailingSync(fuse.Fuse):
+    io_fails_from = int(os.environ.get("FAILING_IO_FROM", "-1"))
+
+    def bad_sector(offset, size):
+        return 0 <= io_fails_from < offset + size and os.path.exists(os.environ["FAILING_IO_MARKER"])
+
+    class FailingDisk(fuse.Fuse):
         root = "/"
 
         def _at(self, path):
@@ -96,6 +133,9 @@ def serve():
             return OpenFile(os.open(self._at(path), (flags & ~os.O_DIRECT) | os.O_CREAT, mode))
 
         def fsync(self, path, datasync, fh):
+            if not os.environ.get("FAILING_SYNC"):
+                os.fsync(fh.fd)
+                return 0
             delay = float(os.environ.get("FAILING_SYNC_DELAY", "0"))
             if delay:
                 Path(os.environ["FAILING_SYNC_MARKER"]).touch()
@@ -106,9 +146,13 @@ def serve():
             return -errno.EOPNOTSUPP
 
         def read(self, path, size, offset, fh):
+            if bad_sector(offset, size):
+                return -errno.EIO
             return os.pread(fh.fd, size, offset)
 
         def write(self, path, buf, offset, fh):
+            if bad_sector(offset, len(buf)):
+                return -errno.EIO
             return os.pwrite(fh.fd, buf, offset)
 
         def release(self, path, flags, fh):
@@ -148,7 +192,7 @@ def serve():
         def statfs(self):
             return os.statvfs(self.root)
 
-    fs = FailingSync(dash_s_do="setsingle")
+    fs = FailingDisk(dash_s_do="setsingle")
     fs.parser.add_option(mountopt="root", metavar="PATH", default="/")
     fs.parse(values=fs, errex=1)
     fs.main()

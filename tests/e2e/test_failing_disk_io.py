@@ -1,0 +1,112 @@
+"""The server's disk fails under a transfer: its reads or writes past some
+byte give EIO (a real FUSE file system with a bad stretch, failing_disk_fs.py),
+met by rftpd's disk engine where it would meet a dying disk. rftpd answers
+451 (RFC 959: "local error in processing"; not 426, which says the data
+connection broke), logs it so, and serves on; rftp shows that reply, exits 8
+and prints the -c command; nothing lands under the final name; and once the
+disk works again, that command moves the rest and the file is whole."""
+
+import re
+
+import pytest
+
+from conftest import Rftpd
+from daemon_log import transfer_line
+from failing_disk_fs import failing_io_mount, fuse_missing, heal
+from test_client_rftpd import RFTP, MiB, env, random_file, rftp, url  # noqa: F401 (env: a fixture)
+from test_stream_journal import login
+
+SIZE = 64 * MiB
+BAD_FROM = 40 * MiB  # where the disk's bad stretch starts, in every file
+
+pytestmark = pytest.mark.skipif(bool(fuse_missing()), reason=f"SKIPPED: {fuse_missing()}")
+
+LOCAL_ERROR = r"451 Requested action aborted: local error in processing: .*Input/output error"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fuse_mounts(tmp_path_factory):
+    """Skips where this machine lets nobody mount FUSE (a container without
+    the right), found by trying once."""
+    probe = tmp_path_factory.mktemp("fuse-probe")
+    try:
+        with failing_io_mount(probe / "disk", probe / "mnt", 0):
+            pass
+    except RuntimeError as e:
+        pytest.skip(f"SKIPPED: {e}")
+
+
+@pytest.mark.parametrize("streams", [1, 4])
+def test_a_failing_write_on_the_server_is_451_and_c_finishes_the_upload(tmp_path, env, streams):
+    src = random_file(tmp_path / "src.bin", SIZE)
+    work, disk = tmp_path / "d", tmp_path / "disk"
+    with failing_io_mount(disk, work / "alice", BAD_FROM):
+        d = Rftpd(work)
+        try:
+            r = rftp(env, "put", "-P", str(streams), str(src), url(d, "up.bin"))
+            err = r.stderr.decode()
+            assert r.returncode == 8, err
+            assert re.search(LOCAL_ERROR, err), err
+            assert "resume with: rftp put -c" in err, err
+            assert re.search(r"event=transfer direction=store .*result=failed reason=\"" + LOCAL_ERROR,
+                             transfer_line(d, "store"))
+            assert not (disk / "up.bin").exists()
+            assert "up.bin" not in login(d).nlst()  # still serving
+
+            heal(disk)
+            r = rftp(env, "put", "-c", "-P", str(streams), str(src), url(d, "up.bin"))
+            assert r.returncode == 0, r.stderr.decode()
+            assert (disk / "up.bin").read_bytes() == src.read_bytes()
+        finally:
+            d.stop()
+
+
+@pytest.mark.parametrize("streams", [1, 4])
+def test_a_failing_read_on_the_server_is_451_and_c_finishes_the_download(tmp_path, env, streams):
+    work, disk = tmp_path / "d", tmp_path / "disk"
+    dest = tmp_path / "down.bin"
+    disk.mkdir()
+    src = random_file(disk / "there.bin", SIZE)
+    with failing_io_mount(disk, work / "alice", BAD_FROM):
+        d = Rftpd(work)
+        try:
+            r = rftp(env, "get", "-P", str(streams), url(d, "there.bin"), str(dest))
+            err = r.stderr.decode()
+            assert r.returncode == 8, err
+            assert re.search(LOCAL_ERROR, err), err
+            assert "resume with: rftp get -c" in err, err
+            assert re.search(r"event=transfer direction=retrieve .*result=failed reason=\"" + LOCAL_ERROR,
+                             transfer_line(d, "retrieve"))
+            assert not dest.exists()
+            assert login(d).nlst() == ["there.bin"]  # still serving
+
+            heal(disk)
+            r = rftp(env, "get", "-c", "-P", str(streams), url(d, "there.bin"), str(dest))
+            assert r.returncode == 0, r.stderr.decode()
+            assert dest.read_bytes() == src.read_bytes()
+        finally:
+            d.stop()
+
+
+@pytest.mark.parametrize("direction", ["put", "get"])
+def test_a_failing_local_disk_is_rftps_own_error_and_the_server_says_426(tmp_path, env, rftpd, direction):
+    """The other way round: rftp's own disk fails (reading what it sends, or
+    writing what it receives). That is a local file error (exit 6), and for
+    rftpd only the client broke off: 426, not the 451 of its own disk."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    with failing_io_mount(disk, tmp_path / "mnt", BAD_FROM) as mnt:
+        if direction == "put":
+            random_file(disk / "src.bin", SIZE)
+            r = rftp(env, "put", "-P", "4", str(mnt / "src.bin"), url(rftpd, "up.bin"))
+            verb, what = "store", r"read at offset \d+: Input/output error"
+        else:
+            random_file(rftpd.roots["alice"] / "there.bin", SIZE)
+            r = rftp(env, "get", "-P", "4", url(rftpd, "there.bin"), str(mnt / "down.bin"))
+            verb, what = "retrieve", r"write at offset \d+: Input/output error"
+        err = r.stderr.decode()
+        assert r.returncode == 6, err
+        assert re.search(what, err), err
+        line = transfer_line(rftpd, verb)
+        assert re.search(r"result=(failed|aborted) reason=\"426 ", line), line
+        assert not (disk / "down.bin").exists() and "up.bin" not in login(rftpd).nlst()
