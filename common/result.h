@@ -33,6 +33,13 @@ struct Error {
 // local write on NFS can give.
 inline constexpr int kFileChanged = -0x10000;
 
+// A file being sent that ends at byte `at`, before the size announced for
+// it: it shrank meanwhile. The file changed; no disk failed.
+inline Error file_ended_early(unsigned long long at) {
+    return Error{kFileChanged,
+                 "the file ended at byte " + std::to_string(at) + " before its announced size (did it shrink while being sent?)"};
+}
+
 template <class T>
 using Result = std::expected<T, Error>;
 

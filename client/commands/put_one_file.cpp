@@ -172,7 +172,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         // server then only saw the data stop, and its 426 says less.
         const ExitCode ours = exit_for_data_error(moved.error());
         auto why = session.control.read_reply(2);
-        if (why && why->code >= 400 && ours != ExitCode::local_file) return refused("put " + remote, *why);
+        if (why && why->code >= 400 && ours == ExitCode::transfer) return refused("put " + remote, *why);
         if (!why || why->code < 400) abort_transfer(session);
         return fail_as(ours, "put " + remote + ": " + moved.error().message);
     }

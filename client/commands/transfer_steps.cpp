@@ -129,7 +129,7 @@ ExitCode exit_for_data_error(const Error &error) {
     // A block that failed its CRC32C (EBADMSG) was damaged on the way, not
     // here: a transfer failure, resumable, like a broken connection.
     switch (-error.code) {
-        case ENOSPC: case EDQUOT: case EFBIG: case EIO: case EROFS: case EBADF: case EISDIR:
+        case ENOSPC: case EDQUOT: case EFBIG: case EIO: case EROFS: case ESTALE: case EBADF: case EISDIR:
             return ExitCode::local_file;
         default:
             return ExitCode::transfer;

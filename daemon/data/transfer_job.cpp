@@ -46,6 +46,13 @@ TransferOutcome failed_outcome(const Error &e, bool aborted, uint64_t bytes) {
         return out;
     }
     out.result = "failed";
+    if (e.code == kFileChanged) {
+        // Not the disk failing: someone changed the file. A resume finds
+        // that out too (its size or time differs) and starts over.
+        out.code = 451;
+        out.text = "Requested action aborted: the file changed while it was being sent: " + e.message + ".";
+        return out;
+    }
     switch (-e.code) {
         case ETIMEDOUT:
             out.code = 426;

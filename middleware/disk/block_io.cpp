@@ -115,8 +115,7 @@ bool BlockIo::advance(Slot &s, Part &p, int64_t result) {
                                                     static_cast<int>(-result)));
     if (result == 0) {
         if (reading)
-            return failed(Error{-EIO, "the file ended at byte " + std::to_string(p.offset + p.done) +
-                                          " before its announced size (did it shrink while being sent?)"});
+            return failed(file_ended_early(p.offset + p.done));
         return failed(Error{-EIO, "write" + where(op, p.at + p.done) + " wrote nothing"});
     }
     (p.direct ? op.file->direct_bytes : op.file->buffered_bytes).fetch_add(static_cast<uint64_t>(result));

@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "middleware/integrity/block_checksum.h"
+#include "middleware/rdma/verbs_error.h"
 #include "middleware/rdma/work_ids.h"
 
 namespace rftp::middleware::rdma {
@@ -171,7 +172,10 @@ void Channel::fail_locked(const Error &e, bool tell_peer) {
         wire::RdmaMessage m;
         m.type = wire::RdmaMessageType::abort;
         m.file_id = source_ ? source_->id : sink_ ? sink_->id : 0;
-        m.status = e.code < 0 ? e.code : -EIO;
+        // The wire carries errnos only (a peer refuses anything below
+        // kMinStatus): rftp's own codes, such as kFileChanged, go as EIO, and
+        // the text says what happened.
+        m.status = e.code < 0 && e.code >= wire::kMinStatus ? e.code : -EIO;
         m.text = e.message;
         send_control_locked(m);
     }
@@ -217,7 +221,7 @@ void Channel::flush_control_locked() {
         wr.opcode = IBV_WR_SEND;
         wr.send_flags = IBV_SEND_SIGNALED;
         ibv_send_wr *bad = nullptr;
-        if (int rc = std::abs(ibv_post_send(res_.qp(0), &wr, &bad))) return fail_errno("post a control message", rc);
+        if (int rc = std::abs(ibv_post_send(res_.qp(0), &wr, &bad))) return fail_verbs("post a control message", rc);
         return {};
     };
     while (!control_queue_.empty()) {

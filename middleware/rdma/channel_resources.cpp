@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "middleware/rdma/verbs_error.h"
 #include "middleware/rdma/work_ids.h"
 
 namespace rftp::middleware::rdma {
@@ -113,7 +114,7 @@ Status ChannelResources::post_control_recv(uint32_t slot) {
     wr.sg_list = &sge;
     wr.num_sge = 1;
     ibv_recv_wr *bad = nullptr;
-    if (int rc = std::abs(ibv_post_recv(qp(0), &wr, &bad))) return fail_errno("post a control receive", rc);
+    if (int rc = std::abs(ibv_post_recv(qp(0), &wr, &bad))) return fail_verbs("post a control receive", rc);
     return {};
 }
 
@@ -125,7 +126,7 @@ Status ChannelResources::post_data_recv(unsigned q, uint32_t slot) {
     wr.sg_list = &sge;
     wr.num_sge = 1;
     ibv_recv_wr *bad = nullptr;
-    if (int rc = std::abs(ibv_post_recv(qp(q), &wr, &bad))) return fail_errno("post a notice receive", rc);
+    if (int rc = std::abs(ibv_post_recv(qp(q), &wr, &bad))) return fail_verbs("post a notice receive", rc);
     return {};
 }
 

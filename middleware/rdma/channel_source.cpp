@@ -12,6 +12,7 @@
 #include "middleware/disk/memory_endpoint.h"
 #include "middleware/integrity/block_checksum.h"
 #include "middleware/rdma/channel.h"
+#include "middleware/rdma/verbs_error.h"
 #include "middleware/rdma/work_ids.h"
 
 namespace rftp::middleware::rdma {
@@ -330,14 +331,14 @@ Status Channel::post_chain(const std::vector<Posting> &chain, unsigned qp, uint3
             return {};
         }
         if (mode != NoticeMode::unknown || (rc != EINVAL && rc != EOPNOTSUPP && rc != ENOSYS))
-            return fail_errno("post RDMA WRITE WITH IMMEDIATE", rc);
+            return fail_verbs("post RDMA WRITE WITH IMMEDIATE", rc);
         log::debug(label_ + " event=rdma_notice device refuses WRITE WITH IMMEDIATE (" + std::strerror(rc) +
                    "); notifying with WRITE then SEND");
         std::lock_guard lock(mutex_);
         notice_mode_ = NoticeMode::write_then_send;
     }
     build(false);
-    if (int rc = std::abs(ibv_post_send(res_.qp(qp), wrs.data(), &bad))) return fail_errno("post RDMA WRITE and notice", rc);
+    if (int rc = std::abs(ibv_post_send(res_.qp(qp), wrs.data(), &bad))) return fail_verbs("post RDMA WRITE and notice", rc);
     return {};
 }
 

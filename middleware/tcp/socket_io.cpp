@@ -156,7 +156,7 @@ Status copy_file_to_socket(int sock, int fd, uint64_t offset, uint64_t count, Tr
             if (first && (errno == EINVAL || errno == ENOSYS)) break;  // fall back below
             return fail(io_error("sendfile", errno));
         }
-        if (n == 0) return fail_msg("file ended early (was it truncated during the transfer?)");
+        if (n == 0) return fail(file_ended_early(offset));
         first = false;
         offset += static_cast<uint64_t>(n);
         count -= static_cast<uint64_t>(n);
@@ -171,7 +171,7 @@ Status copy_file_to_socket(int sock, int fd, uint64_t offset, uint64_t count, Tr
             if (errno == EINTR) continue;
             return fail_errno("read from file");
         }
-        if (n == 0) return fail_msg("file ended early (was it truncated during the transfer?)");
+        if (n == 0) return fail(file_ended_early(offset));
         if (auto s = write_all(sock, buf.data(), static_cast<std::size_t>(n)); !s) return s;
         offset += static_cast<uint64_t>(n);
         count -= static_cast<uint64_t>(n);

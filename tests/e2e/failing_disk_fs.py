@@ -10,13 +10,16 @@
   at or past a byte offset fails with EIO, while a marker file beside the
   backing directory says so; heal() removes it, as a replaced disk or a
   remounted share would, so a resumed transfer can finish.
+- Its files shrink (shrinking_mount): a read that reaches past a byte
+  offset first cuts the file there (the backing file itself), as someone
+  truncating it in the middle of a transfer would. No disk fails.
 
 Everything else passes through to a directory beneath. It runs as a real
 FUSE mount, so rftp and rftpd meet the failure where they would on a
 failing disk, in the kernel's answer to their own sync, read or write.
 
 The mount runs under Debian's /usr/bin/python3 (python3-fuse lives there,
-whatever python runs pytest); failing_sync_mount() is the tests' side."""
+whatever python runs pytest); the *_mount() functions are the tests' side."""
 
 import contextlib
 import os
@@ -76,6 +79,14 @@ def failing_io_mount(backing: Path, mount: Path, fails_from: int):
 
 
 @contextlib.contextmanager
+def shrinking_mount(backing: Path, mount: Path, at: int):
+    """Mounts the file system whose files are cut to `at` bytes when a read
+    reaches past it."""
+    with _mount(backing, mount, SHRINK_AT=str(at)) as m:
+        yield m
+
+
+@contextlib.contextmanager
 def _mount(backing: Path, mount: Path, **env):
     backing.mkdir(parents=True, exist_ok=True)
     mount.mkdir(parents=True, exist_ok=True)
@@ -114,6 +125,7 @@ def serve():
             self.fd = fd
 
     io_fails_from = int(os.environ.get("FAILING_IO_FROM", "-1"))
+    shrink_at = int(os.environ.get("SHRINK_AT", "-1"))
 
     def bad_sector(offset, size):
         return 0 <= io_fails_from < offset + size and os.path.exists(os.environ["FAILING_IO_MARKER"])
@@ -125,7 +137,7 @@ def serve():
             return os.path.join(self.root, path.lstrip("/"))
 
         # The backing directory's files take no O_DIRECT from here: FUSE hands
-        # over buffered writes, and the failure to test is the sync's.
+        # over buffered I/O, and the failures to test are this file system's.
         def open(self, path, flags):
             return OpenFile(os.open(self._at(path), flags & ~os.O_DIRECT))
 
@@ -148,6 +160,8 @@ def serve():
         def read(self, path, size, offset, fh):
             if bad_sector(offset, size):
                 return -errno.EIO
+            if 0 <= shrink_at < offset + size and os.fstat(fh.fd).st_size > shrink_at:
+                os.truncate(self._at(path), shrink_at)  # by path: fh.fd may be read-only
             return os.pread(fh.fd, size, offset)
 
         def write(self, path, buf, offset, fh):

@@ -17,13 +17,14 @@ def journal_prefix(journal: Path) -> int:
     return fields[0] if fields else 0
 
 
-def stop_mid_transfer(daemon, proc: subprocess.Popen, journal: Path, size: int, limit=120):
-    """SIGTERMs the daemon as soon as the journal vouches for part of the
-    file; returns rftp's (exit status, stderr), or None if it ended first."""
+def stop_mid_transfer(daemon, proc: subprocess.Popen, journal: Path, size: int, limit=120, sig=signal.SIGTERM):
+    """Signals the daemon (SIGTERM: a restart; SIGKILL: a crash) as soon as
+    the journal vouches for part of the file; returns rftp's (exit status,
+    stderr), or None if it ended first."""
     deadline = time.monotonic() + limit
     while proc.poll() is None and time.monotonic() < deadline:
         if 0 < journal_prefix(journal) < size:
-            daemon.proc.send_signal(signal.SIGTERM)
+            daemon.proc.send_signal(sig)
             try:
                 _, err = proc.communicate(timeout=60)
             except subprocess.TimeoutExpired:
@@ -36,15 +37,16 @@ def stop_mid_transfer(daemon, proc: subprocess.Popen, journal: Path, size: int, 
     return None
 
 
-def cut_by_a_restart(daemon, start_rftp, new_daemon, journal: Path, final: Path, size: int):
+def cut_by_a_restart(daemon, start_rftp, new_daemon, journal: Path, final: Path, size: int, sig=signal.SIGTERM):
     """Runs start_rftp(daemon) (a Popen with text stderr) and stops the daemon
-    mid-transfer, up to three times: a file whole before the signal came is
-    removed and tried again with new_daemon(). Returns (the stopped daemon,
-    rftp's exit status, its stderr). A daemon it started is stopped if it fails."""
+    mid-transfer with sig, up to three times: a file whole before the signal
+    came is removed and tried again with new_daemon(). Returns (the stopped
+    daemon, rftp's exit status, its stderr). A daemon it started is stopped
+    if it fails."""
     first = daemon
     try:
         for _attempt in range(3):
-            cut = stop_mid_transfer(daemon, start_rftp(daemon), journal, size)
+            cut = stop_mid_transfer(daemon, start_rftp(daemon), journal, size, sig=sig)
             if cut and cut[0] != 0:
                 return daemon, cut[0], cut[1]
             final.unlink(missing_ok=True)

@@ -4,15 +4,21 @@ met by rftpd's disk engine where it would meet a dying disk. rftpd answers
 451 (RFC 959: "local error in processing"; not 426, which says the data
 connection broke), logs it so, and serves on; rftp shows that reply, exits 8
 and prints the -c command; nothing lands under the final name; and once the
-disk works again, that command moves the rest and the file is whole."""
+disk works again, that command moves the rest and the file is whole.
+
+Two neighbours of that case: rftp's own disk failing (exit 6; rftpd saw
+only its client break off, 426), and a file cut short while rftpd sends it
+(someone truncated it: the reply says the file changed, not the disk)."""
 
 import re
+import shutil
+import subprocess
 
 import pytest
 
-from conftest import Rftpd
+from conftest import PASSWORDS, Rftpd
 from daemon_log import transfer_line
-from failing_disk_fs import failing_io_mount, fuse_missing, heal
+from failing_disk_fs import failing_io_mount, fuse_missing, heal, shrinking_mount
 from test_client_rftpd import RFTP, MiB, env, random_file, rftp, url  # noqa: F401 (env: a fixture)
 from test_stream_journal import login
 
@@ -110,3 +116,71 @@ def test_a_failing_local_disk_is_rftps_own_error_and_the_server_says_426(tmp_pat
         line = transfer_line(rftpd, verb)
         assert re.search(r"result=(failed|aborted) reason=\"426 ", line), line
         assert not (disk / "down.bin").exists() and "up.bin" not in login(rftpd).nlst()
+
+
+@pytest.mark.parametrize("streams", [1, 4])
+def test_a_file_cut_short_while_sent_is_a_changed_file_not_a_failed_disk(tmp_path, env, streams):
+    """Someone truncates the file rftpd is sending. Its reply says the file
+    changed (451, but not "local error": no disk failed), rftp exits 8 with
+    the -c command, and -c finds the file's new size and fetches it whole
+    as it now is."""
+    work, disk = tmp_path / "d", tmp_path / "disk"
+    dest = tmp_path / "down.bin"
+    disk.mkdir()
+    random_file(disk / "there.bin", SIZE)
+    with shrinking_mount(disk, work / "alice", BAD_FROM):
+        d = Rftpd(work)
+        try:
+            r = rftp(env, "get", "-P", str(streams), url(d, "there.bin"), str(dest))
+            err = r.stderr.decode()
+            assert r.returncode == 8, err
+            changed = r"451 Requested action aborted: the file changed while it was being sent: .*the file ended at byte \d+"
+            assert re.search(changed, err), err
+            assert "resume with: rftp get -c" in err, err
+            assert re.search(r"result=failed reason=\"" + changed, transfer_line(d, "retrieve"))
+            assert not dest.exists()
+
+            r = rftp(env, "get", "-c", "-P", str(streams), url(d, "there.bin"), str(dest))
+            assert r.returncode == 0, r.stderr.decode()
+            assert dest.stat().st_size == BAD_FROM
+            assert dest.read_bytes() == (disk / "there.bin").read_bytes()
+        finally:
+            d.stop()
+
+
+def test_a_file_cut_short_under_a_plain_stream_is_a_changed_file_too(tmp_path):
+    """curl's one plain stream, which rftpd sends with sendfile: the same reply."""
+    curl = shutil.which("curl")
+    if not curl:
+        pytest.skip("SKIPPED: curl is not installed")
+    work, disk = tmp_path / "d", tmp_path / "disk"
+    disk.mkdir()
+    random_file(disk / "there.bin", SIZE)
+    with shrinking_mount(disk, work / "alice", BAD_FROM):
+        d = Rftpd(work)
+        try:
+            r = subprocess.run([curl, "-sS", "-o", str(tmp_path / "down.bin"),
+                                f"ftp://alice:{PASSWORDS['alice']}@127.0.0.1:{d.port}/there.bin"],
+                               capture_output=True, timeout=120)
+            assert r.returncode != 0, r.stderr
+            line = transfer_line(d, "retrieve")
+            assert re.search(r"result=failed reason=\"451 Requested action aborted: the file changed while it was "
+                             r"being sent: .*the file ended at byte", line), line
+        finally:
+            d.stop()
+
+
+@pytest.mark.parametrize("streams", [1, 4])
+def test_a_local_file_cut_short_while_put_sends_it_is_exit_7(tmp_path, env, rftpd, streams):
+    """The file rftp is sending shrinks: what arrived is not the file the
+    user asked for (exit 7), and no server reply turns it into a broken
+    transfer (8)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    random_file(disk / "src.bin", SIZE)
+    with shrinking_mount(disk, tmp_path / "mnt", BAD_FROM) as mnt:
+        r = rftp(env, "put", "-P", str(streams), str(mnt / "src.bin"), url(rftpd, f"up{streams}.bin"))
+    err = r.stderr.decode()
+    assert r.returncode == 7, err
+    assert re.search(r"the file ended at byte \d+ before its announced size", err), err
+    assert f"up{streams}.bin" not in login(rftpd).nlst()

@@ -184,7 +184,7 @@ std::array<UniqueFd, 2> make_pipe() {
     return {UniqueFd(p[0]), UniqueFd(p[1])};
 }
 
-TEST(DiskEngine, AFileThatEndsEarlyIsAnErrorNotZeros) {
+TEST(DiskEngine, AFileThatEndsEarlyIsAChangedFileNotZeros) {
     UniqueFd fd = unlinked_file(std::filesystem::current_path().string(), "short-file");
     ASSERT_EQ(::ftruncate(fd.get(), 10000), 0);
     Pool pool;
@@ -196,6 +196,8 @@ TEST(DiskEngine, AFileThatEndsEarlyIsAnErrorNotZeros) {
         ASSERT_FALSE(got[0].status);
         EXPECT_NE(got[0].status.error().message.find("ended at byte 10000"), std::string::npos)
             << got[0].status.error().message;
+        // The file changed; the disk did not fail (EIO would say it had).
+        EXPECT_EQ(got[0].status.error().code, kFileChanged);
     }
 }
 

@@ -20,7 +20,7 @@ from test_rdma_transfers import MiB, write_pattern
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
 from daemon_log import transfer_line  # noqa: E402
-from failing_disk_fs import failing_io_mount, fuse_missing, heal  # noqa: E402
+from failing_disk_fs import failing_io_mount, fuse_missing, heal, shrinking_mount  # noqa: E402
 
 PORT = 2132
 SIZE = 64 * MiB
@@ -81,7 +81,9 @@ def test_rftps_failing_disk_is_its_own_error_and_the_server_says_426(device, dae
     remote = f"io-{name}-{direction}.bin"
     try:
         with failing_io_mount(disk, tmp_path / "mnt", BAD_FROM) as mnt:
-            before = daemon.count(r"event=transfer .*reason=\"426 ")
+            verb = "store" if direction == "put" else "retrieve"
+            aborted = rf"event=transfer direction={verb} path=/{remote} .*reason=\"426 "
+            before = daemon.count(aborted)
             if direction == "put":
                 write_pattern(disk / "src.bin", SIZE, 53)
                 p, s = rftp("put", "-P", "4", str(mnt / "src.bin"), url(addr, remote), check=False)
@@ -93,8 +95,40 @@ def test_rftps_failing_disk_is_its_own_error_and_the_server_says_426(device, dae
             assert s["transport"] == "rdma", s
             assert p.returncode == 6, p.stderr
             assert re.search(what, p.stderr), p.stderr
-            wait_for(lambda: daemon.count(r"event=transfer .*reason=\"426 ") > before, 30, "rftpd's 426 in its log")
+            wait_for(lambda: daemon.count(aborted) > before, 30, "rftpd's 426 in its log")
             assert not (disk / "down.bin").exists() and (direction == "get" or not (daemon.root / remote).exists())
     finally:
         (daemon.root / remote).unlink(missing_ok=True)
         shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_file_cut_short_while_sent_is_a_changed_file(device, tmp_path):
+    """Someone truncates the file rftpd is sending over RDMA: its reply says
+    the file changed, and its abort's status is an errno the peer accepts
+    (rftp's own code for a changed file is not one); -c then fetches the
+    file whole as it now is. (Until 2026-11-25 rftp exited 6 here, taking
+    the server's read for its own disk's.)"""
+    name, addr = device
+    work, disk = tmp_path / "d", tmp_path / "disk"
+    local = tmp_path / "local.bin"
+    disk.mkdir()
+    write_pattern(disk / "there.bin", SIZE, 55)
+    args = ["get", "-P", "4", url(addr, "there.bin", port=PORT), str(local)]
+    try:
+        with shrinking_mount(disk, work / "alice", BAD_FROM):
+            d = Daemon(work, [addr], port=PORT)
+            try:
+                p, s = rftp(*args, check=False)
+                assert s["transport"] == "rdma", s
+                assert p.returncode == 8, p.stderr
+                changed = r"451 Requested action aborted: the file changed while it was being sent: .*the file ended at"
+                assert re.search(changed, p.stderr), p.stderr
+                assert "is not 0 or a negative errno" not in p.stderr, p.stderr
+                _, s = rftp(args[0], "-c", *args[1:])
+                assert s["transport"] == "rdma", s
+                assert local.stat().st_size == BAD_FROM
+                assert local.read_bytes() == (disk / "there.bin").read_bytes()
+            finally:
+                d.stop()
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)  # guest memory is tight

@@ -3,11 +3,17 @@ device (over TCP: tests/e2e/test_daemon_restart.py). SIGTERM while RDMA
 WRITEs are in flight: rftpd tears the channel down and exits 0, with the cut
 transfer's line in its log; rftp exits 3 with the 421 and prints the -c
 command; a new rftpd on the same roots finishes the file over RDMA, moving at
-most the rest."""
+most the rest.
+
+A crash (SIGKILL) instead: no 421 comes, the channel just breaks (a peer
+gone, work requests flushed), and rftp exits 8, the code of a broken
+transfer, with the -c command; it must not take the flushed WRITEs for a
+failure of its own disk (exit 6, as it did until 2026-11-25)."""
 
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,8 +30,9 @@ PORT = 2131
 SIZE = 256 * MiB
 
 
+@pytest.mark.parametrize("how", ["restart", "crash"])
 @pytest.mark.parametrize("direction", ["put", "get"])
-def test_a_restart_mid_rdma_transfer_ends_it_with_421_and_c_finishes_it(device, tmp_path, direction):
+def test_a_restart_or_crash_mid_rdma_transfer_is_resumed_by_c(device, tmp_path, direction, how):
     name, addr = device
     work = tmp_path / "d"
     d = Daemon(work, [addr], port=PORT)
@@ -46,15 +53,19 @@ def test_a_restart_mid_rdma_transfer_ends_it_with_421_and_c_finishes_it(device, 
         d, code, err = cut_by_a_restart(
             d, lambda _: subprocess.Popen([str(BUILD / "rftp"), "--no-progress", args[0], "-P", "4", *args[1:]],
                                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True),
-            lambda: Daemon(work, [addr], port=PORT), journal, final, SIZE)
+            lambda: Daemon(work, [addr], port=PORT), journal, final, SIZE,
+            sig=signal.SIGTERM if how == "restart" else signal.SIGKILL)
         d.proc.wait(timeout=20)
-        assert d.proc.returncode == 0, d.log()[-3000:]
-        log = d.log()
-        assert code == 3, err
-        assert "421 Service shutting down." in err, err
+        if how == "restart":
+            assert d.proc.returncode == 0, d.log()[-3000:]
+            log = d.log()
+            assert code == 3, err
+            assert "421 Service shutting down." in err, err
+            verb = "store" if direction == "put" else "retrieve"
+            assert re.search(rf"event=transfer direction={verb} \S+ transport=rdma .*result=aborted", log), log[-3000:]
+        else:
+            assert code == 8, err
         assert f"resume with: rftp {direction} -c" in err, err
-        verb = "store" if direction == "put" else "retrieve"
-        assert re.search(rf"event=transfer direction={verb} \S+ transport=rdma .*result=aborted", log), log[-3000:]
         assert part.exists() and journal.exists() and not final.exists()
         kept = journal_prefix(journal)
         assert 0 < kept < SIZE
