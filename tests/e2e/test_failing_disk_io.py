@@ -28,6 +28,18 @@ BAD_FROM = 40 * MiB  # where the disk's bad stretch starts, in every file
 pytestmark = pytest.mark.skipif(bool(fuse_missing()), reason=f"SKIPPED: {fuse_missing()}")
 
 LOCAL_ERROR = r"451 Requested action aborted: local error in processing: .*Input/output error"
+FILE_CHANGED = r"451 Requested action aborted: the file changed while it was being sent: .*the file ended at byte \d+"
+
+
+def assert_resumable_after(r, d, direction, reply):
+    """rftp exited 8 showing rftpd's reply and the -c command, and rftpd
+    logged the transfer as failed with that reply."""
+    err = r.stderr.decode()
+    assert r.returncode == 8, err
+    assert re.search(reply, err), err
+    assert f"resume with: rftp {direction} -c" in err, err
+    line = transfer_line(d, "store" if direction == "put" else "retrieve")
+    assert re.search(r"result=failed reason=\"" + reply, line), line
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -50,12 +62,7 @@ def test_a_failing_write_on_the_server_is_451_and_c_finishes_the_upload(tmp_path
         d = Rftpd(work)
         try:
             r = rftp(env, "put", "-P", str(streams), str(src), url(d, "up.bin"))
-            err = r.stderr.decode()
-            assert r.returncode == 8, err
-            assert re.search(LOCAL_ERROR, err), err
-            assert "resume with: rftp put -c" in err, err
-            assert re.search(r"event=transfer direction=store .*result=failed reason=\"" + LOCAL_ERROR,
-                             transfer_line(d, "store"))
+            assert_resumable_after(r, d, "put", LOCAL_ERROR)
             assert not (disk / "up.bin").exists()
             assert "up.bin" not in login(d).nlst()  # still serving
 
@@ -77,12 +84,7 @@ def test_a_failing_read_on_the_server_is_451_and_c_finishes_the_download(tmp_pat
         d = Rftpd(work)
         try:
             r = rftp(env, "get", "-P", str(streams), url(d, "there.bin"), str(dest))
-            err = r.stderr.decode()
-            assert r.returncode == 8, err
-            assert re.search(LOCAL_ERROR, err), err
-            assert "resume with: rftp get -c" in err, err
-            assert re.search(r"event=transfer direction=retrieve .*result=failed reason=\"" + LOCAL_ERROR,
-                             transfer_line(d, "retrieve"))
+            assert_resumable_after(r, d, "get", LOCAL_ERROR)
             assert not dest.exists()
             assert login(d).nlst() == ["there.bin"]  # still serving
 
@@ -132,12 +134,7 @@ def test_a_file_cut_short_while_sent_is_a_changed_file_not_a_failed_disk(tmp_pat
         d = Rftpd(work)
         try:
             r = rftp(env, "get", "-P", str(streams), url(d, "there.bin"), str(dest))
-            err = r.stderr.decode()
-            assert r.returncode == 8, err
-            changed = r"451 Requested action aborted: the file changed while it was being sent: .*the file ended at byte \d+"
-            assert re.search(changed, err), err
-            assert "resume with: rftp get -c" in err, err
-            assert re.search(r"result=failed reason=\"" + changed, transfer_line(d, "retrieve"))
+            assert_resumable_after(r, d, "get", FILE_CHANGED)
             assert not dest.exists()
 
             r = rftp(env, "get", "-c", "-P", str(streams), url(d, "there.bin"), str(dest))
@@ -164,8 +161,7 @@ def test_a_file_cut_short_under_a_plain_stream_is_a_changed_file_too(tmp_path):
                                capture_output=True, timeout=120)
             assert r.returncode != 0, r.stderr
             line = transfer_line(d, "retrieve")
-            assert re.search(r"result=failed reason=\"451 Requested action aborted: the file changed while it was "
-                             r"being sent: .*the file ended at byte", line), line
+            assert re.search(r"result=failed reason=\"" + FILE_CHANGED, line), line
         finally:
             d.stop()
 

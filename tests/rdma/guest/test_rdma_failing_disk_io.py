@@ -26,6 +26,20 @@ PORT = 2132
 SIZE = 64 * MiB
 BAD_FROM = 40 * MiB
 LOCAL_ERROR = r"451 Requested action aborted: local error in processing: .*Input/output error"
+FILE_CHANGED = r"451 Requested action aborted: the file changed while it was being sent: .*the file ended at byte"
+
+
+def resumable_after(args, d, reply):
+    """Runs rftp over RDMA: it exits 8 showing rftpd's reply and the -c
+    command, and rftpd logged the transfer as failed with that reply."""
+    p, s = rftp(*args, check=False)
+    assert s["transport"] == "rdma", s
+    assert p.returncode == 8, p.stderr
+    assert re.search(reply, p.stderr), p.stderr
+    assert f"resume with: rftp {args[0]} -c" in p.stderr, p.stderr
+    line = transfer_line(d, "store" if args[0] == "put" else "retrieve")
+    assert re.search(r"result=failed reason=\"" + reply, line), line
+    return p
 
 
 @pytest.fixture(autouse=True)
@@ -44,22 +58,16 @@ def test_the_servers_failing_disk_is_451_and_c_finishes(device, tmp_path, direct
     if direction == "put":
         write_pattern(local, SIZE, 51)
         args = ["put", "-P", "4", str(local), url(addr, "up.bin", port=PORT)]
-        there, verb = disk / "up.bin", "store"
+        there = disk / "up.bin"
     else:
         write_pattern(disk / "there.bin", SIZE, 52)
         args = ["get", "-P", "4", url(addr, "there.bin", port=PORT), str(local)]
-        there, verb = disk / "there.bin", "retrieve"
+        there = disk / "there.bin"
     try:
         with failing_io_mount(disk, work / "alice", BAD_FROM):
             d = Daemon(work, [addr], port=PORT)
             try:
-                p, s = rftp(*args, check=False)
-                assert s["transport"] == "rdma", s
-                assert p.returncode == 8, p.stderr
-                assert re.search(LOCAL_ERROR, p.stderr), p.stderr
-                assert f"resume with: rftp {direction} -c" in p.stderr, p.stderr
-                line = transfer_line(d, verb)
-                assert re.search(r"result=failed reason=\"" + LOCAL_ERROR, line), line
+                resumable_after(args, d, LOCAL_ERROR)
                 assert not (there if direction == "put" else local).exists()
 
                 heal(disk)
@@ -118,11 +126,7 @@ def test_a_file_cut_short_while_sent_is_a_changed_file(device, tmp_path):
         with shrinking_mount(disk, work / "alice", BAD_FROM):
             d = Daemon(work, [addr], port=PORT)
             try:
-                p, s = rftp(*args, check=False)
-                assert s["transport"] == "rdma", s
-                assert p.returncode == 8, p.stderr
-                changed = r"451 Requested action aborted: the file changed while it was being sent: .*the file ended at"
-                assert re.search(changed, p.stderr), p.stderr
+                p = resumable_after(args, d, FILE_CHANGED)
                 assert "is not 0 or a negative errno" not in p.stderr, p.stderr
                 _, s = rftp(args[0], "-c", *args[1:])
                 assert s["transport"] == "rdma", s
