@@ -42,11 +42,25 @@ struct Pool {
 
 uint8_t pattern(uint64_t at) { return static_cast<uint8_t>((at * 2654435761u) >> 13); }
 
-std::string scratch_dir(const std::string &where) {
-    std::string dir = where + "/rftp-disk-engine-" + std::to_string(::getpid());
-    std::filesystem::create_directories(dir);
-    return dir;
-}
+// A directory of this process's own, removed however the test leaves
+// (an ASSERT or a skip returns early; ctest runs each test in a process).
+class ScratchDir {
+public:
+    explicit ScratchDir(const std::string &where) : path_(where + "/rftp-disk-engine-" + std::to_string(::getpid())) {
+        std::filesystem::create_directories(path_);
+    }
+    ~ScratchDir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    ScratchDir(const ScratchDir &) = delete;
+    ScratchDir &operator=(const ScratchDir &) = delete;
+    operator const std::string &() const { return path_; }
+    std::string operator+(const std::string &name) const { return path_ + name; }
+
+private:
+    std::string path_;
+};
 
 // Writes a file of size bytes through the engine, blocks in reverse order
 // (as RDMA delivers them: any order), then reads it back through it.
@@ -118,16 +132,14 @@ class DiskEngineOnFiles : public ::testing::TestWithParam<std::tuple<std::string
 
 TEST_P(DiskEngineOnFiles, EverySizeAroundTheAlignmentBoundariesRoundTrips) {
     auto [where, backend] = GetParam();
-    std::string dir = scratch_dir(where == "disk" ? std::filesystem::current_path().string() : "/dev/shm");
+    ScratchDir dir(where == "disk" ? std::filesystem::current_path().string() : "/dev/shm");
     for (uint64_t size : kSizes) round_trip(dir, size, backend);
-    std::filesystem::remove_all(dir);
 }
 
 TEST_P(DiskEngineOnFiles, AnUnalignedStartGoesBufferedAndStillLandsRight) {
     auto [where, backend] = GetParam();
-    std::string dir = scratch_dir(where == "disk" ? std::filesystem::current_path().string() : "/dev/shm");
+    ScratchDir dir(where == "disk" ? std::filesystem::current_path().string() : "/dev/shm");
     round_trip(dir, 3 * kBlock + 17, backend, 1000);  // a REST offset off any sector
-    std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DiskEngineOnFiles,
@@ -264,7 +276,8 @@ TEST(DiskEngine, AnAppendOnlyFileIsWrittenInOrderAtItsEnd) {
 }
 
 TEST(Preallocate, TmpfsIsCheckedForRoomNotFilledWithPages) {
-    UniqueFd fd = unlinked_file(scratch_dir("/dev/shm"), "reserved");
+    ScratchDir dir("/dev/shm");
+    UniqueFd fd = unlinked_file(dir, "reserved");
     ASSERT_TRUE(fd);
     ASSERT_TRUE(rftp::middleware::preallocate(fd.get(), 0, 64u << 20));
     struct stat st {};
@@ -342,7 +355,7 @@ TEST(DiskEngine, AnOperationBeyondTheDepthIsRefusedNotStarted) {
     // Stream buffers outnumber the depth by one (the block on the wire): a
     // caller that starts one too many gets a failure back, never a slot
     // overrun, and what was in flight still finishes.
-    std::string dir = scratch_dir("/dev/shm");
+    ScratchDir dir("/dev/shm");
     std::string path = dir + "/three-blocks";
     UniqueFd out(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     ASSERT_TRUE(out);
@@ -366,7 +379,6 @@ TEST(DiskEngine, AnOperationBeyondTheDepthIsRefusedNotStarted) {
         EXPECT_EQ(ok, 2u);
         EXPECT_EQ(refused, 1u);
     }
-    std::filesystem::remove_all(dir);
 }
 
 }  // namespace
