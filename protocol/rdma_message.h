@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -32,6 +33,12 @@ inline constexpr std::size_t kMaxStatusText = 200;
 inline constexpr std::size_t kMaxGrantsOutstanding = 1024;
 // Statuses are 0 or a negative errno; anything else is malformed.
 inline constexpr int32_t kMinStatus = -4095;
+
+// The status an abort carries for a failure with this code. The wire carries
+// errnos only (a peer refuses anything below kMinStatus): rftp's own codes,
+// such as kFileChanged, and a plain failure's -1 (which would read as EPERM)
+// go as EIO, and the abort's text says what happened.
+inline constexpr int32_t abort_status(int code) { return code < -1 && code >= kMinStatus ? code : -EIO; }
 
 enum class RdmaMessageType : uint8_t {
     credit = 1,      // only returns receive credits

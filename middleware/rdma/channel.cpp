@@ -172,11 +172,7 @@ void Channel::fail_locked(const Error &e, bool tell_peer) {
         wire::RdmaMessage m;
         m.type = wire::RdmaMessageType::abort;
         m.file_id = source_ ? source_->id : sink_ ? sink_->id : 0;
-        // The wire carries errnos only (a peer refuses anything below
-        // kMinStatus): rftp's own codes, such as kFileChanged, and a plain
-        // failure's -1 (which would read as EPERM) go as EIO, and the text
-        // says what happened.
-        m.status = e.code < -1 && e.code >= wire::kMinStatus ? e.code : -EIO;
+        m.status = wire::abort_status(e.code);
         m.text = e.message;
         send_control_locked(m);
     }

@@ -608,6 +608,24 @@ void expect_connect_rejected(std::span<const uint8_t> bytes, const std::string &
         << "error \"" << r.error().message << "\" does not mention \"" << needle << "\"";
 }
 
+TEST(RdmaMessage, AnAbortCarriesOnlyAnErrnoItsPeerAccepts) {
+    EXPECT_EQ(abort_status(-ENOSPC), -ENOSPC);
+    EXPECT_EQ(abort_status(kMinStatus), kMinStatus);
+    // rftp's own codes, and a plain failure's -1 (EPERM), go as EIO.
+    EXPECT_EQ(abort_status(rftp::kFileChanged), -EIO);
+    EXPECT_EQ(abort_status(kMinStatus - 1), -EIO);
+    EXPECT_EQ(abort_status(-1), -EIO);
+    EXPECT_EQ(abort_status(0), -EIO);
+    // And what goes out decodes on the other side.
+    RdmaMessage m;
+    m.type = RdmaMessageType::abort;
+    m.status = abort_status(rftp::kFileChanged);
+    m.text = "the file ended at byte 10";
+    auto r = decode(enc(m).bytes());
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->status, -EIO);
+}
+
 }  // namespace
 
 TEST(RdmaMessageConnect, RoundTrip) {
