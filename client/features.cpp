@@ -39,6 +39,8 @@ Features parse_features(const std::vector<std::string> &lines) {
             f.rest_stream = true;
         } else if (name == "EPSV") {
             f.epsv = true;
+        } else if (name == "SRCE") {
+            f.source_identity = true;
         }
     }
     return f;

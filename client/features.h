@@ -20,6 +20,7 @@ struct Features {
     bool mdtm = false;
     bool rest_stream = false;
     bool epsv = false;
+    bool source_identity = false;  // rftpd's "SRCE": a partial upload records which local file it came from
 
     // rftpd is the only server that advertises PARALLEL; it keeps uploads
     // in ".name.rftp-part" (docs/protocol.md "Uploads").

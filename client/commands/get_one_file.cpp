@@ -18,6 +18,7 @@
 #include "middleware/disk/memory_endpoint.h"
 #include "middleware/disk/plain_file.h"
 #include "middleware/disk/preallocate.h"
+#include "middleware/disk/source_attribute.h"
 #include "middleware/range_set.h"
 #include "middleware/resume_journal.h"
 #include "middleware/tcp/parallel_transfer.h"
@@ -132,14 +133,14 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             offset = 0;
         }
         // Bytes of another version of the file are no prefix of this one.
-        if (auto recorded = recorded_identity(file.get()); offset > 0 && recorded && identity && *recorded != *identity) {
+        if (auto recorded = middleware::recorded_source(file.get()); offset > 0 && recorded && identity && *recorded != *identity) {
             report.note(dest.write_path + " holds the start of an earlier version of the remote file (" + *recorded +
                         ", now " + *identity + "); starting over");
             offset = 0;
         }
         if (::ftruncate(file.get(), static_cast<off_t>(offset)) < 0)
             return fail_as(ExitCode::local_file, "truncate " + dest.write_path + ": " + std::strerror(errno));
-        if (identity) record_identity(file.get(), *identity);
+        if (identity) middleware::record_source(file.get(), *identity);
         if (offset > 0) report.note(dest.write_path + ": resuming at byte " + std::to_string(offset));
         // The old journal stays until this attempt's replaces it: the bytes
         // it vouches for may not be on the disk yet.
@@ -313,11 +314,11 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
     // Whole and on the disk: from here the file's size says it all.
     journal.reset();
     ::unlink(journal_path.c_str());
+    middleware::forget_source(file.get());  // the final file keeps no trace of the bookkeeping
     file.reset();
     if (o.verify) {
         if (auto ok = verify_digest(session, remote, dest.write_path, report.sha256); !ok) return ok;
     }
-    forget_identity(dest.write_path);
     if (::rename(dest.write_path.c_str(), dest.final_path.c_str()) < 0)
         return fail_as(ExitCode::local_file,
                        "rename " + dest.write_path + " to " + dest.final_path + ": " + std::strerror(errno));

@@ -1,7 +1,7 @@
 // Which remote file a partial download holds the beginning of. A resume
 // (-c) trusts the partial file's bytes only while the remote file is the
 // same one: same size and same modification time. Both are recorded on the
-// partial file itself (extended attribute user.rftp.source), which survives
+// partial file itself (middleware/disk/source_attribute.h), which survives
 // a crash with it; a remote file rewritten in place since (same size, new
 // content) is then fetched anew instead of completed into a mix of both.
 #pragma once
@@ -25,16 +25,5 @@ std::optional<std::string> partial_identity(std::optional<uint64_t> size, const 
 // (ftp::time_val_seconds).
 Outcome<std::optional<std::string>> remote_modify_time(Session &session, const std::string &path,
                                                        const std::optional<std::string> &listed);
-
-// What fd's partial file was recorded as holding; nullopt when nothing was
-// recorded (an older rftp, a file system without user xattrs).
-std::optional<std::string> recorded_identity(int fd);
-
-// Records identity on fd's partial file. Best effort: a file system without
-// user extended attributes keeps the resume check to sizes, as before.
-void record_identity(int fd, const std::string &identity);
-
-// The final file keeps no trace of the bookkeeping.
-void forget_identity(const std::string &path);
 
 }  // namespace rftp::client

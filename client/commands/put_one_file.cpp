@@ -13,6 +13,8 @@
 #include "client/rdma_transport.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/stream_transfer.h"
+#include "protocol/mlsx_facts.h"
+#include "protocol/source_identity.h"
 
 namespace rftp::client {
 namespace {
@@ -21,12 +23,50 @@ namespace {
 // nothing next to them, and small files (thousands a second) skip it.
 constexpr uint64_t kAnnounceSizeFrom = 8ull << 20;
 
+// Whether rftpd records this upload's source (SRCE) on its partial file.
+// Only uploads that also announce their size: a round trip is nothing next
+// to them, and a smaller partial is sent again whole rather than trusted.
+bool records_source(const Session &session, const UploadSource &source) {
+    return session.features.source_identity && source.identity && source.size >= kAnnounceSizeFrom;
+}
+
+// The source rftpd recorded on a partial upload (MLST's X.rftp-source fact);
+// nullopt when none was (an older rftp, a file system without user xattrs).
+Outcome<std::optional<std::string>> recorded_upload_source(Session &session, const std::string &partial) {
+    auto reply = session.control.command("MLST " + partial);
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code != 250) return std::optional<std::string>{};
+    // "250-Listing x", " facts name", "250 End": the entry is the line that starts with a space.
+    for (const std::string &line : reply->lines) {
+        if (line.empty() || line.front() != ' ') continue;
+        auto entry = ftp::parse_mlsx_line(std::string_view(line).substr(1));
+        if (entry) return entry->fact(ftp::kSourceFact);
+    }
+    return std::optional<std::string>{};
+}
+
 // Where to continue an earlier upload; nullopt when the server already has it all.
 Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &session, const std::string &remote,
-                                               uint64_t local_size) {
+                                               const UploadSource &source) {
+    const uint64_t local_size = source.size;
     if (session.features.is_rftpd()) {
-        auto partial = probe_size(session, remote_partial_name(remote));
+        const std::string partial_name = remote_partial_name(remote);
+        auto partial = probe_size(session, partial_name);
         if (!partial) return std::unexpected(partial.error());
+        if (partial->size && *partial->size > 0 && *partial->size <= local_size && session.features.source_identity) {
+            // Bytes of another version of the file are no prefix of this one.
+            if (!records_source(session, source)) {
+                report.note(remote + ": the server's partial upload records no source; uploading it whole");
+                return std::optional<uint64_t>{0};
+            }
+            auto recorded = recorded_upload_source(session, partial_name);
+            if (!recorded) return std::unexpected(recorded.error());
+            if (*recorded && **recorded != *source.identity) {
+                report.note(remote + ": the server's partial upload was begun from another version of the local file (" +
+                            **recorded + ", now " + *source.identity + "); uploading it whole");
+                return std::optional<uint64_t>{0};
+            }
+        }
         if (partial->size && *partial->size <= local_size) return std::optional<uint64_t>{*partial->size};
         // rftpd continues its partial file, not the final one, on REST: one
         // longer than the local file is of another file, so start afresh
@@ -63,6 +103,7 @@ Outcome<UploadSource> open_upload_source(const std::string &path, std::optional<
     if (int flags = ::fcntl(source.fd.get(), F_GETFL); flags >= 0) ::fcntl(source.fd.get(), F_SETFL, flags & ~O_NONBLOCK);
     source.device = S_ISCHR(st.st_mode);
     source.size = source.device ? *device_size : static_cast<uint64_t>(st.st_size);
+    if (!source.device) source.identity = ftp::source_token(source.size, st.st_mtim);
     return source;
 }
 
@@ -74,7 +115,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
     const uint64_t size = source.size;
     uint64_t offset = 0;
     if (o.resume) {
-        auto found = resume_offset(report, session, remote, size);
+        auto found = resume_offset(report, session, remote, source);
         if (!found) return std::unexpected(found.error());
         if (!*found) {
             report.skipped = true;
@@ -84,6 +125,12 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         }
         offset = **found;
         if (offset > 0) report.note(remote + ": resuming at byte " + std::to_string(offset));
+    }
+    if (records_source(session, source)) {
+        // For the transfer command that follows (RSTR or STOR), like REST
+        // and ALLO. A refusal only means a later resume cannot compare.
+        auto named = session.control.command("SRCE " + *source.identity);
+        if (!named) return std::unexpected(named.error());
     }
 
     auto rdma_channel = rdma_channel_for(session, o, report);

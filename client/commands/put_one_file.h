@@ -22,6 +22,9 @@ struct UploadSource {
     UniqueFd fd;
     uint64_t size = 0;
     bool device = false;  // a character device read for --size bytes
+    // A regular file's size and modification time (protocol/source_identity.h):
+    // what rftpd records on a partial upload, for a resume to compare.
+    std::optional<std::string> identity;
 };
 
 // device_size: with --size, a character device (/dev/zero) may be the

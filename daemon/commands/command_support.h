@@ -45,6 +45,7 @@ std::optional<RetrieveSource> open_for_retrieve(Session &s, const std::string &v
 struct PendingTransfer {
     uint64_t rest = 0;
     std::optional<uint64_t> allocate;
+    std::optional<std::string> source;
 };
 PendingTransfer take_pending_transfer(Session &s);
 

@@ -22,6 +22,7 @@ constexpr std::array kCommands{
     CommandSpec{"MODE", true, A::required, cmd_mode, "MODE S: stream mode only"},
     CommandSpec{"STRU", true, A::required, cmd_stru, "STRU F: file structure only"},
     CommandSpec{"ALLO", true, A::optional, cmd_allo, "ALLO <size>: the next STOR reserves the file's space first"},
+    CommandSpec{"SRCE", true, A::required, cmd_srce, "SRCE <token>: the local file the next upload comes from (for resumes)"},
     CommandSpec{"PWD", true, A::none, cmd_pwd, "PWD: working directory"},
     CommandSpec{"XPWD", true, A::none, cmd_pwd, "XPWD: same as PWD"},
     CommandSpec{"CWD", true, A::required, cmd_cwd, "CWD <dir>: change directory"},

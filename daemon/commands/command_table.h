@@ -45,6 +45,7 @@ void cmd_type(Session &, const std::string &);
 void cmd_mode(Session &, const std::string &);
 void cmd_stru(Session &, const std::string &);
 void cmd_allo(Session &, const std::string &);
+void cmd_srce(Session &, const std::string &);
 
 void cmd_pwd(Session &, const std::string &);
 void cmd_cwd(Session &, const std::string &);

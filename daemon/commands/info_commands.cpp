@@ -1,5 +1,5 @@
 // Commands about the session itself: NOOP, SYST, FEAT, OPTS, HELP, STAT,
-// and the transfer parameters TYPE, MODE, STRU, ALLO.
+// and the transfer parameters TYPE, MODE, STRU, ALLO, SRCE.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "daemon/listing/list_format.h"
 #include "daemon/server/server.h"
 #include "daemon/session/session.h"
+#include "protocol/source_identity.h"
 
 namespace rftp::daemon {
 namespace {
@@ -85,8 +86,8 @@ void cmd_feat(Session &s, const std::string &) {
     std::string rdma = s.server().rdma_offered() ? "\n RDMA " + std::to_string(s.options().rdma.max_streams) : "";
     s.reply(211,
             "Features:\n"
-            " EPRT\n EPSV\n MDTM\n MLST type*;size*;modify*;perm*;UNIX.mode*;\n PASV\n REST STREAM\n SIZE\n"
-            " TVFS\n UTF8\n HASH SHA-256*\n BLOCKSUM " + blocksum + "\n PARALLEL " +
+            " EPRT\n EPSV\n MDTM\n MLST type*;size*;modify*;perm*;UNIX.mode*;X.rftp-source*;\n PASV\n REST STREAM\n"
+            " SIZE\n SRCE\n TVFS\n UTF8\n HASH SHA-256*\n BLOCKSUM " + blocksum + "\n PARALLEL " +
                 std::to_string(s.options().max_streams) + rdma + "\nEnd");
 }
 
@@ -186,6 +187,18 @@ void cmd_allo(Session &s, const std::string &arg) {
     if (!s.options().preallocate || !s.state.root->writable()) return s.reply(202, "ALLO not needed.");
     s.state.allocate_size = size;
     s.reply(200, "The next STOR reserves " + std::to_string(size) + " bytes first.");
+}
+
+// SRCE <token> (rftpd's own, docs/protocol.md "Uploads"): the local file
+// the next upload comes from. Recorded on the partial file, where MLST shows
+// it, so that a resume continues only a partial begun from that same file.
+void cmd_srce(Session &s, const std::string &arg) {
+    s.state.upload_source.reset();  // a new SRCE replaces the last, even a refused one
+    if (!ftp::valid_source_token(arg))
+        return s.reply(501, "Usage: SRCE <token of 1 to " + std::to_string(ftp::kMaxSourceToken) +
+                                " characters from 0-9 A-Z a-z . : _ + ->");
+    s.state.upload_source = arg;
+    s.reply(200, "The next upload records its source.");
 }
 
 }  // namespace rftp::daemon

@@ -10,8 +10,10 @@
 #include "daemon/data/upload_target.h"
 #include "daemon/listing/list_format.h"
 #include "daemon/session/session.h"
+#include "middleware/disk/source_attribute.h"
 #include "middleware/integrity/file_digest.h"
 #include "protocol/partial_names.h"
+#include "protocol/source_identity.h"
 
 namespace rftp::daemon {
 namespace {
@@ -19,6 +21,18 @@ namespace {
 void log_change(Session &s, const char *event, const std::string &path) {
     log::info("session=" + std::to_string(s.id()) + " user=" + log::quote(s.state.user) + " event=" + event +
               " path=" + log::quote(path));
+}
+
+// A partial upload's source, as SRCE named it ("X.rftp-source=<token>;"),
+// for a resume to compare with its own file; empty for anything else.
+std::string recorded_source_fact(Session &s, const std::string &vpath, const struct stat &st) {
+    if (!S_ISREG(st.st_mode) || !vpath.ends_with(ftp::kPartialSuffix)) return {};
+    auto fd = s.state.root->open_file(vpath, O_RDONLY | O_NONBLOCK);
+    if (!fd) return {};
+    auto source = middleware::recorded_source(fd->get());
+    // Only what SRCE could have set goes into the reply line.
+    if (!source || !ftp::valid_source_token(*source)) return {};
+    return "X.rftp-source=" + *source + ";";
 }
 
 // rftpd's own names for an upload's partial file and journal: another entry
@@ -125,7 +139,9 @@ void cmd_mlst(Session &s, const std::string &arg) {
     if (!vpath) return;
     auto st = s.state.root->stat(*vpath);
     if (!st) return reply_fs_error(s, st.error());
-    s.reply(250, "Listing " + *vpath + "\n " + format_mlsx_line(*st, *vpath, s.state.root->writable()) + "\nEnd");
+    s.reply(250, "Listing " + *vpath + "\n " +
+                     format_mlsx_line(*st, *vpath, s.state.root->writable(), false, recorded_source_fact(s, *vpath, *st)) +
+                     "\nEnd");
 }
 
 void cmd_hash(Session &s, const std::string &arg) {

@@ -143,7 +143,8 @@ void cmd_radr(Session &s, const std::string &arg) {
 }
 
 void cmd_rstr(Session &s, const std::string &arg) {
-    uint64_t rest = take_pending_transfer(s).rest;  // ALLO is not needed: the source announces the size
+    PendingTransfer pending = take_pending_transfer(s);  // ALLO is not needed: the source announces the size
+    const uint64_t rest = pending.rest;
     bool discard = arg == kDiscardPath;
     std::optional<std::string> vpath = discard ? std::optional<std::string>(arg) : resolve_or_reply(s, arg);
     if (!vpath) return;
@@ -153,7 +154,8 @@ void cmd_rstr(Session &s, const std::string &arg) {
     if (discard && rest != 0) return s.reply(554, "REST makes no sense for /dev/null.");
     auto job = s.new_transfer_job();
     auto root = s.state.root;
-    UploadRequest req{.path = *vpath, .rest = rest, .ranged = true, .sync = s.options().sync_before_rename};
+    UploadRequest req{.path = *vpath, .rest = rest, .ranged = true, .sync = s.options().sync_before_rename,
+                      .source = std::move(pending.source)};
     bool preallocate = s.options().preallocate;
     bool sequential = s.options().rdma.sequential_writes;
     bool digest = s.state.digest_transfers;

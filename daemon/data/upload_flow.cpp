@@ -8,6 +8,7 @@
 
 #include "daemon/commands/command_support.h"
 #include "middleware/disk/preallocate.h"
+#include "middleware/disk/source_attribute.h"
 #include "middleware/resume_journal.h"
 
 namespace rftp::daemon {
@@ -30,6 +31,8 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // point rather than a file whose size runs past a block never written.
     // With syncs on, its checkpoints also keep a resume point that survives
     // a power loss.
+    if (req.source) middleware::record_source(target->fd.get(), *req.source);
+    else middleware::forget_source(target->fd.get());
     std::unique_ptr<middleware::ResumeJournal> journal;
     std::string journal_path = resume_journal_path(target->partial);
     if (!req.in_order) {
@@ -111,6 +114,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // ASCII upload that continued a partial keeps no journal of its own, but
     // the one it continued from goes too.
     (void)root.remove_file(journal_path);
+    middleware::forget_source(target->fd.get());
     if (auto c = commit_upload(root, *target); !c)
         return {451, "Could not rename upload into place: " + c.error().message + ".", bytes, "failed"};
     return {226, "Transfer complete.", bytes, "ok"};

@@ -32,6 +32,9 @@ struct UploadRequest {
     // The file's final size when known before its bytes (ALLO): [rest,
     // size) is reserved before any data connection opens (storage.preallocate).
     std::optional<uint64_t> reserve_size;
+    // The local file the client sends from (SRCE), recorded on the partial
+    // file; none forgets an earlier record, whose bytes may now be mixed.
+    std::optional<std::string> source;
 };
 
 // Moves the bytes into target (opening data connections, sending 150 and so

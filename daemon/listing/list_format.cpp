@@ -43,7 +43,8 @@ std::string format_mdtm(std::time_t t) {
     return buf;
 }
 
-std::string format_mlsx_line(const struct stat &st, std::string_view name, bool writable, bool is_cdir) {
+std::string format_mlsx_line(const struct stat &st, std::string_view name, bool writable, bool is_cdir,
+                             std::string_view extra_facts) {
     std::string facts;
     if (S_ISDIR(st.st_mode)) {
         facts = is_cdir ? "type=cdir;" : "type=dir;";
@@ -60,7 +61,7 @@ std::string format_mlsx_line(const struct stat &st, std::string_view name, bool 
         std::snprintf(b, sizeof b, "%o", st.st_mode & 07777);
         return std::string(b);
     }() + ";";
-    return facts + " " + std::string(name);
+    return facts + std::string(extra_facts) + " " + std::string(name);
 }
 
 }  // namespace rftp::daemon

@@ -15,8 +15,10 @@ namespace rftp::daemon {
 std::string format_list_line(const struct stat &st, std::string_view name, std::time_t now);
 
 // "type=file;size=1234;modify=20261122100102;perm=rwadf; name"
-// type is cdir for the listed directory itself (MLSD's ".").
-std::string format_mlsx_line(const struct stat &st, std::string_view name, bool writable, bool is_cdir = false);
+// type is cdir for the listed directory itself (MLSD's "."). extra_facts
+// ("fact=value;" each) go after the standard ones.
+std::string format_mlsx_line(const struct stat &st, std::string_view name, bool writable, bool is_cdir = false,
+                             std::string_view extra_facts = {});
 
 // "20261122100102" (UTC), as MDTM and the modify fact want it.
 std::string format_mdtm(std::time_t t);

@@ -47,6 +47,10 @@ struct SessionState {
     // reserves [REST offset, size) before its 150 (and answers 452 at once
     // when the disk has no room). Like REST, taken by the next transfer command.
     std::optional<uint64_t> allocate_size;
+    // SRCE <token>: the local file the next upload comes from, recorded on
+    // its partial file so a resume can tell whether it holds that file's
+    // beginning. Like REST, taken by the next transfer command.
+    std::optional<std::string> upload_source;
     std::string rename_from;       // RNFR, consumed by RNTO
     // OPTS PARALLEL: 0 is plain stream mode; n >= 1 is framed blocks over n
     // connections (docs/protocol.md), which also makes the end of a file explicit.

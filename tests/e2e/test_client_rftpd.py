@@ -371,8 +371,9 @@ def test_resume_trusts_the_journal_over_the_partial_size(rftpd, env, tmp_path):
 def test_upload_resume_after_a_daemon_crash_trusts_the_journal(rftpd, env, tmp_path):
     """If rftpd itself died mid-way through a parallel upload, the partial
     file may hold blocks beyond holes; SIZE of it (what rftp put -c asks)
-    first cuts it back to the prefix the journal vouches for."""
-    src = random_file(tmp_path / "c.bin", 5 * MiB)
+    first cuts it back to the prefix the journal vouches for. (12 MiB: a
+    partial upload under 8 MiB is sent again whole, test_resume_identity.py.)"""
+    src = random_file(tmp_path / "c.bin", 12 * MiB)
     data = src.read_bytes()
     root = rftpd.roots["alice"]
     good = 2 * MiB

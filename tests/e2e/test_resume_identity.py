@@ -1,16 +1,22 @@
-"""rftp get -c continues a partial download only while the remote file is
-the one it began: a file rewritten in place since (same size, new content,
-new modification time) is fetched anew, never completed into a mix of its
-old beginning and its new end."""
+"""rftp -c continues a partial file only while its source is the one it
+began from: a file rewritten in place since (same size, new content, new
+modification time) is sent anew, never completed into a mix of its old
+beginning and its new end. A download keeps the remote file's identity on
+its partial file; an upload names the local file's to rftpd (SRCE), which
+keeps it on its partial and shows it in MLST."""
 
+import ftplib
 import os
+import re
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from conftest import PASSWORDS
 from test_client_rftpd import RFTP, MiB, env, random_file, rftp, sha256, summary, url  # noqa: F401
-from test_whole_reservation import SIZE, kill_client_mid_download
+from test_whole_reservation import SIZE, kill_client_mid_download, stop_mid_transfer
 
 
 def on_a_file_system_with_user_xattrs(directory: Path):
@@ -52,3 +58,93 @@ def test_an_unchanged_remote_file_is_continued(rftpd, env, tmp_path):
     assert summary(r)["bytes"] == SIZE - prefix
     assert sha256(dst) == sha256(remote)
     assert os.listxattr(dst) == []  # the bookkeeping stays with the partial file
+
+
+# ---- uploads: rftpd records the local file's identity (SRCE) on its partial
+
+
+def source_token(path: Path) -> str:
+    """What rftp names its source as (protocol/source_identity.h)."""
+    st = path.stat()
+    return f"{st.st_size}:{st.st_mtime_ns // 10**9}.{st.st_mtime_ns % 10**9:09d}"
+
+
+def mlst_source(d, name: str):
+    """The X.rftp-source fact MLST gives for name, or None."""
+    f = ftplib.FTP()
+    f.connect("127.0.0.1", d.port, timeout=10)
+    f.login("alice", PASSWORDS["alice"])
+    try:
+        entry = next(line for line in f.sendcmd(f"MLST {name}").splitlines() if line.startswith(" "))
+    finally:
+        f.quit()
+    facts = dict(fact.split("=", 1) for fact in entry.strip().split(" ", 1)[0].split(";") if fact)
+    return next((v for k, v in facts.items() if k.lower() == "x.rftp-source"), None)
+
+
+def kill_client_mid_upload(d, env, src: Path, name: str) -> int:
+    """Runs rftp put src, up to three times, and kills it while the upload is
+    under way; waits for rftpd to end that upload (it then keeps only the
+    complete prefix) and returns the partial file's size."""
+    root = d.roots["alice"]
+    part, journal = root / f".{name}.rftp-part", root / f".{name}.rftp-resume"
+    for _attempt in range(3):
+        proc = subprocess.Popen([RFTP, "put", "-P", "2", "--block-size", "1M", str(src), url(d, name)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if stop_mid_transfer(proc, proc.pid, part, journal):
+            break
+        (root / name).unlink()
+    else:
+        raise AssertionError("the client was never caught mid-upload")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "event=transfer direction=store" not in d.log():
+        time.sleep(0.05)
+    assert re.search(r"event=transfer direction=store .*result=(failed|aborted)", d.log()), d.log()[-2000:]
+    return part.stat().st_size
+
+
+def test_a_local_file_rewritten_since_the_partial_upload_is_sent_whole(rftpd, env, tmp_path):
+    root = rftpd.roots["alice"]
+    on_a_file_system_with_user_xattrs(root)
+    src = random_file(tmp_path / "w.bin", SIZE)
+    kept = kill_client_mid_upload(rftpd, env, src, "w.bin")
+    assert 0 < kept < SIZE
+    assert mlst_source(rftpd, ".w.bin.rftp-part") == source_token(src)
+
+    # Same size, new content, a later modification time.
+    random_file(src, SIZE)
+    later = time.time() + 60
+    os.utime(src, (later, later))
+
+    r = rftp(env, "--json", "put", "-c", "-P", "2", "--block-size", "1M", str(src), url(rftpd, "w.bin"))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == SIZE  # all of it again: nothing of the old version kept
+    assert sha256(root / "w.bin") == sha256(src)
+    assert any("another version of the local file" in n for n in summary(r).get("notes", [])), summary(r)
+
+
+def test_an_unchanged_local_file_continues_its_partial_upload(rftpd, env, tmp_path):
+    root = rftpd.roots["alice"]
+    on_a_file_system_with_user_xattrs(root)
+    src = random_file(tmp_path / "u.bin", SIZE)
+    kept = kill_client_mid_upload(rftpd, env, src, "u.bin")
+    r = rftp(env, "--json", "put", "-c", "-P", "2", "--block-size", "1M", str(src), url(rftpd, "u.bin"))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == SIZE - kept
+    assert sha256(root / "u.bin") == sha256(src)
+    assert os.listxattr(root / "u.bin") == []  # the record stays with the partial file
+    assert mlst_source(rftpd, "u.bin") is None
+
+
+def test_a_small_partial_upload_that_records_no_source_is_sent_whole(rftpd, env, tmp_path):
+    """Under 8 MiB rftp names no source (one round trip less per small file),
+    so a partial of such a file vouches for nothing: sent again whole, which
+    costs at most 8 MiB."""
+    root = rftpd.roots["alice"]
+    src = random_file(tmp_path / "s.bin", 4 * MiB)
+    (root / ".s.bin.rftp-part").write_bytes(os.urandom(MiB))  # not this file's beginning
+    r = rftp(env, "--json", "put", "-c", str(src), url(rftpd, "s.bin"))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == 4 * MiB
+    assert sha256(root / "s.bin") == sha256(src)
+    assert any("records no source" in n for n in summary(r).get("notes", [])), summary(r)

@@ -1,0 +1,28 @@
+// Which local file an upload's bytes come from. rftp names its source in
+// SRCE before an upload; rftpd records the name on the partial upload and
+// shows it in MLST as the fact x.rftp-source. A resume (put -c) continues a
+// partial upload only when it was begun from the same file: same size and
+// same modification time, to the nanosecond (docs/protocol.md "Uploads").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ctime>
+#include <string>
+#include <string_view>
+
+namespace rftp::ftp {
+
+inline constexpr std::size_t kMaxSourceToken = 64;
+// An RFC 3659 local fact ("X." token); fact names compare case-insensitively.
+inline constexpr std::string_view kSourceFact = "x.rftp-source";
+
+// "<size>:<seconds>.<nanoseconds>" of the modification time, e.g.
+// "4294967296:1764118000.123456789".
+std::string source_token(uint64_t size, const timespec &modified);
+
+// 1..kMaxSourceToken characters from [0-9A-Za-z.:_+-]: what a command's
+// argument, an extended attribute and an MLSx fact value all carry as is.
+bool valid_source_token(std::string_view token);
+
+}  // namespace rftp::ftp
