@@ -4,10 +4,18 @@
 
 namespace rftp::ftp {
 
-std::string source_token(uint64_t size, const timespec &modified) {
+namespace {
+
+std::string seconds_and_nanos(const timespec &t) {
     char nanos[16];
-    std::snprintf(nanos, sizeof nanos, "%09ld", static_cast<long>(modified.tv_nsec));
-    return std::to_string(size) + ":" + std::to_string(static_cast<long long>(modified.tv_sec)) + "." + nanos;
+    std::snprintf(nanos, sizeof nanos, "%09ld", static_cast<long>(t.tv_nsec));
+    return std::to_string(static_cast<long long>(t.tv_sec)) + "." + nanos;
+}
+
+}  // namespace
+
+std::string source_token(uint64_t size, const timespec &modified, const timespec &changed) {
+    return std::to_string(size) + ":" + seconds_and_nanos(modified) + ":" + seconds_and_nanos(changed);
 }
 
 bool valid_source_token(std::string_view token) {

@@ -133,14 +133,17 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             offset = 0;
         }
         // Bytes of another version of the file are no prefix of this one.
-        if (auto recorded = middleware::recorded_source(file.get()); offset > 0 && recorded && identity && *recorded != *identity) {
-            report.note(dest.write_path + " holds the start of an earlier version of the remote file (" + *recorded +
+        // (A partial that records nothing, from an older rftp or a file
+        // system without user extended attributes, is trusted by its size.)
+        auto recorded = middleware::recorded_source(file.get());
+        if (offset > 0 && recorded && *recorded && identity && **recorded != *identity) {
+            report.note(dest.write_path + " holds the start of an earlier version of the remote file (" + **recorded +
                         ", now " + *identity + "); starting over");
             offset = 0;
         }
         if (::ftruncate(file.get(), static_cast<off_t>(offset)) < 0)
             return fail_as(ExitCode::local_file, "truncate " + dest.write_path + ": " + std::strerror(errno));
-        if (identity) middleware::record_source(file.get(), *identity);
+        if (identity) (void)middleware::record_source(file.get(), *identity);  // best effort, as above
         if (offset > 0) report.note(dest.write_path + ": resuming at byte " + std::to_string(offset));
         // The old journal stays until this attempt's replaces it: the bytes
         // it vouches for may not be on the disk yet.

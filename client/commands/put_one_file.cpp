@@ -11,6 +11,7 @@
 #include "client/data_connection.h"
 #include "client/interrupt.h"
 #include "client/rdma_transport.h"
+#include "middleware/integrity/file_digest.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/stream_transfer.h"
 #include "protocol/mlsx_facts.h"
@@ -30,8 +31,8 @@ bool records_source(const Session &session, const UploadSource &source) {
     return session.features.source_identity && source.identity && source.size >= kAnnounceSizeFrom;
 }
 
-// The source rftpd recorded on a partial upload (MLST's X.rftp-source fact);
-// nullopt when none was (an older rftp, a file system without user xattrs).
+// The source rftpd recorded on a partial upload (MLST's X.rftp-source fact:
+// a token, or ftp::kNoSource); nullopt when rftpd cannot tell.
 Outcome<std::optional<std::string>> recorded_upload_source(Session &session, const std::string &partial) {
     auto reply = session.control.command("MLST " + partial);
     if (!reply) return std::unexpected(reply.error());
@@ -45,6 +46,51 @@ Outcome<std::optional<std::string>> recorded_upload_source(Session &session, con
     return std::optional<std::string>{};
 }
 
+// Whether rftpd's partial upload holds the beginning of this local file, as
+// far as its record says (SRCE, docs/protocol.md "Uploads"); a note says why not.
+Outcome<bool> partial_is_of(FileReport &report, Session &session, const std::string &remote,
+                            const std::string &partial_name, const UploadSource &source) {
+    if (!session.features.source_identity) return true;  // an older rftpd: sizes are all there is
+    if (!records_source(session, source)) {
+        report.note(remote + ": a partial upload of a file under 8 MiB records no source; uploading it whole");
+        return false;
+    }
+    auto recorded = recorded_upload_source(session, partial_name);
+    if (!recorded) return std::unexpected(recorded.error());
+    if (!*recorded) {
+        report.note(remote + ": rftpd cannot tell which file its partial upload came from (no extended attributes "
+                             "there?); resuming by its size");
+        return true;
+    }
+    if (**recorded == *source.identity) return true;
+    report.note(remote + (**recorded == ftp::kNoSource
+                              ? ": the server's partial upload records no source (another client's, or an older rftp's)"
+                              : ": the server's partial upload was begun from another version of the local file (" +
+                                    **recorded + ", now " + *source.identity + ")") +
+                "; uploading it whole");
+    return false;
+}
+
+// rftpd renames only whole uploads into place, so a shorter remote file is
+// an earlier upload, complete: this file's beginning only if the file grew
+// by appending since. Its SHA-256 against the local prefix's says which.
+Outcome<bool> remote_file_is_prefix(FileReport &report, Session &session, const std::string &remote,
+                                    const UploadSource &source, uint64_t remote_size) {
+    if (!session.features.hash_sha256 || source.device) return true;
+    auto theirs = remote_sha256(session, remote);
+    if (!theirs) {
+        if (theirs.error().exit == ExitCode::connection) return std::unexpected(theirs.error());
+        report.note(remote + ": could not compare the remote file with the local one's beginning (" +
+                    theirs.error().message + "); uploading it whole");
+        return false;
+    }
+    auto ours = middleware::sha256_of_file(source.fd.get(), remote_size);
+    if (!ours) return fail_as(ExitCode::local_file, "put " + source.path + ": " + ours.error().message);
+    if (*ours == *theirs) return true;
+    report.note(remote + ": the remote file is not the beginning of the local one; uploading it whole");
+    return false;
+}
+
 // Where to continue an earlier upload; nullopt when the server already has it all.
 Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &session, const std::string &remote,
                                                const UploadSource &source) {
@@ -53,21 +99,13 @@ Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &sess
         const std::string partial_name = remote_partial_name(remote);
         auto partial = probe_size(session, partial_name);
         if (!partial) return std::unexpected(partial.error());
-        if (partial->size && *partial->size > 0 && *partial->size <= local_size && session.features.source_identity) {
+        if (partial->size && *partial->size <= local_size) {
+            if (*partial->size == 0) return std::optional<uint64_t>{0};
             // Bytes of another version of the file are no prefix of this one.
-            if (!records_source(session, source)) {
-                report.note(remote + ": the server's partial upload records no source; uploading it whole");
-                return std::optional<uint64_t>{0};
-            }
-            auto recorded = recorded_upload_source(session, partial_name);
-            if (!recorded) return std::unexpected(recorded.error());
-            if (*recorded && **recorded != *source.identity) {
-                report.note(remote + ": the server's partial upload was begun from another version of the local file (" +
-                            **recorded + ", now " + *source.identity + "); uploading it whole");
-                return std::optional<uint64_t>{0};
-            }
+            auto same = partial_is_of(report, session, remote, partial_name, source);
+            if (!same) return std::unexpected(same.error());
+            return std::optional<uint64_t>{*same ? *partial->size : 0};
         }
-        if (partial->size && *partial->size <= local_size) return std::optional<uint64_t>{*partial->size};
         // rftpd continues its partial file, not the final one, on REST: one
         // longer than the local file is of another file, so start afresh
         // (an offset taken from the final file would land on its bytes).
@@ -80,7 +118,12 @@ Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &sess
     if (!probe) return std::unexpected(probe.error());
     const std::optional<uint64_t> &existing = probe->size;
     if (existing && *existing == local_size) return std::optional<uint64_t>{};
-    if (existing && *existing < local_size) return std::optional<uint64_t>{*existing};
+    if (existing && *existing < local_size) {
+        if (*existing == 0 || !session.features.is_rftpd()) return std::optional<uint64_t>{*existing};
+        auto prefix = remote_file_is_prefix(report, session, remote, source, *existing);
+        if (!prefix) return std::unexpected(prefix.error());
+        return std::optional<uint64_t>{*prefix ? *existing : 0};
+    }
     if (existing) report.note(remote + ": remote file is larger than the local one; uploading it whole");
     return std::optional<uint64_t>{0};
 }
@@ -103,7 +146,7 @@ Outcome<UploadSource> open_upload_source(const std::string &path, std::optional<
     if (int flags = ::fcntl(source.fd.get(), F_GETFL); flags >= 0) ::fcntl(source.fd.get(), F_SETFL, flags & ~O_NONBLOCK);
     source.device = S_ISCHR(st.st_mode);
     source.size = source.device ? *device_size : static_cast<uint64_t>(st.st_size);
-    if (!source.device) source.identity = ftp::source_token(source.size, st.st_mtim);
+    if (!source.device) source.identity = ftp::source_token(source.size, st.st_mtim, st.st_ctim);
     return source;
 }
 

@@ -109,7 +109,7 @@ void cmd_opts(Session &s, const std::string &arg) {
         }
         else s.reply(501, "Unsupported algorithm; only SHA-256.");
     } else if (what == "MLST") {
-        s.reply(200, "MLST OPTS type;size;modify;perm;UNIX.mode;");
+        s.reply(200, "MLST OPTS type;size;modify;perm;UNIX.mode;X.rftp-source;");
     } else if (what == "PARALLEL") {
         opts_parallel(s, in);
     } else if (what == "BLOCKSUM") {

@@ -23,16 +23,19 @@ void log_change(Session &s, const char *event, const std::string &path) {
               " path=" + log::quote(path));
 }
 
-// A partial upload's source, as SRCE named it ("X.rftp-source=<token>;"),
-// for a resume to compare with its own file; empty for anything else.
+// A partial upload's source, for a resume to compare with its own file:
+// "X.rftp-source=<token>;" as SRCE named it, "X.rftp-source=none;" when it
+// records none (or something SRCE could not have set), and nothing when
+// that cannot be told (a file system without user extended attributes).
 std::string recorded_source_fact(Session &s, const std::string &vpath, const struct stat &st) {
     if (!S_ISREG(st.st_mode) || !vpath.ends_with(ftp::kPartialSuffix)) return {};
     auto fd = s.state.root->open_file(vpath, O_RDONLY | O_NONBLOCK);
     if (!fd) return {};
     auto source = middleware::recorded_source(fd->get());
+    if (!source) return {};
     // Only what SRCE could have set goes into the reply line.
-    if (!source || !ftp::valid_source_token(*source)) return {};
-    return "X.rftp-source=" + *source + ";";
+    const bool named = *source && ftp::valid_source_token(**source);
+    return std::string("X.rftp-source=") + (named ? **source : std::string(ftp::kNoSource)) + ";";
 }
 
 // rftpd's own names for an upload's partial file and journal: another entry

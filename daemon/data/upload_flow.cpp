@@ -6,6 +6,7 @@
 #include <cstring>
 #include <optional>
 
+#include "common/log.h"
 #include "daemon/commands/command_support.h"
 #include "middleware/disk/preallocate.h"
 #include "middleware/disk/source_attribute.h"
@@ -31,8 +32,16 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // point rather than a file whose size runs past a block never written.
     // With syncs on, its checkpoints also keep a resume point that survives
     // a power loss.
-    if (req.source) middleware::record_source(target->fd.get(), *req.source);
-    else middleware::forget_source(target->fd.get());
+    if (!req.source) {
+        middleware::forget_source(target->fd.get());
+    } else if (Status recorded = middleware::record_source(target->fd.get(), *req.source); !recorded) {
+        // A resume of this upload can then only trust the partial's size: an
+        // operator should hear why, unless the file system has no such
+        // attributes at all (then every upload there would say so).
+        const bool unsupported = recorded.error().code == -ENOTSUP;
+        (unsupported ? log::debug : log::warning)("event=source_not_recorded path=" + log::quote(req.path) +
+                                                  " error=" + log::quote(recorded.error().message));
+    }
     std::unique_ptr<middleware::ResumeJournal> journal;
     std::string journal_path = resume_journal_path(target->partial);
     if (!req.in_order) {

@@ -368,6 +368,12 @@ def test_resume_trusts_the_journal_over_the_partial_size(rftpd, env, tmp_path):
     assert not journal.exists() and not part.exists()
 
 
+def source_token(path: Path) -> str:
+    """What rftp names an upload's source as (protocol/source_identity.h)."""
+    st = path.stat()
+    return f"{st.st_size}:" + ":".join(f"{ns // 10**9}.{ns % 10**9:09d}" for ns in (st.st_mtime_ns, st.st_ctime_ns))
+
+
 def test_upload_resume_after_a_daemon_crash_trusts_the_journal(rftpd, env, tmp_path):
     """If rftpd itself died mid-way through a parallel upload, the partial
     file may hold blocks beyond holes; SIZE of it (what rftp put -c asks)
@@ -379,6 +385,8 @@ def test_upload_resume_after_a_daemon_crash_trusts_the_journal(rftpd, env, tmp_p
     good = 2 * MiB
     (root / ".c.bin.rftp-part").write_bytes(data[:good] + b"\0" * MiB + data[3 * MiB:4 * MiB])
     (root / ".c.bin.rftp-resume").write_text(f"{good}\n")
+    # What that upload's SRCE recorded (docs/protocol.md "Uploads"): the partial is this file's.
+    os.setxattr(root / ".c.bin.rftp-part", "user.rftp.source", source_token(src).encode())
     r = rftp(env, "--json", "put", "-c", "-P", "4", "--block-size", "1M", str(src), url(rftpd, "c.bin"))
     assert r.returncode == 0, r.stderr
     assert summary(r)["bytes"] == len(data) - good

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import PASSWORDS, Rftpd
+from conftest import PASSWORDS, Rftpd, on_a_file_system_with_user_xattrs
 
 
 def login(d, user="alice"):
@@ -199,12 +199,15 @@ def test_partial_upload_never_appears_under_final_name(rftpd):
     f.quit()
 
 
-def break_upload(f, command: str, data: bytes):
-    """Starts command (STOR/APPE), sends data, and resets the data connection:
-    the upload fails and rftpd keeps the partial file."""
+def break_upload(f, command: str, data: bytes, part, size: int):
+    """Starts command (STOR/APPE), sends data, waits until the partial file
+    holds size bytes, and resets the data connection: the upload fails and
+    rftpd keeps the partial file."""
     conn = f.transfercmd(command)
     conn.sendall(data)
-    time.sleep(0.2)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not (part.exists() and part.stat().st_size >= size):
+        time.sleep(0.01)
     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
     conn.close()
     with pytest.raises(ftplib.Error, match="^426"):
@@ -216,32 +219,35 @@ def test_srce_names_the_source_of_the_next_upload_only(rftpd):
     upload, shown as MLST's X.rftp-source fact there; an upload without one
     forgets an earlier record, and the final file keeps none."""
     root = rftpd.roots["alice"]
+    on_a_file_system_with_user_xattrs(root)
     f = login(rftpd)
     feat = f.sendcmd("FEAT")
     assert "\n SRCE" in feat and "X.rftp-source*;" in feat
-    for bad in ("a;b", "x" * 65, "a b", "nl\u00e9"):
+    for bad in ("a;b", "x" * 97, "a b", "nl\u00e9"):
         with pytest.raises(ftplib.error_perm, match="^501"):
             f.sendcmd(f"SRCE {bad}")
     f.voidcmd("TYPE I")
-    assert f.sendcmd("SRCE 2000000:1764118000.000000001").startswith("200")
-    break_upload(f, "STOR p.bin", b"a" * 1_000_000)
+    assert f.sendcmd("SRCE 2000000:1764118000.000000001:1764118000.000000002").startswith("200")
     part = root / ".p.bin.rftp-part"
-    assert os.getxattr(part, "user.rftp.source") == b"2000000:1764118000.000000001"
-    assert "X.rftp-source=2000000:1764118000.000000001;" in f.sendcmd("MLST .p.bin.rftp-part")
+    break_upload(f, "STOR p.bin", b"a" * 1_000_000, part, 1_000_000)
+    token = b"2000000:1764118000.000000001:1764118000.000000002"
+    assert os.getxattr(part, "user.rftp.source") == token
+    assert f"X.rftp-source={token.decode()};" in f.sendcmd("MLST .p.bin.rftp-part")
 
     # Taken by that transfer command: the next upload, without SRCE (a client
     # resuming with REST), is of bytes no source vouches for.
     f.sendcmd("REST 1000000")
-    break_upload(f, "STOR p.bin", b"b" * 1_000_000)
+    break_upload(f, "STOR p.bin", b"b" * 1_000_000, part, 2_000_000)
     assert "user.rftp.source" not in os.listxattr(part)
-    assert "X.rftp-source" not in f.sendcmd("MLST .p.bin.rftp-part")
+    assert "X.rftp-source=none;" in f.sendcmd("MLST .p.bin.rftp-part")
 
     # Only what SRCE could have set ever reaches a reply line.
     os.setxattr(part, "user.rftp.source", b"1:2.3;\r\n250 forged")
-    assert "X.rftp-source" not in f.sendcmd("MLST .p.bin.rftp-part")
+    mlst = f.sendcmd("MLST .p.bin.rftp-part")
+    assert "X.rftp-source=none;" in mlst and "forged" not in mlst
 
     # A whole upload: the final file keeps no trace of the bookkeeping.
-    f.sendcmd("SRCE 5:1.000000000")
+    f.sendcmd("SRCE 5:1.000000000:1.000000000")
     f.storbinary("STOR whole.bin", io.BytesIO(b"12345"))
     assert os.listxattr(root / "whole.bin") == []
     assert "X.rftp-source" not in f.sendcmd("MLST whole.bin")

@@ -14,20 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PASSWORDS
-from test_client_rftpd import RFTP, MiB, env, random_file, rftp, sha256, summary, url  # noqa: F401
+from conftest import PASSWORDS, on_a_file_system_with_user_xattrs
+from test_client_rftpd import RFTP, MiB, env, random_file, rftp, sha256, source_token, summary, url  # noqa: F401
 from test_whole_reservation import SIZE, kill_client_mid_download, stop_mid_transfer
-
-
-def on_a_file_system_with_user_xattrs(directory: Path):
-    probe = directory / ".xattr-probe"
-    probe.write_bytes(b"")
-    try:
-        os.setxattr(probe, "user.rftp.probe", b"1")
-    except OSError:
-        pytest.skip("SKIPPED: this file system keeps no user extended attributes")
-    finally:
-        probe.unlink()
 
 
 def test_a_remote_file_rewritten_since_the_partial_download_is_fetched_anew(rftpd, env, tmp_path):
@@ -63,12 +52,6 @@ def test_an_unchanged_remote_file_is_continued(rftpd, env, tmp_path):
 # ---- uploads: rftpd records the local file's identity (SRCE) on its partial
 
 
-def source_token(path: Path) -> str:
-    """What rftp names its source as (protocol/source_identity.h)."""
-    st = path.stat()
-    return f"{st.st_size}:{st.st_mtime_ns // 10**9}.{st.st_mtime_ns % 10**9:09d}"
-
-
 def mlst_source(d, name: str):
     """The X.rftp-source fact MLST gives for name, or None."""
     f = ftplib.FTP()
@@ -89,6 +72,7 @@ def kill_client_mid_upload(d, env, src: Path, name: str) -> int:
     root = d.roots["alice"]
     part, journal = root / f".{name}.rftp-part", root / f".{name}.rftp-resume"
     for _attempt in range(3):
+        log_before = len(d.log())  # an earlier attempt that finished has its own line
         proc = subprocess.Popen([RFTP, "put", "-P", "2", "--block-size", "1M", str(src), url(d, name)], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if stop_mid_transfer(proc, proc.pid, part, journal):
@@ -96,10 +80,11 @@ def kill_client_mid_upload(d, env, src: Path, name: str) -> int:
         (root / name).unlink()
     else:
         raise AssertionError("the client was never caught mid-upload")
+    ended = re.compile(r"event=transfer direction=store .*result=(failed|aborted)")
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and "event=transfer direction=store" not in d.log():
+    while time.monotonic() < deadline and not ended.search(d.log()[log_before:]):
         time.sleep(0.05)
-    assert re.search(r"event=transfer direction=store .*result=(failed|aborted)", d.log()), d.log()[-2000:]
+    assert ended.search(d.log()[log_before:]), d.log()[-2000:]
     return part.stat().st_size
 
 
@@ -128,9 +113,11 @@ def test_an_unchanged_local_file_continues_its_partial_upload(rftpd, env, tmp_pa
     on_a_file_system_with_user_xattrs(root)
     src = random_file(tmp_path / "u.bin", SIZE)
     kept = kill_client_mid_upload(rftpd, env, src, "u.bin")
+    assert 0 < kept < SIZE
     r = rftp(env, "--json", "put", "-c", "-P", "2", "--block-size", "1M", str(src), url(rftpd, "u.bin"))
     assert r.returncode == 0, r.stderr
     assert summary(r)["bytes"] == SIZE - kept
+    assert not any("whole" in n for n in summary(r).get("notes", [])), summary(r)
     assert sha256(root / "u.bin") == sha256(src)
     assert os.listxattr(root / "u.bin") == []  # the record stays with the partial file
     assert mlst_source(rftpd, "u.bin") is None
@@ -148,3 +135,37 @@ def test_a_small_partial_upload_that_records_no_source_is_sent_whole(rftpd, env,
     assert summary(r)["bytes"] == 4 * MiB
     assert sha256(root / "s.bin") == sha256(src)
     assert any("records no source" in n for n in summary(r).get("notes", [])), summary(r)
+
+
+def test_a_partial_upload_that_records_no_source_is_sent_whole(rftpd, env, tmp_path):
+    """A partial another client began (or an older rftp, or an upload under
+    8 MiB, which names no source): rftpd shows X.rftp-source=none, and its
+    bytes, whosever they are, are not continued."""
+    root = rftpd.roots["alice"]
+    on_a_file_system_with_user_xattrs(root)
+    src = random_file(tmp_path / "n.bin", 12 * MiB)
+    (root / ".n.bin.rftp-part").write_bytes(os.urandom(4 * MiB))  # say, a 6 MiB file's, since grown
+    assert mlst_source(rftpd, ".n.bin.rftp-part") == "none"
+    r = rftp(env, "--json", "put", "-c", str(src), url(rftpd, "n.bin"))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == 12 * MiB
+    assert sha256(root / "n.bin") == sha256(src)
+    assert any("records no source" in n for n in summary(r).get("notes", [])), summary(r)
+
+
+@pytest.mark.parametrize("grown", [True, False], ids=["appended-to", "rewritten"])
+def test_a_shorter_remote_file_is_continued_only_when_it_is_the_local_files_beginning(rftpd, env, tmp_path, grown):
+    """rftpd renames only whole uploads into place: a shorter remote file is
+    an earlier version, complete. put -c continues it only when the local
+    file grew by appending (the SHA-256 of the remote file against the local
+    file's beginning); a rewritten file is uploaded whole."""
+    root = rftpd.roots["alice"]
+    src = random_file(tmp_path / "g.bin", 12 * MiB)
+    data = src.read_bytes()
+    (root / "g.bin").write_bytes(data[:5 * MiB] if grown else os.urandom(5 * MiB))
+    r = rftp(env, "--json", "put", "-c", "-P", "2", "--block-size", "1M", str(src), url(rftpd, "g.bin"))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == (7 * MiB if grown else 12 * MiB)
+    assert sha256(root / "g.bin") == sha256(src)
+    noted = any("not the beginning of the local one" in n for n in summary(r).get("notes", []))
+    assert noted != grown, summary(r)

@@ -3,6 +3,7 @@
 // extended attribute and an MLSx fact value.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 
@@ -13,15 +14,19 @@ using rftp::ftp::valid_source_token;
 
 namespace {
 
-TEST(SourceIdentity, TheTokenIsTheSizeAndTheModificationTimeToTheNanosecond) {
-    EXPECT_EQ(source_token(4294967296ull, timespec{1764118000, 123456789}), "4294967296:1764118000.123456789");
-    EXPECT_EQ(source_token(0, timespec{0, 7}), "0:0.000000007");
-    EXPECT_NE(source_token(10, timespec{5, 1}), source_token(10, timespec{5, 2}));
+TEST(SourceIdentity, TheTokenIsTheSizeAndBothTimesToTheNanosecond) {
+    EXPECT_EQ(source_token(4294967296ull, timespec{1764118000, 123456789}, timespec{1764118002, 1}),
+              "4294967296:1764118000.123456789:1764118002.000000001");
+    EXPECT_EQ(source_token(0, timespec{0, 7}, timespec{0, 7}), "0:0.000000007:0.000000007");
+    EXPECT_NE(source_token(10, timespec{5, 1}, timespec{6, 0}), source_token(10, timespec{5, 2}, timespec{6, 0}));
+    // The same size and modification time (cp -p, rsync -t), another file.
+    EXPECT_NE(source_token(10, timespec{5, 1}, timespec{6, 0}), source_token(10, timespec{5, 1}, timespec{7, 0}));
 }
 
 TEST(SourceIdentity, EveryTokenRftpMakesIsOneRftpdAccepts) {
-    EXPECT_TRUE(valid_source_token(source_token(UINT64_MAX, timespec{INT64_MAX, 999999999})));
-    EXPECT_TRUE(valid_source_token(source_token(1, timespec{-1, 0})));  // before 1970: a sign, still fine
+    const timespec latest{INT64_MAX, 999999999}, earliest{INT64_MIN, 0};
+    EXPECT_TRUE(valid_source_token(source_token(UINT64_MAX, latest, latest)));
+    EXPECT_TRUE(valid_source_token(source_token(UINT64_MAX, earliest, earliest)));  // before 1970: a sign, still fine
 }
 
 TEST(SourceIdentity, NothingThatCouldBreakAReplyLineOrAFactIsAccepted) {

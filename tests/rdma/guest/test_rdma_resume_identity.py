@@ -30,8 +30,9 @@ def disk_daemon():
 
 
 def source_token(path):
+    """What rftp names an upload's source as (protocol/source_identity.h)."""
     st = path.stat()
-    return f"{st.st_size}:{st.st_mtime_ns // 10**9}.{st.st_mtime_ns % 10**9:09d}"
+    return f"{st.st_size}:" + ":".join(f"{ns // 10**9}.{ns % 10**9:09d}" for ns in (st.st_mtime_ns, st.st_ctime_ns))
 
 
 def mlst_source(addr, name):
