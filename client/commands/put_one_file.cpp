@@ -36,7 +36,9 @@ bool records_source(const Session &session, const UploadSource &source) {
 Outcome<std::optional<std::string>> recorded_upload_source(Session &session, const std::string &partial) {
     auto reply = session.control.command("MLST " + partial);
     if (!reply) return std::unexpected(reply.error());
-    if (reply->code != 250) return std::optional<std::string>{};
+    // Gone or unreadable since its SIZE (another upload committed meanwhile,
+    // say): nothing vouches for what REST would now continue.
+    if (reply->code != 250) return std::optional<std::string>{std::string(ftp::kNoSource)};
     // "250-Listing x", " facts name", "250 End": the entry is the line that starts with a space.
     for (const std::string &line : reply->lines) {
         if (line.empty() || line.front() != ' ') continue;
@@ -50,7 +52,8 @@ Outcome<std::optional<std::string>> recorded_upload_source(Session &session, con
 // far as its record says (SRCE, docs/protocol.md "Uploads"); a note says why not.
 Outcome<bool> partial_is_of(FileReport &report, Session &session, const std::string &remote,
                             const std::string &partial_name, const UploadSource &source) {
-    if (!session.features.source_identity) return true;  // an older rftpd: sizes are all there is
+    // An older rftpd, or a device as the source: sizes are all there is.
+    if (!session.features.source_identity || !source.identity) return true;
     if (!records_source(session, source)) {
         report.note(remote + ": a partial upload of a file under 8 MiB records no source; uploading it whole");
         return false;
@@ -79,13 +82,22 @@ Outcome<bool> remote_file_is_prefix(FileReport &report, Session &session, const 
     if (!session.features.hash_sha256 || source.device) return true;
     auto theirs = remote_sha256(session, remote);
     if (!theirs) {
-        if (theirs.error().exit == ExitCode::connection) return std::unexpected(theirs.error());
+        // Only a refusal leaves the session in step for the upload (a timeout
+        // leaves the reply to come; Ctrl-C stops here).
+        const ExitCode code = theirs.error().exit;
+        if (code == ExitCode::connection || code == ExitCode::interrupted) return std::unexpected(theirs.error());
         report.note(remote + ": could not compare the remote file with the local one's beginning (" +
                     theirs.error().message + "); uploading it whole");
         return false;
     }
-    auto ours = middleware::sha256_of_file(source.fd.get(), remote_size);
-    if (!ours) return fail_as(ExitCode::local_file, "put " + source.path + ": " + ours.error().message);
+    middleware::TransferProgress hashing;
+    Result<std::string> ours = [&] {
+        InterruptGuard guard(hashing, {});
+        if (interrupted()) hashing.abort.store(true);  // before the guard was there to see it
+        return middleware::sha256_of_file(source.fd.get(), remote_size, &hashing);
+    }();
+    if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
+    if (!ours) return fail_as(exit_for_data_error(ours.error()), "put " + source.path + ": " + ours.error().message);
     if (*ours == *theirs) return true;
     report.note(remote + ": the remote file is not the beginning of the local one; uploading it whole");
     return false;

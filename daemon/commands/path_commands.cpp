@@ -24,18 +24,20 @@ void log_change(Session &s, const char *event, const std::string &path) {
 }
 
 // A partial upload's source, for a resume to compare with its own file:
-// "X.rftp-source=<token>;" as SRCE named it, "X.rftp-source=none;" when it
-// records none (or something SRCE could not have set), and nothing when
-// that cannot be told (a file system without user extended attributes).
+// "X.rftp-source=<token>;" as SRCE named it, and nothing where the file
+// system keeps no user extended attributes (no record can be there). Else
+// "X.rftp-source=none;": it records none, something SRCE could not have
+// set, or it could not be read; a resume then sends the whole file.
 std::string recorded_source_fact(Session &s, const std::string &vpath, const struct stat &st) {
     if (!S_ISREG(st.st_mode) || !vpath.ends_with(ftp::kPartialSuffix)) return {};
+    const std::string none = "X.rftp-source=" + std::string(ftp::kNoSource) + ";";
     auto fd = s.state.root->open_file(vpath, O_RDONLY | O_NONBLOCK);
-    if (!fd) return {};
+    if (!fd) return none;
     auto source = middleware::recorded_source(fd->get());
-    if (!source) return {};
+    if (!source) return source.error().code == -ENOTSUP ? std::string() : none;
     // Only what SRCE could have set goes into the reply line.
-    const bool named = *source && ftp::valid_source_token(**source);
-    return std::string("X.rftp-source=") + (named ? **source : std::string(ftp::kNoSource)) + ";";
+    if (!*source || !ftp::valid_source_token(**source)) return none;
+    return "X.rftp-source=" + **source + ";";
 }
 
 // rftpd's own names for an upload's partial file and journal: another entry

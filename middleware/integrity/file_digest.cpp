@@ -20,7 +20,7 @@ Result<std::string> sha256_of_file(int fd, uint64_t size, TransferProgress *prog
             if (errno == EINTR) continue;
             return fail_errno("read for digest");
         }
-        if (n == 0) return fail_msg("file shrank while computing its digest");
+        if (n == 0) return fail(file_ended_early(offset));
         digest.update(buf.data(), static_cast<std::size_t>(n));
         offset += static_cast<uint64_t>(n);
         if (progress) progress->bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);

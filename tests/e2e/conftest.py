@@ -145,9 +145,10 @@ def rftpd_factory(tmp_path):
         return d
 
     yield start
-    for d in started:
-        alive = d.alive()
-        code = d.stop()
+    # Every daemon is stopped before any verdict: one that died must not
+    # leave the others running.
+    verdicts = [(d, d.alive(), d.stop()) for d in started]
+    for d, alive, code in verdicts:
         assert alive, f"rftpd died during the test (exit {d.proc.returncode}):\n{d.log()}"
         assert code == 0, f"rftpd exited {code} on SIGTERM:\n{d.log()}"
 
