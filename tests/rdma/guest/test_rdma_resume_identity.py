@@ -55,36 +55,41 @@ def journal_prefix(journal):
 
 
 @pytest.mark.parametrize("changed", [False, True], ids=["same-file", "rewritten"])
-def test_a_partial_rdma_upload_is_continued_only_from_the_same_local_file(disk_daemon, device, tmp_path, changed):
+def test_a_partial_rdma_upload_is_continued_only_from_the_same_local_file(disk_daemon, device, changed):
     name, addr = device
     remote = f"identity-{name}-{'rewritten' if changed else 'same'}.bin"
     root = disk_daemon.root
     part, journal = root / f".{remote}.rftp-part", root / f".{remote}.rftp-resume"
-    src = tmp_path / "src.bin"
-    write_pattern(src, SIZE, 51)
-    client = start_client("put", "-P", "4", str(src), url(addr, remote, port=PORT))
-    wait_for(lambda: 0 < journal_prefix(journal) < SIZE or client.poll() is not None, 120,
-             "the upload to get under way")
-    client.send_signal(signal.SIGKILL)
-    client.wait()
-    assert not (root / remote).exists(), "the client was never caught mid-upload"
-    wait_for(lambda: f"event=transfer direction=store path=/{remote} " in disk_daemon.log(), 30,
-             "rftpd to end the cut upload")
-    kept = journal_prefix(journal)
-    assert 0 < kept < SIZE
-    assert mlst_source(addr, part.name) == source_token(src)  # recorded by RSTR
+    # On the lab disk too, and removed however the test ends: the guest's
+    # /tmp (tmpfs, in its 4 GiB) holds the suite's other large files.
+    src = disk_daemon.workdir / f"src-{remote}"
+    try:
+        write_pattern(src, SIZE, 51)
+        client = start_client("put", "-P", "4", str(src), url(addr, remote, port=PORT))
+        wait_for(lambda: 0 < journal_prefix(journal) < SIZE or client.poll() is not None, 120,
+                 "the upload to get under way")
+        client.send_signal(signal.SIGKILL)
+        client.wait()
+        assert not (root / remote).exists(), "the client was never caught mid-upload"
+        wait_for(lambda: f"event=transfer direction=store path=/{remote} " in disk_daemon.log(), 30,
+                 "rftpd to end the cut upload")
+        kept = journal_prefix(journal)
+        assert 0 < kept < SIZE
+        assert mlst_source(addr, part.name) == source_token(src)  # recorded by RSTR
 
-    if changed:  # same size, new content, a later modification time
-        write_pattern(src, SIZE, 52)
-        later = time.time() + 60
-        os.utime(src, (later, later))
-    _, s = rftp("put", "-c", "-P", "4", str(src), url(addr, remote, port=PORT))
-    assert s["transport"] == "rdma"
-    if changed:
-        assert s["bytes"] == SIZE, s
-        assert any("another version of the local file" in n for n in s.get("notes", [])), s
-    else:
-        assert s["bytes"] <= SIZE - kept, s
-    assert digest(root / remote) == digest(src)
-    assert os.listxattr(root / remote) == []
-    (root / remote).unlink()
+        if changed:  # same size, new content, a later modification time
+            write_pattern(src, SIZE, 52)
+            later = time.time() + 60
+            os.utime(src, (later, later))
+        _, s = rftp("put", "-c", "-P", "4", str(src), url(addr, remote, port=PORT))
+        assert s["transport"] == "rdma"
+        if changed:
+            assert s["bytes"] == SIZE, s
+            assert any("another version of the local file" in n for n in s.get("notes", [])), s
+        else:
+            assert s["bytes"] <= SIZE - kept, s
+        assert digest(root / remote) == digest(src)
+        assert os.listxattr(root / remote) == []
+    finally:
+        for f in (src, root / remote, part, journal):
+            f.unlink(missing_ok=True)
