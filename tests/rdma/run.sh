@@ -85,8 +85,9 @@ start=$SECONDS
 # --stall 360: every client and daemon a guest test starts has its own bound
 # (300 s, then a bounded kill, reported with where it waited), so a guest
 # silent for longer is a guest kernel that stopped scheduling them.
-# -t 1200: a bound against a hang, not a budget. The suite takes about 15
-# minutes on two cores (2026-11-26); 900 s left it 40 s of margin.
+# -t 1200: a bound against a hang, not a budget. The suite takes 12 to 15
+# minutes on two cores, varying between runs (765 s, and once over 900 s,
+# on 2026-11-26).
 run_suite() {
     "$HERE/lab/run-in-guest.sh" -k "$KERNEL" -m 4G --disk 16G -t 1200 --stall 360 --times -- "$HERE/guest/suite.sh" "$BIN"
 }
