@@ -6,12 +6,16 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import BUILD, PASSWORDS
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+from source_identity import source_token  # noqa: E402
 
 RFTP = str(BUILD / "rftp")
 MiB = 1024 * 1024
@@ -366,12 +370,6 @@ def test_resume_trusts_the_journal_over_the_partial_size(rftpd, env, tmp_path):
     assert summary(r)["bytes"] == len(data) - good
     assert dst.read_bytes() == data
     assert not journal.exists() and not part.exists()
-
-
-def source_token(path: Path) -> str:
-    """What rftp names an upload's source as (protocol/source_identity.h)."""
-    st = path.stat()
-    return f"{st.st_size}:" + ":".join(f"{ns // 10**9}.{ns % 10**9:09d}" for ns in (st.st_mtime_ns, st.st_ctime_ns))
 
 
 def test_upload_resume_after_a_daemon_crash_trusts_the_journal(rftpd, env, tmp_path):

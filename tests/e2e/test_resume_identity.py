@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from conftest import PASSWORDS, on_a_file_system_with_user_xattrs
-from test_client_rftpd import RFTP, MiB, env, random_file, rftp, sha256, source_token, summary, url  # noqa: F401
+from test_client_rftpd import RFTP, MiB, env, random_file, rftp, sha256, summary, url  # noqa: F401
 from test_whole_reservation import SIZE, kill_client_mid_download, stop_mid_transfer
+
+from source_identity import source_token  # (tests/common, on the path test_client_rftpd sets)
 
 
 def test_a_remote_file_rewritten_since_the_partial_download_is_fetched_anew(rftpd, env, tmp_path):

@@ -7,13 +7,20 @@ guest's 6.1 tmpfs keeps no user extended attributes."""
 import ftplib
 import os
 import signal
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from conftest import PASSWORD, Daemon, lab_devices, rftp, url, wait_for
 from test_rdma_file_sizes import lab_disk
 from test_rdma_transfers import MiB, digest, start_client, write_pattern
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
+from restart import journal_prefix  # noqa: E402
+from source_identity import source_token  # noqa: E402
 
 PORT = 2133
 SIZE = 128 * MiB
@@ -29,12 +36,6 @@ def disk_daemon():
     assert d.stop() == 0 and alive, d.log()[-3000:]
 
 
-def source_token(path):
-    """What rftp names an upload's source as (protocol/source_identity.h)."""
-    st = path.stat()
-    return f"{st.st_size}:" + ":".join(f"{ns // 10**9}.{ns % 10**9:09d}" for ns in (st.st_mtime_ns, st.st_ctime_ns))
-
-
 def mlst_source(addr, name):
     f = ftplib.FTP()
     f.connect(addr, PORT, timeout=20)
@@ -45,13 +46,6 @@ def mlst_source(addr, name):
         f.quit()
     facts = next(line for line in reply.splitlines() if line.startswith(" ")).strip().split(" ", 1)[0]
     return next((fact.split("=", 1)[1] for fact in facts.split(";") if fact.lower().startswith("x.rftp-source=")), None)
-
-
-def journal_prefix(journal):
-    try:
-        return int(journal.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 def test_a_partial_rdma_upload_of_another_version_is_sent_whole(disk_daemon, device):
