@@ -40,6 +40,33 @@ Outcome<UploadSource> open_upload_source(const std::string &path, std::optional<
 
 namespace {
 
+// A file this run wrote under its final name and then found wrong (exit 7:
+// its digest, its size, or a local file that shrank under a plain stream)
+// would stay there for anyone to take for the user's file. It is removed,
+// as get deletes a download that fails its check. Only a file this run
+// wrote: a file rftpd never committed is the old version, kept whole.
+std::unexpected<Failure> remove_wrong_upload(Session &session, const std::string &remote, Failure failure) {
+    if (session.out_of_step) {
+        failure.message += "; " + remote + " on the server may hold part of it: remove it (rftp rm) before using it";
+        return std::unexpected(failure);
+    }
+    auto removed = session.control.command("DELE " + remote);
+    if (removed && removed->positive_completion())
+        failure.message += "; rftp removed " + remote + " from the server";
+    else
+        failure.message += "; removing " + remote + " from the server failed (" +
+                           (removed ? describe(*removed) : removed.error().message) + "): remove it by hand";
+    return std::unexpected(failure);
+}
+
+// The --verify of a file this run has just written.
+OutcomeStatus verify_upload(Session &session, const std::string &remote, const std::string &local,
+                            const std::optional<std::string> &taken_during_transfer = std::nullopt) {
+    auto same = verify_digest(session, remote, local, taken_during_transfer);
+    if (!same && same.error().exit == ExitCode::verification) return remove_wrong_upload(session, remote, same.error());
+    return same;
+}
+
 OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
                        const FileProgressHooks &hooks, FileReport &report) {
     if (o.verify && source.device) return refuse_verify_of_device("source");
@@ -51,8 +78,13 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         if (!*found) {
             report.skipped = true;
             report.note(remote + " already has all " + std::to_string(size) + " bytes");
-            if (o.verify) return verify_digest(session, remote, source.path);
-            return {};
+            if (!o.verify) return {};
+            // Not this run's file: it stays as it is, and -c would skip it again.
+            auto same = verify_digest(session, remote, source.path);
+            if (!same && same.error().exit == ExitCode::verification)
+                return fail_as(ExitCode::verification, same.error().message + "; " + remote +
+                                                           " was already there and is left as it is: send it again without -c");
+            return same;
         }
         offset = **found;
         if (offset > 0) report.note(remote + ": resuming at byte " + std::to_string(offset));
@@ -70,7 +102,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         auto sent = put_over_rdma(session, **rdma_channel, source.fd.get(), offset, size, remote, hooks, report,
                                   o.verify);
         if (!sent) return sent;
-        if (o.verify) return verify_digest(session, remote, source.path, report.sha256);
+        if (o.verify) return verify_upload(session, remote, source.path, report.sha256);
         return {};
     }
     report.transport = "tcp";
@@ -152,7 +184,10 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         auto why = session.control.read_reply(2);
         if (why && why->code >= 400 && ours == ExitCode::transfer) return refused("put " + remote, *why);
         if (!why || why->code < 400) abort_transfer(session);
-        return fail_as(ours, "put " + remote + ": " + moved.error().message);
+        Failure failure{ours, "put " + remote + ": " + moved.error().message};
+        // A plain stream's server stored what came under the final name.
+        if (ours == ExitCode::verification && !framed) return remove_wrong_upload(session, remote, failure);
+        return std::unexpected(failure);
     }
     auto done = session.control.read_reply();
     if (!done) return std::unexpected(done.error());
@@ -164,10 +199,12 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         auto stored = probe_size(session, remote);
         if (!stored) return std::unexpected(stored.error());
         if (stored->size && *stored->size != size)
-            return fail_as(ExitCode::verification, "put " + remote + ": server holds " + std::to_string(*stored->size) +
-                                                       " bytes, local file has " + std::to_string(size));
+            return remove_wrong_upload(session, remote,
+                                       {ExitCode::verification, "put " + remote + ": server holds " +
+                                                                    std::to_string(*stored->size) +
+                                                                    " bytes, local file has " + std::to_string(size)});
     }
-    if (o.verify) return verify_digest(session, remote, source.path);
+    if (o.verify) return verify_upload(session, remote, source.path);
     return {};
 }
 

@@ -158,6 +158,24 @@ def test_hash_and_verify(rftpd, env, tmp_path):
     assert r.returncode == 0, r.stderr
 
 
+def test_verify_of_a_file_put_c_skipped_leaves_it_and_says_to_send_it_whole(rftpd, env, tmp_path):
+    """put -c skips a remote file of the local size; --verify then compares
+    digests. A mismatch is exit 7, but that file was not written by this run:
+    it stays as it is (a wrong upload of this run's own is removed), and the
+    message says how to replace it, since -c would skip it again."""
+    src = random_file(tmp_path / "same-size.bin", 2 * MiB)
+    there = rftpd.roots["alice"] / "same-size.bin"
+    other = random_file(there, 2 * MiB)
+    before = sha256(other)
+    r = rftp(env, "put", "-c", "--verify", str(src), url(rftpd, "same-size.bin"))
+    assert r.returncode == 7, r.stderr
+    assert b"already there and is left as it is: send it again without -c" in r.stderr, r.stderr
+    assert sha256(there) == before
+    r = rftp(env, "put", "--verify", str(src), url(rftpd, "same-size.bin"))
+    assert r.returncode == 0, r.stderr
+    assert sha256(there) == sha256(src)
+
+
 def test_mv_of_a_directory_url_renames_it_beside_itself(rftpd, env, tmp_path):
     """rftp mv URL/dir/ new: a relative NEWPATH is beside dir, not inside it."""
     (rftpd.roots["alice"] / "a" / "b").mkdir(parents=True)

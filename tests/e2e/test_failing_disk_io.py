@@ -10,9 +10,11 @@ Two neighbours of that case: rftp's own disk failing (exit 6; rftpd saw
 only its client break off, 426), and a file cut short while rftpd sends it
 (someone truncated it: the reply says the file changed, not the disk)."""
 
+import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,7 @@ from daemon_log import transfer_line
 from failing_disk_fs import failing_io_mount, fuse_missing, heal, shrinking_mount
 from test_client_rftpd import RFTP, MiB, env, random_file, rftp, url  # noqa: F401 (env: a fixture)
 from test_stream_journal import login
+from vsftpd_server import VSFTPD, VsftpdServer
 
 SIZE = 64 * MiB
 BAD_FROM = 40 * MiB  # where the disk's bad stretch starts, in every file
@@ -180,3 +183,27 @@ def test_a_local_file_cut_short_while_put_sends_it_is_exit_7(tmp_path, env, rftp
     assert r.returncode == 7, err
     assert re.search(r"the file ended at byte \d+ before its announced size", err), err
     assert f"up{streams}.bin" not in login(rftpd).nlst()
+
+
+@pytest.mark.skipif(not Path(VSFTPD).exists() or os.geteuid() != 0, reason="SKIPPED: needs vsftpd, run as root")
+def test_a_local_file_cut_short_while_put_sends_it_to_a_plain_server_is_removed_there(tmp_path):
+    """A plain FTP server stores whatever one stream brought under the final
+    name. The file rftp sends shrinks: exit 7, and rftp removes the short file
+    it left there (DELE), so nobody takes it for the user's file."""
+    disk, anon = tmp_path / "disk", tmp_path / "anon"
+    disk.mkdir()
+    anon.mkdir()
+    random_file(disk / "src.bin", SIZE)
+    server = VsftpdServer(anon).start()
+    try:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}  # anonymous
+        with shrinking_mount(disk, tmp_path / "mnt", BAD_FROM) as mnt:
+            r = subprocess.run([RFTP, "put", str(mnt / "src.bin"), server.url()], env=env, capture_output=True,
+                               timeout=120)
+        err = r.stderr.decode()
+        assert r.returncode == 7, err
+        assert re.search(r"the file ended at byte \d+ before its announced size", err), err
+        assert "rftp removed" in err, err
+        assert not (server.pub / "src.bin").exists()
+    finally:
+        server.stop()

@@ -126,3 +126,7 @@ def test_without_block_checksums_only_verify_catches_damage(rftpd, env, tmp_path
     assert r.returncode == 7, r.stderr  # the digests differ
     assert resent_note(r) == "" and mismatches(rftpd.log()) == []
     assert "blocksum=none" in rftpd.log()
+    # The damaged file went under its final name before the digests were
+    # compared; rftp takes it away again, as get deletes a bad download.
+    assert b"rftp removed /flip.bin from the server" in r.stderr, r.stderr
+    assert not (rftpd.roots["alice"] / "flip.bin").exists()
