@@ -149,16 +149,16 @@ namespace {
 
 // REST (when resuming), then verb (RSTR/RRTR) and its 150, then move() on the
 // channel with progress and interrupts wired, then the final reply.
-OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::string &verb, const std::string &what,
-                        uint64_t offset, std::optional<uint64_t> size, const FileProgressHooks &hooks,
-                        FileReport &report,
+OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::string &verb, int start_timeout,
+                        const std::string &what, uint64_t offset, std::optional<uint64_t> size,
+                        const FileProgressHooks &hooks, FileReport &report,
                         const std::function<Result<rdma::FileResult>(middleware::TransferProgress &)> &move) {
     if (offset > 0) {
         auto rest = session.control.command("REST " + std::to_string(offset));
         if (!rest) return std::unexpected(rest.error());
         if (rest->code != 350) return refused("server cannot resume (REST)", *rest);
     }
-    auto started = session.control.command(verb);
+    auto started = session.control.command(verb, start_timeout);
     if (!started) return std::unexpected(started.error());
     if (!started->positive_preliminary()) return refused(what, *started);
     middleware::TransferProgress progress;
@@ -182,7 +182,8 @@ OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::str
 OutcomeStatus put_over_rdma(Session &session, rdma::Channel &channel, int fd, uint64_t offset, uint64_t size,
                             const std::string &remote, const FileProgressHooks &hooks, FileReport &report,
                             bool digest) {
-    return over_rdma(session, channel, "RSTR " + remote, "put " + remote, offset, size, hooks, report,
+    return over_rdma(session, channel, "RSTR " + remote, upload_start_timeout(session, offset), "put " + remote, offset,
+                     size, hooks, report,
                      [&](middleware::TransferProgress &progress) {
                          return channel.send_file({fd, offset, size, digest, session.block_checksums}, progress);
                      });
@@ -199,7 +200,8 @@ OutcomeStatus get_over_rdma(Session &session, rdma::Channel &channel, int fd, ui
     // Preallocated: a full local disk ends the download before any block moves.
     rdma::ReceiveSpec spec{fd,         offset, 1ull << 62, size,   on_prefix_grown,
                            sequential, true,   digest,     session.block_checksums, placement};
-    return over_rdma(session, channel, "RRTR " + remote, "get " + remote, offset, size, hooks, report,
+    return over_rdma(session, channel, "RRTR " + remote, session.control.timeout(), "get " + remote, offset, size,
+                     hooks, report,
                      [&](middleware::TransferProgress &progress) {
                          middleware::StopOnFailedCheckpoint stop(journal, progress.abort);
                          return channel.receive_file(spec, progress, received);

@@ -145,7 +145,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         auto allo = session.control.command("ALLO " + std::to_string(size));
         if (!allo) return std::unexpected(allo.error());
     }
-    auto started = session.control.command(verb + " " + remote);
+    auto started = session.control.command(verb + " " + remote, upload_start_timeout(session, offset));
     if (!started) return std::unexpected(started.error());
     if (!started->positive_preliminary()) return refused("put " + remote, *started);
 

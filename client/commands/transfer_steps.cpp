@@ -136,18 +136,19 @@ ExitCode exit_for_data_error(const Error &error) {
     }
 }
 
-namespace {
-
-// A server answers HASH only once it has read the whole file, and says
-// nothing meanwhile: the wait allows for reading it at 50 MB/s, a slow
-// disk's pace, on top of --timeout (100 GB: about 35 minutes more).
-int hash_timeout(const Session &session, std::optional<uint64_t> size) {
+// 100 GB: about 35 minutes more than --timeout.
+int timeout_after_reading(const Session &session, std::optional<uint64_t> bytes) {
     constexpr uint64_t kSlowestRead = 50'000'000;
-    uint64_t seconds = static_cast<uint64_t>(session.control.timeout()) + (size ? *size / kSlowestRead : 0);
+    uint64_t seconds = static_cast<uint64_t>(session.control.timeout()) + (bytes ? *bytes / kSlowestRead : 0);
     return static_cast<int>(std::min<uint64_t>(seconds, INT_MAX / 1000));
 }
 
-}  // namespace
+int upload_start_timeout(const Session &session, uint64_t offset) {
+    // Other servers append in place; a continued partial is not copied
+    // either, but which of the two rftpd meets is its to know.
+    if (!session.features.is_rftpd() || offset == 0) return session.control.timeout();
+    return timeout_after_reading(session, offset);
+}
 
 Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
     if (!session.features.hash_sha256)
@@ -158,7 +159,7 @@ Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
         if (!probe) return std::unexpected(probe.error());
         size = probe->size;
     }
-    auto reply = session.control.command("HASH " + path, hash_timeout(session, size));
+    auto reply = session.control.command("HASH " + path, timeout_after_reading(session, size));
     if (!reply) return fail_as(reply.error().exit, "HASH " + path + ": " + reply.error().message);
     if (reply->code != 213) return refused("HASH " + path, *reply);
     // "SHA-256 0-<size> <hex> <path>"

@@ -56,6 +56,16 @@ void abort_transfer(Session &session);
 // A data-path error from the middleware: local (disk full, I/O) or the connection.
 ExitCode exit_for_data_error(const Error &error);
 
+// How long to wait for a reply the server gives only once it has gone
+// through bytes of a file, saying nothing meanwhile (HASH reads the file;
+// a resumed upload's 150 comes after rftpd copied the prefix): --timeout,
+// plus a second for every 50 MB, a slow disk's pace.
+int timeout_after_reading(const Session &session, std::optional<uint64_t> bytes);
+
+// The wait for the first reply to an upload resumed at offset: rftpd begins
+// a partial from a shorter final file by copying that much of it first.
+int upload_start_timeout(const Session &session, uint64_t offset);
+
 // HASH path -> lower-case SHA-256 hex; clear error when the server lacks HASH.
 Outcome<std::string> remote_sha256(Session &session, const std::string &path);
 

@@ -13,6 +13,8 @@
 - Its files shrink (shrinking_mount): a read that reaches past a byte
   offset first cuts the file there (the backing file itself), as someone
   truncating it in the middle of a transfer would. No disk fails.
+- It reads slowly (slow_reading_mount): every read takes as long as it
+  would at a given rate, as on a slow or busy disk. No disk fails.
 
 Everything else passes through to a directory beneath. It runs as a real
 FUSE mount, so rftp and rftpd meet the failure where they would on a
@@ -87,6 +89,14 @@ def shrinking_mount(backing: Path, mount: Path, at: int):
 
 
 @contextlib.contextmanager
+def slow_reading_mount(backing: Path, mount: Path, bytes_per_second: int):
+    """Mounts the file system whose reads take as long as they would at
+    bytes_per_second (at most; the mount itself adds some)."""
+    with _mount(backing, mount, SLOW_READ_BPS=str(bytes_per_second)) as m:
+        yield m
+
+
+@contextlib.contextmanager
 def _mount(backing: Path, mount: Path, **env):
     backing.mkdir(parents=True, exist_ok=True)
     mount.mkdir(parents=True, exist_ok=True)
@@ -126,6 +136,7 @@ def serve():
 
     io_fails_from = int(os.environ.get("FAILING_IO_FROM", "-1"))
     shrink_at = int(os.environ.get("SHRINK_AT", "-1"))
+    slow_read_bps = int(os.environ.get("SLOW_READ_BPS", "0"))
 
     def bad_sector(offset, size):
         return 0 <= io_fails_from < offset + size and os.path.exists(os.environ["FAILING_IO_MARKER"])
@@ -162,6 +173,8 @@ def serve():
                 return -errno.EIO
             if 0 <= shrink_at < offset + size and os.fstat(fh.fd).st_size > shrink_at:
                 os.truncate(self._at(path), shrink_at)  # by path: fh.fd may be read-only
+            if slow_read_bps > 0:
+                time.sleep(size / slow_read_bps)
             return os.pread(fh.fd, size, offset)
 
         def write(self, path, buf, offset, fh):

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PASSWORDS, on_a_file_system_with_user_xattrs
+from conftest import PASSWORDS, Rftpd, on_a_file_system_with_user_xattrs
+from failing_disk_fs import fuse_missing, slow_reading_mount
 from test_client_rftpd import RFTP, MiB, env, random_file, rftp, sha256, summary, url  # noqa: F401
 from test_whole_reservation import SIZE, kill_client_mid_download, stop_mid_transfer
 
@@ -171,3 +172,29 @@ def test_a_shorter_remote_file_is_continued_only_when_it_is_the_local_files_begi
     assert sha256(root / "g.bin") == sha256(src)
     noted = any("not the beginning of the local one" in n for n in summary(r).get("notes", []))
     assert noted != grown, summary(r)
+
+
+@pytest.mark.skipif(bool(fuse_missing()), reason=f"SKIPPED: {fuse_missing()}")
+def test_put_c_waits_while_rftpd_copies_a_long_shorter_file(env, tmp_path):
+    """To continue a shorter final file, rftpd first copies it into a new
+    partial (the final name keeps the old version until the new one is
+    whole), and only then answers the STOR. On a slow disk, or with a prefix
+    of terabytes, that outlasts --timeout: rftp waits for the reply as for
+    HASH's, a second more for every 50 MB. Here rftpd's disk reads at
+    100 MB/s and --timeout is 1 s: the 192 MiB prefix takes about 2 s to
+    digest and 2 s more to copy."""
+    prefix = 192 * MiB
+    work, disk = tmp_path / "d", tmp_path / "disk"
+    disk.mkdir()
+    src = random_file(tmp_path / "grown.bin", prefix + MiB)
+    with open(src, "rb") as f, open(disk / "grown.bin", "wb") as old:
+        old.write(f.read(prefix))
+    with slow_reading_mount(disk, work / "alice", 100_000_000):
+        d = Rftpd(work)
+        try:
+            r = rftp(env, "--json", "--timeout", "1", "put", "-c", str(src), url(d, "grown.bin"))
+        finally:
+            d.stop()
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == MiB
+    assert sha256(disk / "grown.bin") == sha256(src)
