@@ -4,14 +4,17 @@ directories. Every test that starts a daemon also checks, at teardown, that
 the daemon is still alive: nothing a client does may bring it down."""
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+from passed_test_files import note_files, remove_if_passed  # noqa: E402
 
 BUILD = Path(os.environ.get("RFTP_BUILD", Path(__file__).resolve().parents[2] / "build"))
 PASSWORDS = {"alice": "alice-secret", "bob": "bob-secret"}
@@ -91,30 +94,15 @@ class Rftpd:
         return self.proc.returncode
 
 
-_files_of_test = pytest.StashKey[Path]()
-_failed = pytest.StashKey[bool]()
-
-
 @pytest.fixture(autouse=True)
 def _note_the_tests_files(request):
-    """Notes the test's directory for the hook below. One run writes about
-    17 GiB of files there, and pytest keeps the last three runs: 51 GiB of
-    a developer's /tmp for nothing."""
-    if "tmp_path" in request.fixturenames:
-        request.node.stash[_files_of_test] = request.getfixturevalue("tmp_path")
+    note_files(request)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """A test's directory goes once it is over (its daemons stopped) and
-    every phase passed; a failed test's files, and those of a daemon that
-    died or would not stop, stay for the post-mortem."""
     outcome = yield
-    report = outcome.get_result()
-    if report.failed:
-        item.stash[_failed] = True
-    if report.when == "teardown" and not item.stash.get(_failed, False) and _files_of_test in item.stash:
-        shutil.rmtree(item.stash[_files_of_test], ignore_errors=True)
+    remove_if_passed(item, outcome.get_result())
 
 
 def on_a_file_system_with_user_xattrs(directory: Path):

@@ -12,10 +12,14 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
+from passed_test_files import note_files, remove_if_passed  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILD = Path(os.environ.get("RFTP_BUILD", ROOT / "build"))
@@ -211,13 +215,19 @@ def expected_notice(device_name):
     return "write_then_send" if "RNIC" in node_type else "write_with_imm"
 
 
+@pytest.fixture(autouse=True)
+def _note_the_tests_files(request):
+    note_files(request)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """A failed test shows the daemon's side too: the last lines of its log
     (progress lines left out), which is what a rare failure in CI leaves to
-    go on."""
+    go on. A passed test's tmp_path goes (tests/common/passed_test_files.py)."""
     outcome = yield
     report = outcome.get_result()
+    remove_if_passed(item, report)
     d = item.funcargs.get("daemon") if report.when == "call" and report.failed else None
     if isinstance(d, Daemon):
         lines = [line for line in d.log().splitlines() if "event=rdma_progress" not in line]
