@@ -179,13 +179,14 @@ OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::str
 
 }  // namespace
 
-OutcomeStatus put_over_rdma(Session &session, rdma::Channel &channel, int fd, uint64_t offset, uint64_t size,
+OutcomeStatus put_over_rdma(Session &session, rdma::Channel &channel, const RdmaUpload &upload,
                             const std::string &remote, const FileProgressHooks &hooks, FileReport &report,
                             bool digest) {
-    return over_rdma(session, channel, "RSTR " + remote, upload_start_timeout(session, offset), "put " + remote, offset,
-                     size, hooks, report,
+    return over_rdma(session, channel, "RSTR " + remote, timeout_after_reading(session, upload.copied_first),
+                     "put " + remote, upload.offset, upload.size, hooks, report,
                      [&](middleware::TransferProgress &progress) {
-                         return channel.send_file({fd, offset, size, digest, session.block_checksums}, progress);
+                         return channel.send_file(
+                             {upload.fd, upload.offset, upload.size, digest, session.block_checksums}, progress);
                      });
 }
 

@@ -22,11 +22,20 @@ namespace rftp::client {
 // said once per session). With --transport rdma, no channel is a failure.
 Outcome<middleware::rdma::Channel *> rdma_channel_for(Session &session, const Options &o, FileReport &report);
 
-// Uploads [offset, size) of fd to remote with REST/RSTR over the channel.
+// What an RDMA upload sends: [offset, size) of fd. copied_first: bytes
+// rftpd copies before its 150 (upload_resume.h), which it is given time for.
+struct RdmaUpload {
+    int fd = -1;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+    uint64_t copied_first = 0;
+};
+
+// Uploads with REST/RSTR over the channel.
 // digest: take the file's SHA-256 from the blocks sent (report.sha256).
-OutcomeStatus put_over_rdma(Session &session, middleware::rdma::Channel &channel, int fd, uint64_t offset,
-                            uint64_t size, const std::string &remote, const FileProgressHooks &hooks,
-                            FileReport &report, bool digest);
+OutcomeStatus put_over_rdma(Session &session, middleware::rdma::Channel &channel, const RdmaUpload &upload,
+                            const std::string &remote, const FileProgressHooks &hooks, FileReport &report,
+                            bool digest);
 
 // Downloads remote from offset into fd with REST/RRTR over the channel.
 // received records what arrived (its contiguous end is where a resume

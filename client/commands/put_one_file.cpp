@@ -12,8 +12,11 @@
 #include "client/data_connection.h"
 #include "client/interrupt.h"
 #include "client/rdma_transport.h"
+#include "common/log.h"
+#include "middleware/integrity/file_digest.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/stream_transfer.h"
+#include "protocol/discard_path.h"
 #include "protocol/source_identity.h"
 
 namespace rftp::client {
@@ -46,47 +49,85 @@ namespace {
 // as get deletes a download that fails its check. Only a file this run
 // wrote: a file rftpd never committed is the old version, kept whole.
 std::unexpected<Failure> remove_wrong_upload(Session &session, const std::string &remote, Failure failure) {
+    const std::string by_hand = "if it is still there, remove it (rftp rm) before anyone uses it";
     if (session.out_of_step) {
-        failure.message += "; " + remote + " on the server may hold part of it: remove it (rftp rm) before using it";
+        failure.message += "; " + remote + " on the server may hold part of it: " + by_hand;
         return std::unexpected(failure);
     }
     auto removed = session.control.command("DELE " + remote);
-    if (removed && removed->positive_completion())
+    if (!removed) {
+        session.out_of_step = true;  // DELE's reply may still come
+        if (removed.error().exit == ExitCode::interrupted) failure.exit = ExitCode::interrupted;
+        failure.message += "; removing " + remote + " from the server did not finish (" + removed.error().message +
+                           "): " + by_hand;
+    } else if (removed->positive_completion()) {
         failure.message += "; rftp removed " + remote + " from the server";
-    else
-        failure.message += "; removing " + remote + " from the server failed (" +
-                           (removed ? describe(*removed) : removed.error().message) + "): remove it by hand";
+    } else {
+        failure.message += "; removing " + remote + " from the server failed (" + describe(*removed) + "): " + by_hand;
+    }
     return std::unexpected(failure);
 }
 
-// The --verify of a file this run has just written.
-OutcomeStatus verify_upload(Session &session, const std::string &remote, const std::string &local,
+// Whether the local file is still as it was opened (size, modification and
+// change time).
+bool source_unchanged(const UploadSource &source) {
+    struct stat st {};
+    if (!source.identity || ::fstat(source.fd.get(), &st) != 0) return false;
+    return ftp::source_token(static_cast<uint64_t>(st.st_size), st.st_mtim, st.st_ctim) == *source.identity;
+}
+
+// --verify of a put: the server's digest against the bytes this run sent
+// (taken as they were sent, or read again: the first size bytes, through
+// the descriptor they were sent from, so a file that grew since or was
+// replaced by a rename still compares what went). A mismatch takes the
+// remote file away only where this run wrote it (not a file -c found
+// complete) and the difference cannot be the local file's own change since.
+OutcomeStatus verify_upload(Session &session, const std::string &remote, const UploadSource &source, bool wrote,
                             const std::optional<std::string> &taken_during_transfer = std::nullopt) {
-    auto same = verify_digest(session, remote, local, taken_during_transfer);
-    if (!same && same.error().exit == ExitCode::verification) return remove_wrong_upload(session, remote, same.error());
-    return same;
+    auto same = verify_digest(session, remote, [&]() -> Outcome<std::string> {
+        if (taken_during_transfer) {
+            log::debug("verify: the local SHA-256 of " + source.path + " was taken during the transfer");
+            return *taken_during_transfer;
+        }
+        log::debug("verify: reading " + source.path + " for its SHA-256");
+        auto read = middleware::sha256_of_file(source.fd.get(), source.size);
+        if (!read) return fail_as(exit_for_data_error(read.error()), "--verify: " + source.path + ": " + read.error().message);
+        return *read;
+    });
+    if (same || same.error().exit != ExitCode::verification) return same;
+    Failure failure = same.error();
+    if (!wrote) {
+        failure.message += "; " + remote + " was already there and is left as it is: send it again without -c";
+        return std::unexpected(failure);
+    }
+    if (!taken_during_transfer && !source_unchanged(source)) {
+        failure.message += "; " + source.path + " changed since rftp opened it, so " + remote +
+                           " on the server is left as it is: send it again";
+        return std::unexpected(failure);
+    }
+    return remove_wrong_upload(session, remote, failure);
 }
 
 OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
                        const FileProgressHooks &hooks, FileReport &report) {
     if (o.verify && source.device) return refuse_verify_of_device("source");
+    if (o.verify && remote == ftp::kDiscardPath && session.features.is_rftpd())
+        return fail_as(ExitCode::usage, std::string("--verify: rftpd keeps nothing of an upload to ") +
+                                            ftp::kDiscardPath + " to compare; leave out --verify");
     const uint64_t size = source.size;
     uint64_t offset = 0;
+    uint64_t copied_first = 0;
     if (o.resume) {
         auto found = resume_offset(report, session, remote, source);
         if (!found) return std::unexpected(found.error());
         if (!*found) {
             report.skipped = true;
             report.note(remote + " already has all " + std::to_string(size) + " bytes");
-            if (!o.verify) return {};
-            // Not this run's file: it stays as it is, and -c would skip it again.
-            auto same = verify_digest(session, remote, source.path);
-            if (!same && same.error().exit == ExitCode::verification)
-                return fail_as(ExitCode::verification, same.error().message + "; " + remote +
-                                                           " was already there and is left as it is: send it again without -c");
-            return same;
+            if (o.verify) return verify_upload(session, remote, source, false);
+            return {};
         }
-        offset = **found;
+        offset = (*found)->offset;
+        copied_first = (*found)->copied_first;
         if (offset > 0) report.note(remote + ": resuming at byte " + std::to_string(offset));
     }
     if (records_source(session, source)) {
@@ -99,10 +140,10 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
     auto rdma_channel = rdma_channel_for(session, o, report);
     if (!rdma_channel) return std::unexpected(rdma_channel.error());
     if (*rdma_channel) {
-        auto sent = put_over_rdma(session, **rdma_channel, source.fd.get(), offset, size, remote, hooks, report,
-                                  o.verify);
+        auto sent = put_over_rdma(session, **rdma_channel, {source.fd.get(), offset, size, copied_first}, remote, hooks,
+                                  report, o.verify);
         if (!sent) return sent;
-        if (o.verify) return verify_upload(session, remote, source.path, report.sha256);
+        if (o.verify) return verify_upload(session, remote, source, true, report.sha256);
         return {};
     }
     report.transport = "tcp";
@@ -145,7 +186,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         auto allo = session.control.command("ALLO " + std::to_string(size));
         if (!allo) return std::unexpected(allo.error());
     }
-    auto started = session.control.command(verb + " " + remote, upload_start_timeout(session, offset));
+    auto started = session.control.command(verb + " " + remote, timeout_after_reading(session, copied_first));
     if (!started) return std::unexpected(started.error());
     if (!started->positive_preliminary()) return refused("put " + remote, *started);
 
@@ -204,7 +245,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
                                                                     std::to_string(*stored->size) +
                                                                     " bytes, local file has " + std::to_string(size)});
     }
-    if (o.verify) return verify_upload(session, remote, source.path);
+    if (o.verify) return verify_upload(session, remote, source, true);
     return {};
 }
 

@@ -143,12 +143,6 @@ int timeout_after_reading(const Session &session, std::optional<uint64_t> bytes)
     return static_cast<int>(std::min<uint64_t>(seconds, INT_MAX / 1000));
 }
 
-int upload_start_timeout(const Session &session, uint64_t offset) {
-    // Other servers append in place; a continued partial is not copied
-    // either, but which of the two rftpd meets is its to know.
-    if (!session.features.is_rftpd() || offset == 0) return session.control.timeout();
-    return timeout_after_reading(session, offset);
-}
 
 Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
     if (!session.features.hash_sha256)
@@ -189,18 +183,26 @@ OutcomeStatus require_hash_for_verify(const Session &session) {
                    "--verify needs a server that offers HASH SHA-256 (such as rftpd); this one does not");
 }
 
-OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path,
-                            const std::optional<std::string> &taken_during_transfer) {
+OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const LocalDigest &local_digest) {
     auto remote = remote_sha256(session, remote_path);
     // Only a digest that differs is a verification failure: a timeout, a
     // lost connection or a refused HASH keeps its own exit code (and a
     // download that may well be whole keeps its partial file).
     if (!remote) return fail_as(remote.error().exit, "--verify: " + remote.error().message);
-    std::string local;
-    if (taken_during_transfer) {
-        log::debug("verify: the local SHA-256 of " + local_path + " was taken during the transfer");
-        local = *taken_during_transfer;
-    } else {
+    auto local = local_digest();
+    if (!local) return std::unexpected(local.error());
+    if (*remote != *local)
+        return fail_as(ExitCode::verification, "SHA-256 mismatch: server " + *remote + ", local " + *local);
+    return {};
+}
+
+OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path,
+                            const std::optional<std::string> &taken_during_transfer) {
+    return verify_digest(session, remote_path, [&]() -> Outcome<std::string> {
+        if (taken_during_transfer) {
+            log::debug("verify: the local SHA-256 of " + local_path + " was taken during the transfer");
+            return *taken_during_transfer;
+        }
         log::debug("verify: reading " + local_path + " for its SHA-256");
         UniqueFd fd(::open(local_path.c_str(), O_RDONLY | O_CLOEXEC));
         struct stat st {};
@@ -208,10 +210,8 @@ OutcomeStatus verify_digest(Session &session, const std::string &remote_path, co
             return fail_as(ExitCode::local_file, "--verify: open " + local_path + ": " + std::strerror(errno));
         auto read = middleware::sha256_of_file(fd.get(), static_cast<uint64_t>(st.st_size));
         if (!read) return fail_as(ExitCode::local_file, "--verify: " + read.error().message);
-        local = *read;
-    }
-    if (*remote != local) return fail_as(ExitCode::verification, "SHA-256 mismatch: server " + *remote + ", local " + local);
-    return {};
+        return *read;
+    });
 }
 
 std::string remote_partial_name(const std::string &path) {

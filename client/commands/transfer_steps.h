@@ -62,15 +62,17 @@ ExitCode exit_for_data_error(const Error &error);
 // plus a second for every 50 MB, a slow disk's pace.
 int timeout_after_reading(const Session &session, std::optional<uint64_t> bytes);
 
-// The wait for the first reply to an upload resumed at offset: rftpd begins
-// a partial from a shorter final file by copying that much of it first.
-int upload_start_timeout(const Session &session, uint64_t offset);
-
 // HASH path -> lower-case SHA-256 hex; clear error when the server lacks HASH.
 Outcome<std::string> remote_sha256(Session &session, const std::string &path);
 
-// --verify: the server's digest of remote_path must equal the local file's:
-// taken_during_transfer where the transfer took it, else read from local_path.
+// The local side's SHA-256 for --verify, asked for once the server's is in.
+using LocalDigest = std::function<Outcome<std::string>()>;
+
+// --verify: the server's digest of remote_path must equal the local one.
+OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const LocalDigest &local_digest);
+
+// The same, with the local file's digest taken_during_transfer where the
+// transfer took it, else read from local_path (the whole file).
 OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path,
                             const std::optional<std::string> &taken_during_transfer = std::nullopt);
 

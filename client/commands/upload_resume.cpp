@@ -93,41 +93,44 @@ Outcome<bool> remote_file_is_prefix(FileReport &report, Session &session, const 
 
 }  // namespace
 
-// Where to continue an earlier upload; nullopt when the server already has it all.
-Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &session, const std::string &remote,
-                                               const UploadSource &source) {
+Outcome<std::optional<ResumePoint>> resume_offset(FileReport &report, Session &session, const std::string &remote,
+                                                  const UploadSource &source) {
+    auto at = [](uint64_t offset, uint64_t copied_first = 0) {
+        return std::optional<ResumePoint>{ResumePoint{offset, copied_first}};
+    };
     const uint64_t local_size = source.size;
     if (session.features.is_rftpd()) {
         const std::string partial_name = remote_partial_name(remote);
         auto partial = probe_size(session, partial_name);
         if (!partial) return std::unexpected(partial.error());
         if (partial->size && *partial->size <= local_size) {
-            if (*partial->size == 0) return std::optional<uint64_t>{0};
+            if (*partial->size == 0) return at(0);
             // Bytes of another version of the file are no prefix of this one.
             auto same = partial_is_of(report, session, remote, partial_name, source);
             if (!same) return std::unexpected(same.error());
-            return std::optional<uint64_t>{*same ? *partial->size : 0};
+            return at(*same ? *partial->size : 0);
         }
         // rftpd continues its partial file, not the final one, on REST: one
         // longer than the local file is of another file, so start afresh
         // (an offset taken from the final file would land on its bytes).
         if (partial->size) {
             report.note(remote + ": the server's partial upload is larger than the local file; uploading it whole");
-            return std::optional<uint64_t>{0};
+            return at(0);
         }
     }
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());
     const std::optional<uint64_t> &existing = probe->size;
-    if (existing && *existing == local_size) return std::optional<uint64_t>{};
+    if (existing && *existing == local_size) return std::optional<ResumePoint>{};
     if (existing && *existing < local_size) {
-        if (*existing == 0 || !session.features.is_rftpd()) return std::optional<uint64_t>{*existing};
+        if (*existing == 0 || !session.features.is_rftpd()) return at(*existing);
         auto prefix = remote_file_is_prefix(report, session, remote, source, *existing);
         if (!prefix) return std::unexpected(prefix.error());
-        return std::optional<uint64_t>{*prefix ? *existing : 0};
+        if (!*prefix) return at(0);
+        return at(*existing, *existing);
     }
     if (existing) report.note(remote + ": remote file is larger than the local one; uploading it whole");
-    return std::optional<uint64_t>{0};
+    return at(0);
 }
 
 }  // namespace rftp::client

@@ -26,9 +26,18 @@ inline constexpr uint64_t kAnnounceSizeFrom = 8ull << 20;
 // to them, and a smaller partial is sent again whole rather than trusted.
 bool records_source(const Session &session, const UploadSource &source);
 
-// Where to continue an earlier upload; nullopt when the server already has
-// it all. Says in report's notes why bytes on the server are not continued.
-Outcome<std::optional<uint64_t>> resume_offset(FileReport &report, Session &session, const std::string &remote,
-                                               const UploadSource &source);
+// Where put -c continues an earlier upload.
+struct ResumePoint {
+    uint64_t offset = 0;
+    // Bytes rftpd copies before it answers the upload's first reply: to
+    // continue a shorter final file it copies that into a new partial first
+    // (the final name keeps the old version until the new one is whole).
+    uint64_t copied_first = 0;
+};
+
+// nullopt when the server already has it all. Says in report's notes why
+// bytes on the server are not continued.
+Outcome<std::optional<ResumePoint>> resume_offset(FileReport &report, Session &session, const std::string &remote,
+                                                  const UploadSource &source);
 
 }  // namespace rftp::client

@@ -8,6 +8,7 @@
 
 #include "common/result.h"
 #include "common/unique_fd.h"
+#include "protocol/discard_path.h"
 
 namespace rftp::daemon {
 
@@ -54,10 +55,7 @@ inline const char *blocksum_field(bool block_checksums) {
     return block_checksums ? " blocksum=crc32c" : " blocksum=none";
 }
 
-// Memory-to-memory mode: an upload (STOR or RSTR) to exactly this name is
-// received, checked and dropped. It is the one name not resolved beneath the
-// user's root, and it opens nothing the client names.
-inline constexpr const char *kDiscardPath = "/dev/null";
+using ftp::kDiscardPath;  // protocol/discard_path.h
 
 // Parses a decimal offset (REST) or count; false unless all digits and in range.
 bool parse_decimal(const std::string &text, uint64_t max, uint64_t &out);

@@ -28,6 +28,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -92,12 +93,14 @@ def shrinking_mount(backing: Path, mount: Path, at: int):
 def slow_reading_mount(backing: Path, mount: Path, bytes_per_second: int):
     """Mounts the file system whose reads take as long as they would at
     bytes_per_second (at most; the mount itself adds some)."""
-    with _mount(backing, mount, SLOW_READ_BPS=str(bytes_per_second)) as m:
+    # big_writes: without it every write is a 4 KiB call into this Python
+    # process, slow enough on its own to blur the rate being set here.
+    with _mount(backing, mount, options="big_writes", SLOW_READ_BPS=str(bytes_per_second)) as m:
         yield m
 
 
 @contextlib.contextmanager
-def _mount(backing: Path, mount: Path, **env):
+def _mount(backing: Path, mount: Path, options: str = "", **env):
     backing.mkdir(parents=True, exist_ok=True)
     mount.mkdir(parents=True, exist_ok=True)
     # Its messages go to a file: a pipe nobody reads while it serves would
@@ -106,7 +109,7 @@ def _mount(backing: Path, mount: Path, **env):
     # hard_remove: an unlinked file still open goes at once, instead of
     # lingering as .fuse_hidden* until its last descriptor closes.
     with open(log, "wb") as err:
-        proc = subprocess.Popen([SYSTEM_PYTHON, __file__, str(mount), "-f", "-o", f"root={backing},hard_remove"],
+        proc = subprocess.Popen([SYSTEM_PYTHON, __file__, str(mount), "-f", "-o", f"root={backing},hard_remove" + (f",{options}" if options else "")],
                                 stdout=subprocess.DEVNULL, stderr=err, env=dict(os.environ, **env))
     try:
         deadline = time.monotonic() + 10
@@ -137,6 +140,7 @@ def serve():
     io_fails_from = int(os.environ.get("FAILING_IO_FROM", "-1"))
     shrink_at = int(os.environ.get("SHRINK_AT", "-1"))
     slow_read_bps = int(os.environ.get("SLOW_READ_BPS", "0"))
+    one_read_at_a_time = threading.Lock()
 
     def bad_sector(offset, size):
         return 0 <= io_fails_from < offset + size and os.path.exists(os.environ["FAILING_IO_MARKER"])
@@ -174,7 +178,8 @@ def serve():
             if 0 <= shrink_at < offset + size and os.fstat(fh.fd).st_size > shrink_at:
                 os.truncate(self._at(path), shrink_at)  # by path: fh.fd may be read-only
             if slow_read_bps > 0:
-                time.sleep(size / slow_read_bps)
+                with one_read_at_a_time:  # the kernel's readahead asks for several at once
+                    time.sleep(size / slow_read_bps)
             return os.pread(fh.fd, size, offset)
 
         def write(self, path, buf, offset, fh):

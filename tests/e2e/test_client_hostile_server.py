@@ -1,10 +1,13 @@
 """rftp against a server that lies: a small scripted FTP server on
 loopback, speaking just enough of the protocol to reach the lie."""
 
+import hashlib
 import os
 import socket
 import subprocess
 import threading
+
+import pytest
 
 from conftest import BUILD
 
@@ -13,13 +16,16 @@ RFTP = str(BUILD / "rftp")
 
 class ScriptedServer:
     """Answers each command from a table (default 502) and records what it got.
-    An answer of None is silence. With a payload, EPSV opens a data port and
-    RETR sends the payload on it (150, the bytes, 226), whatever SIZE said."""
+    An answer of None is silence; a callable answers with what it returns
+    for the command. With a payload, EPSV opens a data port and
+    RETR sends the payload on it (150, the bytes, 226), whatever SIZE said;
+    STOR takes what comes on it into `stored` (150, the bytes, 226)."""
 
     def __init__(self, answers, payload=None):
         self.answers = answers
         self.payload = payload
         self.data = None
+        self.stored = b""
         self.seen = []
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -37,10 +43,12 @@ class ScriptedServer:
                 self.seen.append(command)
                 verb = command.split(" ")[0].upper()
                 key = " ".join(command.split(" ")[:2]).upper() if verb == "OPTS" else verb
-                if self.payload is not None and verb in ("EPSV", "RETR"):
+                if self.payload is not None and verb in ("EPSV", "RETR", "STOR"):
                     self._data_command(f, verb)
                     continue
                 answer = self.answers.get(key, "502 not here")
+                if callable(answer):
+                    answer = answer(command)
                 if answer is not None:
                     f.write(answer.encode() + b"\r\n")
                 if verb == "QUIT":
@@ -53,10 +61,14 @@ class ScriptedServer:
             self.data.listen(1)
             f.write(f"229 Entering Extended Passive Mode (|||{self.data.getsockname()[1]}|)\r\n".encode())
             return
-        f.write(b"150 here it comes\r\n")
+        f.write(b"150 here it comes\r\n" if verb == "RETR" else b"150 send it\r\n")
         conn, _ = self.data.accept()
         with conn:
-            conn.sendall(self.payload)
+            if verb == "RETR":
+                conn.sendall(self.payload)
+            else:
+                while chunk := conn.recv(65536):
+                    self.stored += chunk
         self.data.close()
         f.write(b"226 done\r\n")
 
@@ -94,6 +106,56 @@ def test_a_file_shorter_than_its_size_is_not_kept_for_a_resume(tmp_path):
     assert r.returncode == 7, r.stderr
     assert b"100000" in r.stderr, r.stderr
     assert sorted(os.listdir(tmp_path)) == [], os.listdir(tmp_path)
+
+
+@pytest.mark.parametrize("dele", ["250 deleted", None], ids=["removed", "no-answer"])
+def test_an_upload_the_server_holds_short_is_removed_there(tmp_path, dele):
+    """A plain stream's server said 226 but its SIZE is short of what was
+    sent: exit 7, and rftp removes that file (DELE) so nobody takes it for
+    the whole one. A DELE that is never answered says so, and to remove the
+    file by hand."""
+    src = tmp_path / "up.bin"
+    src.write_bytes(os.urandom(100_000))
+    server = ScriptedServer(dict(PLAIN_SERVER, SIZE="213 60000", DELE=dele), payload=b"")
+    r = run_rftp(tmp_path, "put", "--timeout", "2", str(src), f"rftp://u@127.0.0.1:{server.port}/up.bin")
+    assert r.returncode == 7, r.stderr
+    assert server.stored == src.read_bytes()
+    assert "DELE /up.bin" in server.seen, server.seen
+    if dele:
+        assert b"server holds 60000 bytes" in r.stderr and b"rftp removed /up.bin" in r.stderr, r.stderr
+    else:
+        assert b"removing /up.bin from the server did not finish" in r.stderr, r.stderr
+        assert b"remove it (rftp rm)" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("server_digest", ["right", "wrong"])
+def test_verify_of_an_upload_compares_the_bytes_sent_though_the_file_grew(tmp_path, server_digest):
+    """put --verify over one stream reads the local file again for its
+    digest: the bytes it sent (its first SIZE bytes, through the descriptor
+    it sent them from), so a file that grew since (a log) still verifies.
+    Where the digests differ but the local file changed since it was opened,
+    the server's copy may be exactly what was sent: it is left, and the
+    message says why."""
+    src = tmp_path / "log.bin"
+    sent = os.urandom(100_000)
+    src.write_bytes(sent)
+
+    def hash_after_the_file_grew(command):
+        with open(src, "ab") as f:
+            f.write(b"more lines")
+        digest = hashlib.sha256(sent if server_digest == "right" else b"other").hexdigest()
+        return f"213 SHA-256 0-100000 {digest} /log.bin"
+
+    server = ScriptedServer(dict(PLAIN_SERVER, SIZE="213 100000", HASH=hash_after_the_file_grew, DELE="250 deleted"),
+                            payload=b"")
+    r = run_rftp(tmp_path, "put", "--verify", str(src), f"rftp://u@127.0.0.1:{server.port}/log.bin")
+    assert server.stored == sent
+    if server_digest == "right":
+        assert r.returncode == 0, r.stderr
+    else:
+        assert r.returncode == 7, r.stderr
+        assert b"changed since rftp opened it" in r.stderr, r.stderr
+        assert not any(c.startswith("DELE") for c in server.seen), server.seen
 
 
 def test_a_parallel_grant_larger_than_asked_is_refused(tmp_path):

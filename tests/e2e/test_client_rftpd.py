@@ -214,6 +214,22 @@ def test_verify_to_stdout_or_a_device_is_refused_up_front(rftpd, env, tmp_path):
         assert b"rftp hash" in r.stderr and r.stdout == b"", r.stderr
 
 
+def test_verify_of_an_upload_to_dev_null_is_refused_up_front(rftpd, env, tmp_path):
+    """rftpd drops an upload to /dev/null and keeps nothing to compare (its
+    HASH would look for a file of that name beneath the user's root, which
+    a mismatch would then remove): exit 2 before anything moves, and a file
+    there stays."""
+    src = random_file(tmp_path / "m.bin", MiB)
+    (rftpd.roots["alice"] / "dev").mkdir()
+    kept = random_file(rftpd.roots["alice"] / "dev" / "null", 1000)
+    before = sha256(kept)
+    r = rftp(env, "put", "--verify", str(src), url(rftpd, "dev/null"))
+    assert r.returncode == 2, r.stderr
+    assert b"leave out --verify" in r.stderr, r.stderr
+    assert sha256(kept) == before
+    assert "event=transfer" not in rftpd.log()
+
+
 @pytest.mark.parametrize("planted", ["fifo", "directory"])
 def test_something_else_at_the_partial_name_stops_the_download_and_says_so(rftpd, env, tmp_path, planted):
     """A FIFO at rftp's partial file name (a shared directory) must not hang
