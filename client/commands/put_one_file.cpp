@@ -13,7 +13,6 @@
 #include "client/interrupt.h"
 #include "client/rdma_transport.h"
 #include "common/log.h"
-#include "middleware/integrity/file_digest.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/stream_transfer.h"
 #include "protocol/discard_path.h"
@@ -56,8 +55,10 @@ std::unexpected<Failure> remove_wrong_upload(Session &session, const std::string
     }
     auto removed = session.control.command("DELE " + remote);
     if (!removed) {
-        session.out_of_step = true;  // DELE's reply may still come
-        if (removed.error().exit == ExitCode::interrupted) failure.exit = ExitCode::interrupted;
+        // DELE's reply may still come. Even a Ctrl-C here keeps exit 7: the
+        // file is wrong, and 130 would point to -c, which takes a remote
+        // file of the full size for done.
+        session.out_of_step = true;
         failure.message += "; removing " + remote + " from the server did not finish (" + removed.error().message +
                            "): " + by_hand;
     } else if (removed->positive_completion()) {
@@ -84,15 +85,9 @@ bool source_unchanged(const UploadSource &source) {
 // complete) and the difference cannot be the local file's own change since.
 OutcomeStatus verify_upload(Session &session, const std::string &remote, const UploadSource &source, bool wrote,
                             const std::optional<std::string> &taken_during_transfer = std::nullopt) {
-    auto same = verify_digest(session, remote, [&]() -> Outcome<std::string> {
-        if (taken_during_transfer) {
-            log::debug("verify: the local SHA-256 of " + source.path + " was taken during the transfer");
-            return *taken_during_transfer;
-        }
-        log::debug("verify: reading " + source.path + " for its SHA-256");
-        auto read = middleware::sha256_of_file(source.fd.get(), source.size);
-        if (!read) return fail_as(exit_for_data_error(read.error()), "--verify: " + source.path + ": " + read.error().message);
-        return *read;
+    auto same = verify_digest(session, remote, [&] {
+        if (taken_during_transfer) return taken_local_sha256(*taken_during_transfer, source.path);
+        return read_local_sha256(source.fd.get(), source.size, source.path);
     });
     if (same || same.error().exit != ExitCode::verification) return same;
     Failure failure = same.error();
@@ -239,11 +234,17 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
     if (session.features.size && !framed) {
         auto stored = probe_size(session, remote);
         if (!stored) return std::unexpected(stored.error());
-        if (stored->size && *stored->size != size)
-            return remove_wrong_upload(session, remote,
-                                       {ExitCode::verification, "put " + remote + ": server holds " +
-                                                                    std::to_string(*stored->size) +
-                                                                    " bytes, local file has " + std::to_string(size)});
+        const std::string held = stored->size ? std::to_string(*stored->size) : "";
+        const std::string mismatch = "put " + remote + ": server holds " + held + " bytes, local file has " +
+                                     std::to_string(size);
+        // Short: part of what was sent. Longer is not this run's alone (a
+        // server that appends, or stores uploads under another name and
+        // reports the old file): it stays, for the user to judge.
+        if (stored->size && *stored->size < size)
+            return remove_wrong_upload(session, remote, {ExitCode::verification, mismatch});
+        if (stored->size && *stored->size > size)
+            return fail_as(ExitCode::verification, mismatch + "; it is left as it is: check it, and remove it (rftp rm) "
+                                                              "if it is this upload's");
     }
     if (o.verify) return verify_upload(session, remote, source, true);
     return {};

@@ -196,21 +196,30 @@ OutcomeStatus verify_digest(Session &session, const std::string &remote_path, co
     return {};
 }
 
+Outcome<std::string> taken_local_sha256(const std::string &taken, const std::string &path) {
+    log::debug("verify: the local SHA-256 of " + path + " was taken during the transfer");
+    return taken;
+}
+
+Outcome<std::string> read_local_sha256(int fd, uint64_t size, const std::string &path) {
+    log::debug("verify: reading " + path + " for its SHA-256");
+    auto read = middleware::sha256_of_file(fd, size);
+    if (read) return *read;
+    // A file that ended early is not the one that moved (7); any other
+    // failure to read it is this side's disk (6).
+    const ExitCode exit = read.error().code == kFileChanged ? ExitCode::verification : ExitCode::local_file;
+    return fail_as(exit, "--verify: " + path + ": " + read.error().message);
+}
+
 OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path,
                             const std::optional<std::string> &taken_during_transfer) {
     return verify_digest(session, remote_path, [&]() -> Outcome<std::string> {
-        if (taken_during_transfer) {
-            log::debug("verify: the local SHA-256 of " + local_path + " was taken during the transfer");
-            return *taken_during_transfer;
-        }
-        log::debug("verify: reading " + local_path + " for its SHA-256");
+        if (taken_during_transfer) return taken_local_sha256(*taken_during_transfer, local_path);
         UniqueFd fd(::open(local_path.c_str(), O_RDONLY | O_CLOEXEC));
         struct stat st {};
         if (!fd || ::fstat(fd.get(), &st) < 0)
             return fail_as(ExitCode::local_file, "--verify: open " + local_path + ": " + std::strerror(errno));
-        auto read = middleware::sha256_of_file(fd.get(), static_cast<uint64_t>(st.st_size));
-        if (!read) return fail_as(ExitCode::local_file, "--verify: " + read.error().message);
-        return *read;
+        return read_local_sha256(fd.get(), static_cast<uint64_t>(st.st_size), local_path);
     });
 }
 

@@ -68,6 +68,12 @@ Outcome<std::string> remote_sha256(Session &session, const std::string &path);
 // The local side's SHA-256 for --verify, asked for once the server's is in.
 using LocalDigest = std::function<Outcome<std::string>()>;
 
+// The local side's digest as the transfer took it (said at debug level).
+Outcome<std::string> taken_local_sha256(const std::string &taken, const std::string &path);
+
+// The local side's digest read again: fd's first size bytes (path names it).
+Outcome<std::string> read_local_sha256(int fd, uint64_t size, const std::string &path);
+
 // --verify: the server's digest of remote_path must equal the local one.
 OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const LocalDigest &local_digest);
 

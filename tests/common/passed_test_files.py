@@ -16,8 +16,10 @@ _files_of_test = pytest.StashKey[Path]()
 _failed = pytest.StashKey[bool]()
 
 
-def note_files(request) -> None:
-    """From an autouse fixture: remembers the test's tmp_path, if it has one."""
+@pytest.fixture(autouse=True)
+def note_the_tests_files(request):
+    """Remembers the test's tmp_path, if it has one. A conftest that imports
+    this fixture has it for every test beneath it."""
     if "tmp_path" in request.fixturenames:
         request.node.stash[_files_of_test] = request.getfixturevalue("tmp_path")
 

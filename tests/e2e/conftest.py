@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from passed_test_files import note_files, remove_if_passed  # noqa: E402
+from passed_test_files import note_the_tests_files, remove_if_passed  # noqa: E402,F401 (an autouse fixture)
 
 BUILD = Path(os.environ.get("RFTP_BUILD", Path(__file__).resolve().parents[2] / "build"))
 PASSWORDS = {"alice": "alice-secret", "bob": "bob-secret"}
@@ -92,11 +92,6 @@ class Rftpd:
                 raise AssertionError("rftpd did not stop on SIGTERM:\n" + self.log())
         self._log.close()
         return self.proc.returncode
-
-
-@pytest.fixture(autouse=True)
-def _note_the_tests_files(request):
-    note_files(request)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -128,6 +128,19 @@ def test_an_upload_the_server_holds_short_is_removed_there(tmp_path, dele):
         assert b"remove it (rftp rm)" in r.stderr, r.stderr
 
 
+def test_an_upload_the_server_holds_longer_is_left_there(tmp_path):
+    """A SIZE larger than what was sent is not this run's alone (a server
+    that appends, or keeps the upload under another name and reports the
+    old file): exit 7, and no DELE of what may be the user's file."""
+    src = tmp_path / "up.bin"
+    src.write_bytes(os.urandom(100_000))
+    server = ScriptedServer(dict(PLAIN_SERVER, SIZE="213 150000", DELE="250 deleted"), payload=b"")
+    r = run_rftp(tmp_path, "put", str(src), f"rftp://u@127.0.0.1:{server.port}/up.bin")
+    assert r.returncode == 7, r.stderr
+    assert b"server holds 150000 bytes" in r.stderr and b"left as it is" in r.stderr, r.stderr
+    assert not any(c.startswith("DELE") for c in server.seen), server.seen
+
+
 @pytest.mark.parametrize("server_digest", ["right", "wrong"])
 def test_verify_of_an_upload_compares_the_bytes_sent_though_the_file_grew(tmp_path, server_digest):
     """put --verify over one stream reads the local file again for its

@@ -3,7 +3,11 @@
 // again), or the transfer (8, resume with -c).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 
 #include "client/commands/transfer_steps.h"
 #include "client/exit_codes.h"
@@ -12,6 +16,7 @@
 using rftp::Error;
 using rftp::client::ExitCode;
 using rftp::client::exit_for_data_error;
+using rftp::client::read_local_sha256;
 using rftp::client::resumable_failure;
 
 namespace {
@@ -23,6 +28,29 @@ TEST(DataErrorExitCode, ThisHostsDiskIsALocalFileError) {
 
 TEST(DataErrorExitCode, AFileThatChangedIsAVerificationFailure) {
     EXPECT_EQ(exit_for_data_error(rftp::file_ended_early(10)), ExitCode::verification);
+}
+
+// --verify's local side read again: a file shorter than what was sent is
+// not the file that moved (7); one that cannot be read is this disk's (6).
+TEST(DataErrorExitCode, VerifyOfAFileThatEndedEarlyIsAVerificationFailure) {
+    FILE *file = std::tmpfile();
+    ASSERT_NE(file, nullptr);
+    ASSERT_EQ(std::fwrite("abc", 1, 3, file), 3u);
+    ASSERT_EQ(std::fflush(file), 0);
+    EXPECT_TRUE(read_local_sha256(fileno(file), 3, "f").has_value());
+    auto shorter = read_local_sha256(fileno(file), 4, "f");
+    ASSERT_FALSE(shorter.has_value());
+    EXPECT_EQ(shorter.error().exit, ExitCode::verification);
+    std::fclose(file);
+}
+
+TEST(DataErrorExitCode, VerifyOfAFileThatCannotBeReadIsALocalFileError) {
+    int dir = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // read() of it: EISDIR
+    ASSERT_GE(dir, 0);
+    auto unreadable = read_local_sha256(dir, 10, "/");
+    ::close(dir);
+    ASSERT_FALSE(unreadable.has_value());
+    EXPECT_EQ(unreadable.error().exit, ExitCode::local_file);
 }
 
 TEST(DataErrorExitCode, ThePeersAbortABrokenLinkOrABadBlockAreTheTransfers) {

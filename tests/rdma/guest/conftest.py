@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
-from passed_test_files import note_files, remove_if_passed  # noqa: E402
+from passed_test_files import note_the_tests_files, remove_if_passed  # noqa: E402,F401 (an autouse fixture)
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILD = Path(os.environ.get("RFTP_BUILD", ROOT / "build"))
@@ -213,11 +213,6 @@ def expected_notice(device_name):
     and used WRITE then SEND. Judged by the transport, not the driver name."""
     node_type = Path(f"/sys/class/infiniband/{device_name}/node_type").read_text()
     return "write_then_send" if "RNIC" in node_type else "write_with_imm"
-
-
-@pytest.fixture(autouse=True)
-def _note_the_tests_files(request):
-    note_files(request)
 
 
 @pytest.hookimpl(hookwrapper=True)
