@@ -89,8 +89,11 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
     if (already_complete(o, dest, size)) {
         report.skipped = true;
         report.note(dest.final_path + " already has all " + std::to_string(*size) + " bytes");
-        if (o.verify) return verify_digest(session, remote, dest.final_path);
-        return {};
+        if (!o.verify) return {};
+        auto same = verify_digest(session, remote, dest.final_path);
+        if (!same && same.error().exit == ExitCode::verification)
+            return skipped_file_differs(same.error(), dest.final_path, "get it again");
+        return same;
     }
 
     UniqueFd file;

@@ -91,10 +91,7 @@ OutcomeStatus verify_upload(Session &session, const std::string &remote, const U
     });
     if (same || same.error().exit != ExitCode::verification) return same;
     Failure failure = same.error();
-    if (!wrote) {
-        failure.message += "; " + remote + " was already there and is left as it is: send it again without -c";
-        return std::unexpected(failure);
-    }
+    if (!wrote) return skipped_file_differs(failure, remote, "send it again");
     if (!taken_during_transfer && !source_unchanged(source)) {
         failure.message += "; " + source.path + " changed since rftp opened it, so " + remote +
                            " on the server is left as it is: send it again";

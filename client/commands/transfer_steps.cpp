@@ -211,6 +211,11 @@ Outcome<std::string> read_local_sha256(int fd, uint64_t size, const std::string 
     return fail_as(exit, "--verify: " + path + ": " + read.error().message);
 }
 
+std::unexpected<Failure> skipped_file_differs(Failure mismatch, const std::string &where, const std::string &again) {
+    mismatch.message += "; " + where + " was already there and is left as it is: " + again + " without -c";
+    return std::unexpected(mismatch);
+}
+
 OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path,
                             const std::optional<std::string> &taken_during_transfer) {
     return verify_digest(session, remote_path, [&]() -> Outcome<std::string> {

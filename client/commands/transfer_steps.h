@@ -77,6 +77,11 @@ Outcome<std::string> read_local_sha256(int fd, uint64_t size, const std::string 
 // --verify: the server's digest of remote_path must equal the local one.
 OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const LocalDigest &local_digest);
 
+// A --verify mismatch of a file -c found complete and skipped (at where):
+// not this run's to remove, and -c would skip it again, so the message says
+// to run `again` without it.
+std::unexpected<Failure> skipped_file_differs(Failure mismatch, const std::string &where, const std::string &again);
+
 // The same, with the local file's digest taken_during_transfer where the
 // transfer took it, else read from local_path (the whole file).
 OutcomeStatus verify_digest(Session &session, const std::string &remote_path, const std::string &local_path,

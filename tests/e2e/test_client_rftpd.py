@@ -214,6 +214,19 @@ def test_verify_to_stdout_or_a_device_is_refused_up_front(rftpd, env, tmp_path):
         assert b"rftp hash" in r.stderr and r.stdout == b"", r.stderr
 
 
+def test_verify_of_a_file_get_c_skipped_leaves_it_and_says_to_fetch_it_whole(rftpd, env, tmp_path):
+    """The download side of the same rule: a local file of the remote size
+    that get -c skips but whose digest differs is not this run's; it stays,
+    and the message says to fetch it again without -c."""
+    random_file(rftpd.roots["alice"] / "same-size.bin", 2 * MiB)
+    local = random_file(tmp_path / "same-size.bin", 2 * MiB)
+    before = sha256(local)
+    r = rftp(env, "get", "-c", "--verify", url(rftpd, "same-size.bin"), str(local))
+    assert r.returncode == 7, r.stderr
+    assert b"already there and is left as it is: get it again without -c" in r.stderr, r.stderr
+    assert sha256(local) == before
+
+
 def test_verify_of_an_upload_to_dev_null_is_refused_up_front(rftpd, env, tmp_path):
     """rftpd drops an upload to /dev/null and keeps nothing to compare (its
     HASH would look for a file of that name beneath the user's root, which
