@@ -231,17 +231,17 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
     if (session.features.size && !framed) {
         auto stored = probe_size(session, remote);
         if (!stored) return std::unexpected(stored.error());
-        const std::string held = stored->size ? std::to_string(*stored->size) : "";
-        const std::string mismatch = "put " + remote + ": server holds " + held + " bytes, local file has " +
-                                     std::to_string(size);
-        // Short: part of what was sent. Longer is not this run's alone (a
-        // server that appends, or stores uploads under another name and
-        // reports the old file): it stays, for the user to judge.
-        if (stored->size && *stored->size < size)
-            return remove_wrong_upload(session, remote, {ExitCode::verification, mismatch});
-        if (stored->size && *stored->size > size)
-            return fail_as(ExitCode::verification, mismatch + "; it is left as it is: check it, and remove it (rftp rm) "
-                                                              "if it is this upload's");
+        if (stored->size && *stored->size != size) {
+            Failure mismatch{ExitCode::verification, "put " + remote + ": server holds " +
+                                                         std::to_string(*stored->size) + " bytes, local file has " +
+                                                         std::to_string(size)};
+            // Short: part of what was sent. Longer is not this run's alone (a
+            // server that appends, or stores uploads under another name and
+            // reports the old file): it stays, for the user to judge.
+            if (*stored->size < size) return remove_wrong_upload(session, remote, mismatch);
+            mismatch.message += "; it is left as it is: check it, and remove it (rftp rm) if it is this upload's";
+            return std::unexpected(mismatch);
+        }
     }
     if (o.verify) return verify_upload(session, remote, source, true);
     return {};

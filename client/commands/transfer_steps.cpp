@@ -143,7 +143,6 @@ int timeout_after_reading(const Session &session, std::optional<uint64_t> bytes)
     return static_cast<int>(std::min<uint64_t>(seconds, INT_MAX / 1000));
 }
 
-
 Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
     if (!session.features.hash_sha256)
         return fail_as(ExitCode::remote_file, "server does not offer HASH SHA-256 (not in its FEAT reply)");

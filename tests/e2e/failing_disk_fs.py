@@ -109,7 +109,8 @@ def _mount(backing: Path, mount: Path, options: str = "", **env):
     # hard_remove: an unlinked file still open goes at once, instead of
     # lingering as .fuse_hidden* until its last descriptor closes.
     with open(log, "wb") as err:
-        proc = subprocess.Popen([SYSTEM_PYTHON, __file__, str(mount), "-f", "-o", f"root={backing},hard_remove" + (f",{options}" if options else "")],
+        mount_options = ",".join([f"root={backing}", "hard_remove", *([options] if options else [])])
+        proc = subprocess.Popen([SYSTEM_PYTHON, __file__, str(mount), "-f", "-o", mount_options],
                                 stdout=subprocess.DEVNULL, stderr=err, env=dict(os.environ, **env))
     try:
         deadline = time.monotonic() + 10
