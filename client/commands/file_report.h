@@ -20,7 +20,7 @@ struct FileReport {
     std::string transport;  // "rdma" or "tcp" once bytes moved
     std::string notice;     // RDMA: how the sink learned of filled blocks (write_with_imm, write_then_send)
     double transfer_seconds = 0;  // the data phase alone: no login, no channel setup
-    std::optional<std::string> sha256;  // the local file's, taken during the transfer (RDMA --verify)
+    std::optional<std::string> sha256;  // the local file's, taken during the transfer (--verify)
     std::vector<std::string> notes;  // worth knowing, not errors (e.g. fallback to one stream)
 
     // Logged at -v and kept for the JSON summary.

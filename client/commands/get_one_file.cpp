@@ -274,7 +274,9 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                 };
                 plan.block_checksums = session.block_checksums;
                 plan.kept = session.stream_kept.get();
+                plan.digest = o.verify;
                 auto r = middleware::receive_parallel(fds, plan, received, progress);
+                if (r) report.sha256 = r->sha256;
                 end = received.contiguous_end();
                 if (r && r->size != *size)
                     moved = fail_msg("streams announced size " + std::to_string(r->size) + ", SIZE said " +

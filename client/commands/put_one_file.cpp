@@ -196,7 +196,10 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
             middleware::ParallelSendPlan plan{source.fd.get(), offset, size, static_cast<uint32_t>(block)};
             plan.block_checksums = session.block_checksums;
             plan.kept = session.stream_kept.get();
-            moved = middleware::send_parallel(fds, plan, progress);
+            plan.digest = o.verify;
+            auto sent = middleware::send_parallel(fds, plan, progress);
+            if (!sent) moved = fail(sent.error());
+            else report.sha256 = sent->sha256;
         }
     }
     // Closing the data connection is what tells a plain-stream server the file ended.
@@ -243,7 +246,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
             return std::unexpected(mismatch);
         }
     }
-    if (o.verify) return verify_upload(session, remote, source, true);
+    if (o.verify) return verify_upload(session, remote, source, true, report.sha256);
     return {};
 }
 

@@ -28,8 +28,9 @@ OutcomeStatus set_binary_mode(Session &session) {
 OutcomeStatus prepare_transfer_session(Session &session, const Options &options) {
     if (options.verify) {
         if (auto ok = require_hash_for_verify(session); !ok) return ok;
-        // Says digests will be asked for, so rftpd takes each RDMA file's
-        // while it moves; any server that refuses still answers HASH.
+        // Says digests will be asked for, so rftpd takes each file's while
+        // it moves (framed streams and RDMA); any server that refuses still
+        // answers HASH.
         auto chosen = session.control.command("OPTS HASH SHA-256");
         if (!chosen) return std::unexpected(chosen.error());
     }

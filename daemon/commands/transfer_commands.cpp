@@ -111,20 +111,24 @@ void store(Session &s, const std::string &arg, bool append) {
     bool direct_io = s.options().disk.direct_io;
     unsigned depth = s.options().disk.queue_depth;
     bool checksums = s.state.block_checksums;
+    bool digest = s.state.digest_transfers && !append;
     auto kept = s.state.stream_kept;
     UploadRequest req{.path = *vpath, .rest = rest, .append = append, .ranged = streams > 0, .in_order = ascii,
                       .sync = s.options().sync_before_rename, .source = source};
     if (s.options().preallocate) req.reserve_size = allocate;
     s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams, checksums),
                    [=]() -> TransferOutcome {
-        return run_upload(*root, req, *job, [&](UploadTarget &target, RangeSet &ranges, const auto &on_prefix) -> Status {
+        std::optional<TransferDigest> taken;
+        TransferOutcome out = run_upload(*root, req, *job, [&](UploadTarget &target, RangeSet &ranges,
+                                                               const auto &on_prefix) -> Status {
             auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), "Ok to send data.");
             if (!socks) return fail(Error{kDataConnectionNotOpened, socks.error().message});
             if (streams > 0) {
                 middleware::ParallelReceivePlan plan{target.fd.get(), target.start, max_block, 1ull << 62, on_prefix,
-                                                     direct_io, checksums, depth, true, kept.get()};
+                                                     direct_io, checksums, depth, true, kept.get(), digest};
                 auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
                 if (!r) return fail(r.error());
+                if (r->sha256) taken = TransferDigest::of(target.fd.get(), *r->sha256);
                 return {};
             }
             auto r = ascii ? receive_ascii((*socks)[0], target.fd.get(), target.start, job->progress)
@@ -134,6 +138,9 @@ void store(Session &s, const std::string &arg, bool append) {
             if (!r) return fail(r.error());
             return {};
         });
+        // HASH answers from it while the file stays as the rename left it.
+        if (out.code == 226) out.digest = std::move(taken);
+        return out;
     });
 }
 
@@ -208,6 +215,7 @@ void cmd_retr(Session &s, const std::string &arg) {
     bool direct_io = s.options().disk.direct_io;
     unsigned depth = s.options().disk.queue_depth;
     bool checksums = s.state.block_checksums;
+    bool digest = s.state.digest_transfers;
     auto kept = s.state.stream_kept;
     auto job = take_channel_or_reply(s);
     if (!job) return;
@@ -221,9 +229,19 @@ void cmd_retr(Session &s, const std::string &arg) {
         auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), preliminary);
         if (!socks) return open_failed_outcome(socks.error(), job->aborted());
         Status sent;
+        std::optional<TransferDigest> taken;
         if (streams > 0) {
-            sent = middleware::send_parallel(*socks, {file->get(), rest, size, block, direct_io, checksums, depth, true, kept.get()},
-                                             job->progress);
+            // As RRTR's (rdma_commands.cpp): remembered only for the file as
+            // it was throughout, and only of the size sent.
+            auto before = TransferDigest::of(file->get(), "");
+            auto r = middleware::send_parallel(
+                *socks, {file->get(), rest, size, block, direct_io, checksums, depth, true, kept.get(), digest},
+                job->progress);
+            if (!r) sent = fail(r.error());
+            else if (r->sha256)
+                if (auto after = TransferDigest::of(file->get(), *r->sha256);
+                    before && after && before->same_file_as(*after) && after->size == static_cast<off_t>(size))
+                    taken = std::move(after);
         } else if (ascii) {
             auto r = send_ascii((*socks)[0], file->get(), rest, job->progress);
             if (!r) sent = fail(r.error());
@@ -233,7 +251,9 @@ void cmd_retr(Session &s, const std::string &arg) {
         uint64_t bytes = job->progress.bytes.load();
         if (!sent) return failed_outcome(sent.error(), job->aborted(), bytes);
         end_of_data(*socks);
-        return {226, "Transfer complete.", bytes, "ok"};
+        TransferOutcome out{226, "Transfer complete.", bytes, "ok"};
+        out.digest = std::move(taken);
+        return out;
     });
 }
 

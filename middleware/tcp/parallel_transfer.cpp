@@ -21,6 +21,7 @@
 #include "middleware/tcp/block_resends.h"
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_buffers.h"
+#include "middleware/tcp/streams_digest.h"
 #include "protocol/block_frame.h"
 
 namespace rftp::middleware {
@@ -124,6 +125,10 @@ Status send_header(int sock, const ftp::FrameHeader &h) {
 // trailer follows the data on the wire, so it can be sealed last.
 constexpr uint32_t kSealedPiece = 256u << 10;
 
+// What the digest across the streams may copy of blocks ahead of its turn
+// before it gives up (streams_digest.h): half the streams' own buffers.
+constexpr uint64_t kDigestCopyBudget = kTransferBufferBudget / 2;
+
 Status send_trailer(int sock, uint32_t crc) {
     uint8_t trailer[kBlockTrailerBytes];
     put_block_trailer(trailer, 0, crc);
@@ -136,8 +141,13 @@ Status send_sealed(int sock, uint8_t *data, uint32_t length, bool checksums) {
     for (uint32_t at = 0; at < length;) {
         const uint32_t n = std::min(kSealedPiece, length - at);
         if (checksums) crc.add({data + at, n});
-        if (flip && length / 2 >= at && length / 2 < at + n) data[length / 2] ^= 0x10;  // test-only, after the CRC
-        if (auto s = write_all(sock, data + at, n); !s) return s;
+        // Test-only: damaged after the CRC, on the wire only; the block is
+        // mended once the kernel has its copy, for the digest taken after.
+        const bool flipped = flip && length / 2 >= at && length / 2 < at + n;
+        if (flipped) data[length / 2] ^= 0x10;
+        Status sent = write_all(sock, data + at, n);
+        if (flipped) data[length / 2] ^= 0x10;
+        if (!sent) return sent;
         at += n;
     }
     return send_trailer(sock, checksums ? crc.value() : 0);
@@ -252,20 +262,26 @@ Status send_zero_stream(int sock, const ParallelSendPlan &plan, const BlockLayou
 // Each stream claims the next block (or one the receiver asked for again),
 // reads it through the disk engine (O_DIRECT where it can) while the
 // previous one is on the wire, seals it with its CRC32C and sends header,
-// payload and trailer.
-Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, TransferProgress &progress) {
+// payload and trailer; with plan.digest the block then goes to the digest,
+// which gives its buffer back once hashed.
+Result<ParallelSendResult> send_parallel(std::span<const int> socks, const ParallelSendPlan &plan,
+                                         TransferProgress &progress) {
     if (socks.empty()) return fail_msg("no data connections");
     if (plan.block_size == 0) return fail_msg("block size 0");
     const BlockLayout layout(plan.start, plan.size, plan.block_size);
     BlockClaims claims(layout);
     StreamGroup group(socks, progress);
     if (memory_endpoint(plan.file_fd) == MemoryEndpoint::zeros && !fault_flips_armed()) {
-        return group.run(
+        auto sent = group.run(
             [&](std::size_t, int sock) { return send_zero_stream(sock, plan, layout, claims, progress); });
+        if (!sent) return fail(sent.error());
+        return ParallelSendResult{};
     }
     auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
     const StreamShape shape = stream_shape(socks.size(), plan.block_size, plan.queue_depth, plan.size - std::min(plan.start, plan.size));
-    Status s = group.run([&](std::size_t, int sock) -> Status {
+    std::optional<StreamsDigest> digest;
+    if (plan.digest && plan.start == 0) digest.emplace(socks.size(), kDigestCopyBudget);
+    Status s = group.run([&](std::size_t index, int sock) -> Status {
         StreamBuffers buffers(shape.buffers, shape.buffer_bytes, plan.kept);
         auto io = buffers.engine(shape.disk_depth, "tcp sender");
         if (!io) return fail(io.error());
@@ -276,41 +292,62 @@ Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, T
         };
         std::deque<Reading> reading;  // in claim order: sent in that order
         std::vector<bool> loaded(shape.buffers, false);
-        set_cork(sock, true);
-        for (;;) {
-            if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
-            if (auto ok = resends.poll(); !ok) return ok;
-            while (buffers.has_free() && (*io)->in_flight() < (*io)->depth()) {
-                auto next = next_block(resends, claims);
-                if (!next) break;
-                disk::BlockOp op{disk::IoDirection::read, file.get(), buffers.take(), next->range.offset,
-                                 next->range.length};
-                loaded[op.block] = false;
-                (*io)->start(op);
-                reading.push_back({op, next->again});
-            }
-            if (reading.empty()) {
-                auto ended = offer_end(sock, plan, resends);
-                if (!ended) return fail(ended.error());
-                if (*ended) return {};
-                continue;
-            }
-            const Reading next = reading.front();
-            while (!loaded[next.op.block])
-                for (const disk::FinishedOp &f : (*io)->wait()) {
-                    if (!f.status) return fail(f.status.error());
-                    loaded[f.op.block] = true;
+        auto give_back = [&](const std::vector<uint32_t> &slots) {
+            for (uint32_t b : slots) buffers.give(b);
+        };
+        auto stream = [&]() -> Status {
+            set_cork(sock, true);
+            for (;;) {
+                if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
+                if (auto ok = resends.poll(); !ok) return ok;
+                if (digest) give_back(digest->take_back(index));
+                while (buffers.has_free() && (*io)->in_flight() < (*io)->depth()) {
+                    auto next = next_block(resends, claims);
+                    if (!next) break;
+                    disk::BlockOp op{disk::IoDirection::read, file.get(), buffers.take(), next->range.offset,
+                                     next->range.length};
+                    loaded[op.block] = false;
+                    (*io)->start(op);
+                    reading.push_back({op, next->again});
                 }
-            reading.pop_front();
-            if (auto ok = send_header(sock, {ftp::kFrameData, next.op.length, next.op.offset}); !ok) return ok;
-            if (auto ok = send_sealed(sock, buffers.block(next.op.block), next.op.length, plan.block_checksums); !ok)
-                return ok;
-            if (!next.again) progress.bytes.fetch_add(next.op.length);
-            buffers.give(next.op.block);
-        }
+                if (reading.empty()) {
+                    if (digest && !buffers.has_free()) {
+                        // Every buffer waits for the digest: one back now, to go on.
+                        give_back(digest->reclaim(index, true));
+                        continue;
+                    }
+                    auto ended = offer_end(sock, plan, resends);
+                    if (!ended) return fail(ended.error());
+                    if (*ended) return {};
+                    continue;
+                }
+                const Reading next = reading.front();
+                while (!loaded[next.op.block])
+                    for (const disk::FinishedOp &f : (*io)->wait()) {
+                        if (!f.status) return fail(f.status.error());
+                        loaded[f.op.block] = true;
+                    }
+                reading.pop_front();
+                if (auto ok = send_header(sock, {ftp::kFrameData, next.op.length, next.op.offset}); !ok) return ok;
+                if (auto ok = send_sealed(sock, buffers.block(next.op.block), next.op.length, plan.block_checksums); !ok)
+                    return ok;
+                if (!next.again) progress.bytes.fetch_add(next.op.length);
+                if (digest)
+                    digest->give(index, next.op.block, buffers.block(next.op.block), next.op.offset, next.op.length);
+                else
+                    buffers.give(next.op.block);
+            }
+        };
+        Status sent = stream();
+        // The digest may still read this stream's buffers, which go with it.
+        if (digest) give_back(digest->finish_stream(index, !sent, progress.abort));
+        return sent;
     });
     progress.disk_summary = file->summary();
-    return s;
+    if (!s) return fail(s.error());
+    ParallelSendResult result;
+    if (digest) result.sha256 = digest->finish(plan.size);
+    return result;
 }
 
 Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const ParallelReceivePlan &plan,
@@ -336,15 +373,25 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     const uint64_t most = plan.max_size - std::min(plan.start, plan.max_size);
     const StreamShape shape = stream_shape(socks.size(), plan.max_block_size, plan.queue_depth, most);
     const uint32_t max_frame = shape.buffer_bytes;
+    std::optional<StreamsDigest> digest;
+    if (plan.digest && plan.start == 0 && !discard) digest.emplace(socks.size(), kDigestCopyBudget);
     StreamGroup group(socks, progress);
     Status s = group.run([&](std::size_t index, int sock) -> Status {
         StreamBuffers buffers(shape.buffers, shape.buffer_bytes, plan.kept);
         auto io = buffers.engine(shape.disk_depth, "tcp receiver");
         if (!io) return fail(io.error());
         DamagedBlocks damaged(sock, std::to_string(index + 1) + "/" + std::to_string(socks.size()), progress);
+        // A buffer is free again once both its write and the digest are done with it.
+        std::vector<uint8_t> users(shape.buffers, 0);
+        auto let_go = [&](uint32_t slot) {
+            if (--users[slot] == 0) buffers.give(slot);
+        };
+        auto let_go_all = [&](const std::vector<uint32_t> &slots) {
+            for (uint32_t b : slots) let_go(b);
+        };
         // A block counts once it is on disk: only then may the resume journal cover it.
         auto record = [&](uint32_t slot, uint64_t offset, uint32_t length) -> Status {
-            buffers.give(slot);
+            let_go(slot);
             if (!received.add(offset, length)) return fail_msg("overlapping blocks");
             progress.bytes.fetch_add(length);
             if (plan.on_prefix_grown) plan.on_prefix_grown(received.contiguous_end());
@@ -403,9 +450,18 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                     return fail_msg("a block at byte " + std::to_string(h->offset) +
                                     " is not where a block starts (the restart offset plus a multiple of " +
                                     std::to_string(plan.max_block_size) + ")");
-                while (!buffers.has_free())
-                    if (auto ok = take_written((*io)->wait()); !ok) return ok;
+                while (!buffers.has_free()) {
+                    if (digest) let_go_all(digest->take_back(index));
+                    if (buffers.has_free()) break;
+                    if ((*io)->pending()) {
+                        if (auto ok = take_written((*io)->wait()); !ok) return ok;
+                    } else {
+                        // Every buffer waits for the digest: one back now, to go on.
+                        let_go_all(digest->reclaim(index, true));
+                    }
+                }
                 uint32_t slot = buffers.take();
+                users[slot] = 1;
                 uint8_t *data = buffers.block(slot);
                 const uint32_t count = static_cast<uint32_t>(h->count);
                 auto body = receive_sealed(sock, data, count, plan.block_checksums);
@@ -413,13 +469,13 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                 // Checked before it is written: a damaged block never reaches
                 // the file, and is asked for again on this connection.
                 if (!body->intact) {
-                    buffers.give(slot);
+                    let_go(slot);
                     if (auto ok = damaged.ask_again(h->offset, count, *body); !ok) return ok;
                     continue;
                 }
                 damaged.arrived(h->offset);
                 if (!claimed.add(h->offset, count)) {
-                    buffers.give(slot);
+                    let_go(slot);
                     mislabelled = true;
                     return fail_msg("a block at byte " + std::to_string(h->offset) + " overlaps one already received");
                 }
@@ -429,18 +485,23 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                     // One block more in memory than at the disk: this one may wait its turn.
                     while ((*io)->in_flight() >= (*io)->depth())
                         if (auto ok = take_written((*io)->wait()); !ok) return ok;
+                    if (digest) {
+                        ++users[slot];
+                        digest->give(index, slot, data, h->offset, count);
+                    }
                     (*io)->start({disk::IoDirection::write, file.get(), slot, h->offset, count});
                 }
             }
         };
         Status ended = stream();
         Status drained = drain();
-        if (!ended) return ended;
-        if (!drained) return drained;
+        Status result = !ended ? ended : drained;
         // Every block this connection brought is intact and written. A
         // receiver that failed only closes: the sender can tell the two apart.
-        damaged.confirm_end(eod_at, plan.peer_closes_first);
-        return {};
+        if (result) damaged.confirm_end(eod_at, plan.peer_closes_first);
+        // The digest may still read this stream's buffers, which go with it.
+        if (digest) let_go_all(digest->finish_stream(index, !result, progress.abort));
+        return result;
     });
     if (!discard) progress.disk_summary = file->summary();
     // Nothing received can be vouched for then: the resume starts over.
@@ -449,7 +510,9 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     if (!announced_size || *announced_size < plan.start) return fail_msg("no valid end-of-data frame");
     if (!received.covers_exactly(*announced_size))
         return fail_msg("blocks missing: received data does not cover the file exactly");
-    return ParallelReceiveResult{*announced_size};
+    ParallelReceiveResult result{*announced_size, std::nullopt};
+    if (digest) result.sha256 = digest->finish(*announced_size);
+    return result;
 }
 
 }  // namespace rftp::middleware

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
+#include <string>
 
 #include "common/result.h"
 #include "middleware/disk/disk_options.h"
@@ -31,6 +33,15 @@ struct ParallelSendPlan {
     unsigned queue_depth = disk::DiskOptions{}.queue_depth;  // block reads each stream keeps in flight
     bool peer_closes_first = false;  // the daemon's side: see below
     StreamCache *kept = nullptr;  // the session's kept buffers and rings (stream_cache.h); null: none
+    // Take the file's SHA-256 from the blocks as they are sent
+    // (streams_digest.h); only for a whole file (start 0).
+    bool digest = false;
+};
+
+struct ParallelSendResult {
+    // The SHA-256 of [0, size) as sent, when plan.digest and the digest
+    // kept up; otherwise the file must be read for it.
+    std::optional<std::string> sha256;
 };
 
 // The client closes each data connection first, whichever way the file
@@ -44,7 +55,8 @@ struct ParallelSendPlan {
 // Sends the plan over every socket in socks, then an EOD frame on each;
 // once the receiver echoes it, shuts down the sending side (or, with
 // peer_closes_first, waits for the receiver's end). Does not close the sockets.
-Status send_parallel(std::span<const int> socks, const ParallelSendPlan &plan, TransferProgress &progress);
+Result<ParallelSendResult> send_parallel(std::span<const int> socks, const ParallelSendPlan &plan,
+                                         TransferProgress &progress);
 
 struct ParallelReceivePlan {
     int file_fd = -1;
@@ -59,10 +71,14 @@ struct ParallelReceivePlan {
     unsigned queue_depth = disk::DiskOptions{}.queue_depth;  // block writes each stream keeps in flight
     bool peer_closes_first = false;  // the daemon's side: see above
     StreamCache *kept = nullptr;  // as above
+    // Take the file's SHA-256 from the blocks as they arrive intact; only
+    // for a whole file (start 0) into a file (not /dev/null).
+    bool digest = false;
 };
 
 struct ParallelReceiveResult {
     uint64_t size = 0;  // file size announced by the EOD frames
+    std::optional<std::string> sha256;  // as ParallelSendResult's, of what arrived
 };
 
 // Receives until every socket delivered its EOD frame, echoes it once the

@@ -130,3 +130,52 @@ def test_without_block_checksums_only_verify_catches_damage(rftpd, env, tmp_path
     # compared; rftp takes it away again, as get deletes a bad download.
     assert b"rftp removed /flip.bin from the server" in r.stderr, r.stderr
     assert not (rftpd.roots["alice"] / "flip.bin").exists()
+
+
+TAKEN = b"was taken during the transfer"
+READ_AGAIN = b"for its SHA-256"
+
+
+@pytest.mark.parametrize("streams", [1, 4])
+def test_verify_takes_both_digests_during_the_transfer(rftpd, env, tmp_path, streams):
+    """--verify over framed TCP needs no second pass over the file on
+    either side: rftp takes its SHA-256 from the blocks it sends or
+    receives, rftpd from the same blocks (OPTS HASH SHA-256), and HASH
+    answers from that (event=hash from=transfer)."""
+    src = random_file(tmp_path / "d.bin", 9 * MiB + 4097)
+    r = rftp(env, "-vv", "--no-progress", "put", "--verify", "-P", str(streams), "--block-size", "1M", str(src),
+             url(rftpd, "d.bin"))
+    assert r.returncode == 0, r.stderr
+    assert TAKEN in r.stderr and READ_AGAIN not in r.stderr, r.stderr[-2000:]
+    assert rftpd.log().count("event=hash") == rftpd.log().count("from=transfer") == 1, rftpd.log()[-3000:]
+    local = tmp_path / "back.bin"
+    r = rftp(env, "-vv", "--no-progress", "get", "--verify", "-P", str(streams), "--block-size", "1M",
+             url(rftpd, "d.bin"), str(local))
+    assert r.returncode == 0, r.stderr
+    assert TAKEN in r.stderr and READ_AGAIN not in r.stderr, r.stderr[-2000:]
+    assert rftpd.log().count("event=hash") == rftpd.log().count("from=transfer") == 2, rftpd.log()[-3000:]
+    assert sha256(local) == sha256(src)
+
+
+def test_a_block_sent_again_counts_once_in_the_digest_taken_on_the_way(rftpd, env, tmp_path):
+    """Damaged on the wire (after its CRC32C) and sent again: both digests
+    are of the file's bytes, each block once, so --verify agrees."""
+    src = random_file(tmp_path / "again.bin", 8 * MiB + 1)
+    r = rftp(dict(env, **{FLIP: "3"}), "-vv", "--json", "--no-progress", "put", "--verify", "-P", "2",
+             "--block-size", "1M", str(src), url(rftpd, "again.bin"))
+    assert r.returncode == 0, r.stderr
+    assert resent_note(r).startswith("3 blocks failed the CRC32C check"), summary(r)
+    assert TAKEN in r.stderr and "from=transfer" in rftpd.log(), rftpd.log()[-3000:]
+    assert sha256(rftpd.roots["alice"] / "again.bin") == sha256(src)
+
+
+def test_a_resumed_transfer_reads_the_file_for_its_digest(rftpd, env, tmp_path):
+    """From a restart offset neither side saw the whole file go by."""
+    src = random_file(tmp_path / "half.bin", 6 * MiB)
+    (rftpd.roots["alice"] / "half.bin").write_bytes(src.read_bytes()[:2 * MiB])
+    r = rftp(env, "-vv", "--no-progress", "put", "-c", "--verify", "-P", "2", "--block-size", "1M", str(src),
+             url(rftpd, "half.bin"))
+    assert r.returncode == 0, r.stderr
+    assert READ_AGAIN in r.stderr and TAKEN not in r.stderr, r.stderr[-2000:]
+    assert "from=file" in rftpd.log() and "from=transfer" not in rftpd.log(), rftpd.log()[-3000:]
+    assert sha256(rftpd.roots["alice"] / "half.bin") == sha256(src)

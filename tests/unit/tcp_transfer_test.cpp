@@ -16,6 +16,7 @@
 
 #include "common/unique_fd.h"
 #include "middleware/integrity/block_checksum.h"
+#include "middleware/integrity/sha256.h"
 #include "middleware/tcp/block_resends.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/socket_io.h"
@@ -149,12 +150,76 @@ TEST_P(ParallelSizes, EveryByteArrivesOnce) {
     });
     ParallelSendPlan plan{src.fd.get(), 0, data.size(), 64 * 1024};
     plan.queue_depth = depth;
-    Status sent = send_parallel(send_socks, plan, sp);
+    auto sent = send_parallel(send_socks, plan, sp);
     for (auto &p : pairs) p.first.reset();
     receiver.join();
     ASSERT_TRUE(sent) << sent.error().message;
     ASSERT_TRUE(got) << got.error().message;
     EXPECT_EQ(got->size, data.size());
+    EXPECT_EQ(dst.read_all(), data);
+}
+
+// With a digest asked for, both ends take the file's SHA-256 from the
+// blocks as they pass, across every stream, whatever order they land in.
+TEST_P(ParallelSizes, BothEndsTakeTheFilesDigestOnTheWay) {
+    auto [streams, size, depth] = GetParam();
+    std::string data = random_bytes(size, static_cast<unsigned>(size) + 1);
+    TempFile src(data), dst;
+    auto pairs = tcp_pairs(streams);
+    std::vector<int> send_socks, recv_socks;
+    for (auto &p : pairs) {
+        send_socks.push_back(p.first.get());
+        recv_socks.push_back(p.second.get());
+    }
+    TransferProgress sp, rp;
+    RangeSet received(0);
+    Result<ParallelReceiveResult> got;
+    std::thread receiver([&] {
+        ParallelReceivePlan plan{dst.fd.get(), 0, 64 * 1024, 1ull << 62};
+        plan.queue_depth = depth;
+        plan.digest = true;
+        got = receive_parallel(recv_socks, plan, received, rp);
+    });
+    ParallelSendPlan plan{src.fd.get(), 0, data.size(), 64 * 1024};
+    plan.queue_depth = depth;
+    plan.digest = true;
+    auto sent = send_parallel(send_socks, plan, sp);
+    for (auto &p : pairs) p.first.reset();
+    receiver.join();
+    ASSERT_TRUE(sent) << sent.error().message;
+    ASSERT_TRUE(got) << got.error().message;
+    Sha256 whole;
+    whole.update(reinterpret_cast<const uint8_t *>(data.data()), data.size());
+    const std::string want = whole.hex();
+    EXPECT_EQ(sent->sha256, want);
+    EXPECT_EQ(got->sha256, want);
+    EXPECT_EQ(dst.read_all(), data);
+}
+
+// From a restart offset there is no whole file to digest: the file is read for it.
+TEST(ParallelTransfer, NoDigestIsTakenFromARestartOffset) {
+    std::string data = random_bytes(200000, 12);
+    TempFile src(data), dst(data.substr(0, 65536));
+    auto pairs = tcp_pairs(2);
+    std::vector<int> send_socks{pairs[0].first.get(), pairs[1].first.get()};
+    std::vector<int> recv_socks{pairs[0].second.get(), pairs[1].second.get()};
+    TransferProgress sp, rp;
+    RangeSet received(65536);
+    Result<ParallelReceiveResult> got;
+    std::thread receiver([&] {
+        ParallelReceivePlan plan{dst.fd.get(), 65536, 64 * 1024, 1ull << 62};
+        plan.digest = true;
+        got = receive_parallel(recv_socks, plan, received, rp);
+    });
+    ParallelSendPlan plan{src.fd.get(), 65536, data.size(), 64 * 1024};
+    plan.digest = true;
+    auto sent = send_parallel(send_socks, plan, sp);
+    for (auto &p : pairs) p.first.reset();
+    receiver.join();
+    ASSERT_TRUE(sent) << sent.error().message;
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_EQ(sent->sha256, std::nullopt);
+    EXPECT_EQ(got->sha256, std::nullopt);
     EXPECT_EQ(dst.read_all(), data);
 }
 
@@ -330,7 +395,7 @@ TEST(ParallelTransfer, TheSenderSendsABlockAgainWhenAsked) {
     });
     std::vector<int> socks{pairs[0].first.get()};
     TransferProgress sp;
-    Status sent = send_parallel(socks, {src.fd.get(), 0, data.size(), 65536}, sp);
+    auto sent = send_parallel(socks, {src.fd.get(), 0, data.size(), 65536}, sp);
     receiver.join();
     ASSERT_TRUE(sent) << sent.error().message;
     ASSERT_EQ(frames.size(), 5u);
@@ -361,7 +426,7 @@ TEST(ParallelTransfer, TheSenderFailsWhenTheReceiverClosesWithoutConfirming) {
     });
     std::vector<int> socks{pairs[0].first.get()};
     TransferProgress sp;
-    Status sent = send_parallel(socks, {src.fd.get(), 0, data.size(), 65536}, sp);
+    auto sent = send_parallel(socks, {src.fd.get(), 0, data.size(), 65536}, sp);
     receiver.join();
     ASSERT_FALSE(sent);
     EXPECT_NE(sent.error().message.find("without confirming"), std::string::npos) << sent.error().message;
@@ -380,10 +445,11 @@ Status send_to_a_receiver_that_says(const std::string &data, uint32_t block, con
     });
     std::vector<int> socks{pairs[0].first.get()};
     TransferProgress sp;
-    Status sent = send_parallel(socks, {src.fd.get(), 0, data.size(), block}, sp);
+    auto sent = send_parallel(socks, {src.fd.get(), 0, data.size(), block}, sp);
     ::shutdown(wire, SHUT_RDWR);
     receiver.join();
-    return sent;
+    if (!sent) return fail(sent.error());
+    return {};
 }
 
 // A receiver's echo must name the file's size.
