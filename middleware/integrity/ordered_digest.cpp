@@ -3,7 +3,8 @@
 namespace rftp::middleware {
 
 bool OrderedDigest::add(const Piece &p) {
-    if (p.offset < cursor_ || waiting_.count(p.offset)) return false;
+    // A block sent again while its first copy is being hashed is in already.
+    if (p.offset < (claimed_ ? claim_end_ : cursor_) || waiting_.count(p.offset)) return false;
     waiting_.emplace(p.offset, p);
     return true;
 }
@@ -18,6 +19,7 @@ std::vector<OrderedDigest::Piece> OrderedDigest::claim() {
         waiting_.erase(it);
     }
     claimed_ = !out.empty();
+    claim_end_ = next;
     return out;
 }
 

@@ -44,6 +44,7 @@ private:
     Sha256 sha_;
     uint64_t cursor_ = 0;
     bool claimed_ = false;
+    uint64_t claim_end_ = 0;  // while claimed_: the bytes up to here are being hashed
     std::map<uint64_t, Piece> waiting_;  // by offset
 };
 

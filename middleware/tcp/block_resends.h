@@ -49,6 +49,7 @@ public:
     Result<ReceiverWord> wait();
     // The next block to send again, in the order asked.
     std::optional<BlockRange> next();
+    bool pending() const { return !queue_.empty(); }
 
 private:
     // Reads what is there (or, waiting, what comes next); false at the end of the stream.

@@ -200,6 +200,7 @@ public:
         if (index >= layout_.count()) return std::nullopt;
         return layout_.at(index);
     }
+    bool exhausted() const { return next_.load() >= layout_.count(); }
 
 private:
     const BlockLayout &layout_;
@@ -311,8 +312,9 @@ Result<ParallelSendResult> send_parallel(std::span<const int> socks, const Paral
                     reading.push_back({op, next->again});
                 }
                 if (reading.empty()) {
-                    if (digest && !buffers.has_free()) {
-                        // Every buffer waits for the digest: one back now, to go on.
+                    // Every buffer waits for the digest, and a block is left to
+                    // send: one back now, to go on. (Nothing left: the end needs none.)
+                    if (digest && !buffers.has_free() && (resends.pending() || !claims.exhausted())) {
                         give_back(digest->reclaim(index, true));
                         continue;
                     }
@@ -455,9 +457,11 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                     if (buffers.has_free()) break;
                     if ((*io)->pending()) {
                         if (auto ok = take_written((*io)->wait()); !ok) return ok;
-                    } else {
+                    } else if (digest) {
                         // Every buffer waits for the digest: one back now, to go on.
-                        let_go_all(digest->reclaim(index, true));
+                        let_go_all(digest->reclaim(index, true, damaged.awaited() == 0));
+                    } else {
+                        return fail_msg("no buffer free and none being written");  // cannot happen
                     }
                 }
                 uint32_t slot = buffers.take();
@@ -485,11 +489,10 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                     // One block more in memory than at the disk: this one may wait its turn.
                     while ((*io)->in_flight() >= (*io)->depth())
                         if (auto ok = take_written((*io)->wait()); !ok) return ok;
-                    if (digest) {
-                        ++users[slot];
-                        digest->give(index, slot, data, h->offset, count);
-                    }
+                    // The write first: giving the block may hash other streams' blocks too.
+                    if (digest) ++users[slot];
                     (*io)->start({disk::IoDirection::write, file.get(), slot, h->offset, count});
+                    if (digest) digest->give(index, slot, data, h->offset, count);
                 }
             }
         };

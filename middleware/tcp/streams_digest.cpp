@@ -16,7 +16,11 @@ void StreamsDigest::give(std::size_t stream, uint32_t slot, const uint8_t *data,
         returned_[stream].push_back(slot);
         return;
     }
-    held_.emplace(handle, Held{stream, slot, data, length, {}, false});
+    if (!held_.emplace(handle, Held{stream, slot, data, length, {}, false}).second) {
+        returned_[stream].push_back(slot);  // ordered_ now names a handle another block holds
+        give_up();
+        return;
+    }
     hash_in_order(lock);
 }
 
@@ -81,7 +85,7 @@ std::vector<uint32_t> StreamsDigest::take_back(std::size_t stream) {
     return back;
 }
 
-std::vector<uint32_t> StreamsDigest::reclaim(std::size_t stream, bool one) {
+std::vector<uint32_t> StreamsDigest::reclaim(std::size_t stream, bool one, bool patient) {
     std::unique_lock lock(mutex_);
     std::vector<uint32_t> back;
     bool waited = false;
@@ -92,11 +96,11 @@ std::vector<uint32_t> StreamsDigest::reclaim(std::size_t stream, bool one) {
         // waiting for that costs no copy and cannot stall (hashing waits for
         // nothing). So does a short wait for the block the digest needs
         // next, which is mostly on its way; only then is a buffer copied.
-        if (one && hashing_) {
+        if (one && patient && hashing_) {
             changed_.wait(lock);
             continue;
         }
-        if (one && !waited) {
+        if (one && patient && !waited) {
             waited = true;
             changed_.wait_for(lock, kPatience);
             continue;

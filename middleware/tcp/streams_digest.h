@@ -44,9 +44,12 @@ public:
     std::vector<uint32_t> take_back(std::size_t stream);
 
     // Stream's buffers back now, without waiting for their turn: copied, or
-    // the digest given up. Waits only while another stream is hashing one
-    // of them. one: as soon as one is back.
-    std::vector<uint32_t> reclaim(std::size_t stream, bool one);
+    // the digest given up. Waits while another stream is hashing one of
+    // them. one: as soon as one is back; then, patient, it also waits while
+    // the digest moves and briefly for the block it needs next, before a
+    // copy. Not patient where that block can only come on this very stream
+    // (a damaged block it awaits again): waiting would only add the delay.
+    std::vector<uint32_t> reclaim(std::size_t stream, bool one, bool patient = true);
 
     // A stream that is done: waits until the digest holds none of its
     // buffers, then hands them back. Gives the digest up instead when
@@ -81,7 +84,7 @@ private:
     std::condition_variable changed_;
     OrderedDigest ordered_;
     std::map<uint32_t, Held> held_;  // by the handle OrderedDigest knows them by
-    uint32_t next_handle_ = 0;
+    uint32_t next_handle_ = 0;  // wraps only after 2^32 blocks; a clash gives the digest up
     std::vector<std::vector<uint32_t>> returned_;  // per stream
     std::size_t streams_done_ = 0;
     bool hashing_ = false;  // a stream is hashing claimed blocks now

@@ -81,3 +81,29 @@ TEST(OrderedDigest, AnEmptyFileHasTheEmptyDigest) {
 }
 
 }  // namespace
+
+namespace {
+
+// Framed TCP sends a damaged block again after giving its first copy to the
+// digest; if that copy is being hashed right then, the second one is in
+// already and must not wait for a turn that has passed.
+TEST(OrderedDigest, ABlockSentAgainWhileItsFirstCopyIsHashedIsRefused) {
+    OrderedDigest d;
+    ASSERT_TRUE(d.add({0, 0, 100}));
+    ASSERT_TRUE(d.add({1, 100, 100}));
+    auto claimed = d.claim();
+    ASSERT_EQ(claimed.size(), 2u);
+    EXPECT_FALSE(d.add({2, 100, 100}));  // its first copy is in the claim
+    EXPECT_TRUE(d.add({3, 200, 100}));   // the next one waits its turn
+    std::vector<uint8_t> bytes(300, 7);
+    for (const auto &p : claimed) d.update(bytes.data() + p.offset, p.length);
+    d.release(claimed);
+    auto next = d.claim();
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].block, 3u);
+    d.update(bytes.data() + 200, 100);
+    d.release(next);
+    EXPECT_EQ(d.finish(300), whole(bytes));
+}
+
+}  // namespace
