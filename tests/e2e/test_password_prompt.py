@@ -44,9 +44,23 @@ def prompt_then_type(tmp_path, keys: bytes):
     assert b"Password for u@127.0.0.1: " in shown, shown
     os.write(fd, keys)
     shown += read_until(fd, b"\x00never", seconds=10)
-    _, status = os.waitpid(pid, 0)
+    status = wait_bounded(pid, seconds=30)
     os.close(fd)
     return os.waitstatus_to_exitcode(status), shown, server.seen
+
+
+def wait_bounded(pid: int, seconds: float) -> int:
+    """waitpid, but a client still waiting at its prompt fails the test
+    instead of holding up the run."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    raise AssertionError(f"rftp still waited at its prompt after {seconds} s")
 
 
 def test_ctrl_c_at_the_prompt_exits_130_without_sending_the_password(tmp_path):
