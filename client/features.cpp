@@ -41,6 +41,8 @@ Features parse_features(const std::vector<std::string> &lines) {
             f.epsv = true;
         } else if (name == "SRCE") {
             f.source_identity = true;
+        } else if (name == "HOLD") {
+            f.hold = true;
         }
     }
     return f;

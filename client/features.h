@@ -21,6 +21,7 @@ struct Features {
     bool rest_stream = false;
     bool epsv = false;
     bool source_identity = false;  // rftpd's "SRCE": a partial upload records which local file it came from
+    bool hold = false;  // rftpd's "HOLD": an upload kept aside, complete, until COMT puts it in place
 
     // rftpd is the only server that advertises PARALLEL; it keeps uploads
     // in ".name.rftp-part" (docs/protocol.md "Uploads").

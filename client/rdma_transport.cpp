@@ -150,7 +150,7 @@ namespace {
 // REST (when resuming), then verb (RSTR/RRTR) and its 150, then move() on the
 // channel with progress and interrupts wired, then the final reply.
 OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::string &verb, int start_timeout,
-                        const std::string &what, uint64_t offset, std::optional<uint64_t> size,
+                        const std::string &what, uint64_t offset, std::optional<uint64_t> size, bool hold,
                         const FileProgressHooks &hooks, FileReport &report,
                         const std::function<Result<rdma::FileResult>(middleware::TransferProgress &)> &move) {
     if (offset > 0) {
@@ -158,6 +158,8 @@ OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::str
         if (!rest) return std::unexpected(rest.error());
         if (rest->code != 350) return refused("server cannot resume (REST)", *rest);
     }
+    if (hold)
+        if (auto held = hold_next_upload(session); !held) return held;
     auto started = session.control.command(verb, start_timeout);
     if (!started) return std::unexpected(started.error());
     if (!started->positive_preliminary()) return refused(what, *started);
@@ -183,7 +185,7 @@ OutcomeStatus put_over_rdma(Session &session, rdma::Channel &channel, const Rdma
                             const std::string &remote, const FileProgressHooks &hooks, FileReport &report,
                             bool digest) {
     return over_rdma(session, channel, "RSTR " + remote, timeout_after_reading(session, upload.copied_first),
-                     "put " + remote, upload.offset, upload.size, hooks, report,
+                     "put " + remote, upload.offset, upload.size, upload.hold, hooks, report,
                      [&](middleware::TransferProgress &progress) {
                          return channel.send_file(
                              {upload.fd, upload.offset, upload.size, digest, session.block_checksums}, progress);
@@ -202,7 +204,7 @@ OutcomeStatus get_over_rdma(Session &session, rdma::Channel &channel, int fd, ui
     rdma::ReceiveSpec spec{fd,         offset, 1ull << 62, size,   on_prefix_grown,
                            sequential, true,   digest,     session.block_checksums, placement};
     return over_rdma(session, channel, "RRTR " + remote, session.control.timeout(), "get " + remote, offset, size,
-                     hooks, report,
+                     false, hooks, report,
                      [&](middleware::TransferProgress &progress) {
                          middleware::StopOnFailedCheckpoint stop(journal, progress.abort);
                          return channel.receive_file(spec, progress, received);

@@ -29,6 +29,7 @@ struct RdmaUpload {
     uint64_t offset = 0;
     uint64_t size = 0;
     uint64_t copied_first = 0;
+    bool hold = false;  // HOLD first: kept aside until COMT (hold_next_upload)
 };
 
 // Uploads with REST/RSTR over the channel.

@@ -46,7 +46,8 @@ namespace {
 // its digest, its size, or a local file that shrank under a plain stream)
 // would stay there for anyone to take for the user's file. It is removed,
 // as get deletes a download that fails its check. Only a file this run
-// wrote: a file rftpd never committed is the old version, kept whole.
+// wrote: a file rftpd never committed is the old version, kept whole. So is
+// one rftpd held aside (HOLD): remote is then its partial file, never in place.
 std::unexpected<Failure> remove_wrong_upload(Session &session, const std::string &remote, Failure failure) {
     const std::string by_hand = "if it is still there, remove it (rftp rm) before anyone uses it";
     if (session.out_of_step) {
@@ -77,27 +78,54 @@ bool source_unchanged(const UploadSource &source) {
     return ftp::source_token(static_cast<uint64_t>(st.st_size), st.st_mtim, st.st_ctim) == *source.identity;
 }
 
+// COMT: the upload rftpd held aside, its digest right, goes in place.
+OutcomeStatus put_held_in_place(Session &session, const std::string &remote, const std::string &held) {
+    const std::string still = "; the upload is whole and verified, kept aside as " + held +
+                              ": `rftp put -c --verify` puts it in place without sending it again";
+    auto placed = session.control.command("COMT " + remote);
+    if (!placed) {
+        session.out_of_step = true;
+        return fail_as(placed.error().exit, "put " + remote + ": COMT: " + placed.error().message + still);
+    }
+    if (!placed->positive_completion()) {
+        Failure refusal = refused("put " + remote + ": COMT", *placed).error();
+        refusal.message += still;
+        return std::unexpected(refusal);
+    }
+    return {};
+}
+
 // --verify of a put: the server's digest against the bytes this run sent
 // (taken as they were sent, or read again: the first size bytes, through
 // the descriptor they were sent from, so a file that grew since or was
 // replaced by a rename still compares what went). A mismatch takes the
 // remote file away only where this run wrote it (not a file -c found
 // complete) and the difference cannot be the local file's own change since.
+// held: rftpd kept the upload aside (HOLD), so the digest is of its partial
+// file, and only a match puts it in place (COMT): a wrong upload is never
+// under the final name, whose old version stays whole.
 OutcomeStatus verify_upload(Session &session, const std::string &remote, const UploadSource &source, bool wrote,
-                            const std::optional<std::string> &taken_during_transfer = std::nullopt) {
-    auto same = verify_digest(session, remote, [&] {
+                            const std::optional<std::string> &taken_during_transfer = std::nullopt,
+                            bool held = false) {
+    const std::string where = held ? remote_partial_name(remote) : remote;
+    auto same = verify_digest(session, where, [&] {
         if (taken_during_transfer) return taken_local_sha256(*taken_during_transfer, source.path);
         return read_local_sha256(source.fd.get(), source.size, source.path);
     });
-    if (same || same.error().exit != ExitCode::verification) return same;
+    if (same) return held ? put_held_in_place(session, remote, where) : same;
     Failure failure = same.error();
+    if (held) failure.message += "; the upload was kept aside as " + where + ", never in place of " + remote;
+    if (failure.exit != ExitCode::verification) {
+        if (held) failure.message += " (`rftp put -c --verify` checks it again and puts it in place)";
+        return std::unexpected(failure);
+    }
     if (!wrote) return skipped_file_differs(failure, remote, "send it again");
     if (!taken_during_transfer && !source_unchanged(source)) {
-        failure.message += "; " + source.path + " changed since rftp opened it, so " + remote +
+        failure.message += "; " + source.path + " changed since rftp opened it, so " + where +
                            " on the server is left as it is: send it again";
         return std::unexpected(failure);
     }
-    return remove_wrong_upload(session, remote, failure);
+    return remove_wrong_upload(session, where, failure);
 }
 
 OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
@@ -129,13 +157,15 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         if (!named) return std::unexpected(named.error());
     }
 
+    // With --verify, rftpd keeps the upload aside until its digest is known right.
+    const bool hold = o.verify && session.features.hold;
     auto rdma_channel = rdma_channel_for(session, o, report);
     if (!rdma_channel) return std::unexpected(rdma_channel.error());
     if (*rdma_channel) {
-        auto sent = put_over_rdma(session, **rdma_channel, {source.fd.get(), offset, size, copied_first}, remote, hooks,
-                                  report, o.verify);
+        auto sent = put_over_rdma(session, **rdma_channel, {source.fd.get(), offset, size, copied_first, hold}, remote,
+                                  hooks, report, o.verify);
         if (!sent) return sent;
-        if (o.verify) return verify_upload(session, remote, source, true, report.sha256);
+        if (o.verify) return verify_upload(session, remote, source, true, report.sha256, hold);
         return {};
     }
     report.transport = "tcp";
@@ -178,6 +208,8 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         auto allo = session.control.command("ALLO " + std::to_string(size));
         if (!allo) return std::unexpected(allo.error());
     }
+    if (hold)
+        if (auto held = hold_next_upload(session); !held) return held;
     auto started = session.control.command(verb + " " + remote, timeout_after_reading(session, copied_first));
     if (!started) return std::unexpected(started.error());
     if (!started->positive_preliminary()) return refused("put " + remote, *started);
@@ -246,7 +278,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
             return std::unexpected(mismatch);
         }
     }
-    if (o.verify) return verify_upload(session, remote, source, true, report.sha256);
+    if (o.verify) return verify_upload(session, remote, source, true, report.sha256, hold);
     return {};
 }
 

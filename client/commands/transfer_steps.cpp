@@ -228,6 +228,13 @@ OutcomeStatus verify_digest(Session &session, const std::string &remote_path, co
     });
 }
 
+OutcomeStatus hold_next_upload(Session &session) {
+    auto held = session.control.command("HOLD");
+    if (!held) return std::unexpected(held.error());
+    if (held->code != 200) return refused("HOLD", *held);
+    return {};
+}
+
 std::string remote_partial_name(const std::string &path) {
     auto slash = path.rfind('/');
     std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);

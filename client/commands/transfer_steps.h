@@ -95,6 +95,11 @@ void note_blocks_resent(FileReport &report, const middleware::TransferProgress &
 // Fails early when --verify is asked of a server that cannot compute digests.
 OutcomeStatus require_hash_for_verify(const Session &session);
 
+// HOLD, right before an upload's STOR or RSTR (so no other command can
+// leave it pending for a later one): rftpd keeps the upload aside as its
+// partial file, complete, until COMT. Anything but 200 is a refusal.
+OutcomeStatus hold_next_upload(Session &session);
+
 // "dir/name" -> "dir/.name.rftp-part" (docs/protocol.md "Uploads").
 std::string remote_partial_name(const std::string &path);
 

@@ -56,10 +56,12 @@ std::string quote_257(const std::string &path) {
 }
 
 PendingTransfer take_pending_transfer(Session &s) {
-    PendingTransfer p{s.state.restart_offset, s.state.allocate_size, std::move(s.state.upload_source)};
+    PendingTransfer p{s.state.restart_offset, s.state.allocate_size, std::move(s.state.upload_source),
+                      s.state.hold_next_upload};
     s.state.restart_offset = 0;
     s.state.allocate_size.reset();
     s.state.upload_source.reset();
+    s.state.hold_next_upload = false;
     return p;
 }
 

@@ -47,6 +47,7 @@ struct PendingTransfer {
     uint64_t rest = 0;
     std::optional<uint64_t> allocate;
     std::optional<std::string> source;
+    bool hold = false;  // HOLD
 };
 PendingTransfer take_pending_transfer(Session &s);
 

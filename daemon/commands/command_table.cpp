@@ -23,6 +23,8 @@ constexpr std::array kCommands{
     CommandSpec{"STRU", true, A::required, cmd_stru, "STRU F: file structure only"},
     CommandSpec{"ALLO", true, A::optional, cmd_allo, "ALLO <size>: the next STOR reserves the file's space first"},
     CommandSpec{"SRCE", true, A::required, cmd_srce, "SRCE <token>: the local file the next upload comes from (for resumes)"},
+    CommandSpec{"HOLD", true, A::none, cmd_hold, "HOLD: keep the next upload aside, complete, until COMT"},
+    CommandSpec{"COMT", true, A::required, cmd_comt, "COMT <file>: put the upload HOLD kept aside in place"},
     CommandSpec{"PWD", true, A::none, cmd_pwd, "PWD: working directory"},
     CommandSpec{"XPWD", true, A::none, cmd_pwd, "XPWD: same as PWD"},
     CommandSpec{"CWD", true, A::required, cmd_cwd, "CWD <dir>: change directory"},

@@ -46,6 +46,8 @@ void cmd_mode(Session &, const std::string &);
 void cmd_stru(Session &, const std::string &);
 void cmd_allo(Session &, const std::string &);
 void cmd_srce(Session &, const std::string &);
+void cmd_hold(Session &, const std::string &);
+void cmd_comt(Session &, const std::string &);
 
 void cmd_pwd(Session &, const std::string &);
 void cmd_cwd(Session &, const std::string &);

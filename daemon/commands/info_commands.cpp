@@ -87,7 +87,7 @@ void cmd_feat(Session &s, const std::string &) {
     s.reply(211,
             "Features:\n"
             " EPRT\n EPSV\n MDTM\n MLST type*;size*;modify*;perm*;UNIX.mode*;X.rftp-source*;\n PASV\n REST STREAM\n"
-            " SIZE\n SRCE\n TVFS\n UTF8\n HASH SHA-256*\n BLOCKSUM " + blocksum + "\n PARALLEL " +
+            " SIZE\n SRCE\n HOLD\n TVFS\n UTF8\n HASH SHA-256*\n BLOCKSUM " + blocksum + "\n PARALLEL " +
                 std::to_string(s.options().max_streams) + rdma + "\nEnd");
 }
 
@@ -199,6 +199,13 @@ void cmd_srce(Session &s, const std::string &arg) {
                                 " characters from 0-9 A-Z a-z . : _ + ->");
     s.state.upload_source = arg;
     s.reply(200, "The next upload records its source.");
+}
+
+// HOLD (rftpd's own, docs/protocol.md "Uploads"): the next upload, once
+// complete, is kept aside as its partial file until COMT puts it in place.
+void cmd_hold(Session &s, const std::string &) {
+    s.state.hold_next_upload = true;
+    s.reply(200, "The next upload is held aside until COMT.");
 }
 
 }  // namespace rftp::daemon

@@ -90,8 +90,28 @@ void cmd_dele(Session &s, const std::string &arg) {
     // would not think to delete, and left alone it keeps the directory from
     // being removed.
     if (vpath->ends_with(ftp::kPartialSuffix)) (void)s.state.root->remove_file(resume_journal_path(*vpath));
+    // A held upload deleted (its digest was wrong): nothing left to put in place.
+    if (s.state.held_upload && s.state.held_upload->partial == *vpath) s.state.held_upload.reset();
     log_change(s, "delete", *vpath);
     s.reply(250, "Delete operation successful.");
+}
+
+// COMT <file> (rftpd's own, docs/protocol.md "Uploads"): puts the upload
+// HOLD kept aside for file in place, as an upload without HOLD would have
+// been at its end; the rename is checked against the held file itself, so a
+// partial deleted or replaced meanwhile is never renamed in its stead.
+void cmd_comt(Session &s, const std::string &arg) {
+    auto vpath = resolve_or_reply(s, arg);
+    if (!vpath) return;
+    std::shared_ptr<UploadTarget> held = s.state.held_upload;
+    if (!held || held->final != *vpath)
+        return s.reply(503, "No upload of " + *vpath + " is held in this session: send HOLD, then STOR or RSTR.");
+    s.state.held_upload.reset();
+    middleware::forget_source(held->fd.get());  // the final file keeps no trace of the bookkeeping
+    if (auto c = commit_upload(*s.state.root, *held); !c)
+        return s.reply(451, "Could not put the upload in place: " + c.error().message + ".");
+    log_change(s, "commit", *vpath);
+    s.reply(250, "Upload of " + *vpath + " put in place.");
 }
 
 void cmd_rnfr(Session &s, const std::string &arg) {

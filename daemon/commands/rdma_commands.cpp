@@ -155,7 +155,7 @@ void cmd_rstr(Session &s, const std::string &arg) {
     auto job = s.new_transfer_job();
     auto root = s.state.root;
     UploadRequest req{.path = *vpath, .rest = rest, .ranged = true, .sync = s.options().sync_before_rename,
-                      .source = std::move(pending.source)};
+                      .source = std::move(pending.source), .hold = pending.hold};
     bool preallocate = s.options().preallocate;
     bool sequential = s.options().rdma.sequential_writes;
     bool digest = s.state.digest_transfers;

@@ -94,7 +94,7 @@ void store_discarded(Session &s, uint64_t rest) {
 }
 
 void store(Session &s, const std::string &arg, bool append) {
-    auto [rest, allocate, source] = take_pending_transfer(s);
+    auto [rest, allocate, source, hold] = take_pending_transfer(s);
     if (append) allocate.reset();
     if (!append && arg == kDiscardPath) return store_discarded(s, rest);
     auto vpath = resolve_or_reply(s, arg);
@@ -114,7 +114,7 @@ void store(Session &s, const std::string &arg, bool append) {
     bool digest = s.state.digest_transfers && !append;
     auto kept = s.state.stream_kept;
     UploadRequest req{.path = *vpath, .rest = rest, .append = append, .ranged = streams > 0, .in_order = ascii,
-                      .sync = s.options().sync_before_rename, .source = source};
+                      .sync = s.options().sync_before_rename, .source = source, .hold = hold && !append};
     if (s.options().preallocate) req.reserve_size = allocate;
     s.run_transfer(job, transfer_fields(append ? "append" : "store", req.path, streams, checksums),
                    [=]() -> TransferOutcome {

@@ -21,6 +21,7 @@
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "daemon/data/data_channel.h"
+#include "daemon/data/upload_target.h"
 #include "middleware/transfer_progress.h"
 
 namespace rftp::daemon {
@@ -33,6 +34,7 @@ struct TransferOutcome {
     std::string result = "ok";  // ok, aborted, failed
     std::string detail;         // extra key=value fields for the transfer log line
     std::optional<TransferDigest> digest;  // the file's SHA-256, when taken during the transfer
+    std::shared_ptr<UploadTarget> held;    // a complete upload HOLD kept aside (not renamed into place)
 };
 
 class TransferJob {

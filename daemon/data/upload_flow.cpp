@@ -123,6 +123,11 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // ASCII upload that continued a partial keeps no journal of its own, but
     // the one it continued from goes too.
     (void)root.remove_file(journal_path);
+    if (req.hold) {
+        TransferOutcome held{226, "Transfer complete; held as " + target->partial + " until COMT.", bytes, "ok"};
+        held.held = std::make_shared<UploadTarget>(std::move(*target));
+        return held;
+    }
     middleware::forget_source(target->fd.get());
     if (auto c = commit_upload(root, *target); !c)
         return {451, "Could not rename upload into place: " + c.error().message + ".", bytes, "failed"};

@@ -35,6 +35,10 @@ struct UploadRequest {
     // The local file the client sends from (SRCE), recorded on the partial
     // file; none forgets an earlier record, whose bytes may now be mixed.
     std::optional<std::string> source;
+    // HOLD: once complete and synced, the partial file stays where it is
+    // (still recording its source, for a resume) and the outcome hands it
+    // over, locked, for COMT to put in place.
+    bool hold = false;
 };
 
 // Moves the bytes into target (opening data connections, sending 150 and so

@@ -360,6 +360,9 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             if (self->state.rdma && self->state.rdma->channel() && !self->state.rdma->usable())
                                 self->drop_rdma();
                             if (outcome->digest) self->state.last_digest = std::move(outcome->digest);
+                            // One held upload at a time: the last one's lock goes,
+                            // and its partial file stays whole for `put -c`.
+                            if (outcome->held) self->state.held_upload = std::move(outcome->held);
                             self->reply(outcome->code, outcome->text);
                             if (self->abort_requested_) self->reply(226, "ABOR command successful.");
                             self->finish_busy();

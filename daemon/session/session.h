@@ -51,6 +51,15 @@ struct SessionState {
     // its partial file so a resume can tell whether it holds that file's
     // beginning. Like REST, taken by the next transfer command.
     std::optional<std::string> upload_source;
+    // HOLD: the next upload (STOR or RSTR), once complete and synced, stays
+    // as its partial file until COMT puts it in place, so a client that
+    // finds its digest wrong never had it under the final name. Like REST,
+    // taken by the next transfer command.
+    bool hold_next_upload = false;
+    // The upload HOLD kept aside, locked against other uploaders until COMT,
+    // the next held upload, a DELE of it, or the session's end (the partial
+    // then stays whole, for `put -c` to finish).
+    std::shared_ptr<UploadTarget> held_upload;
     std::string rename_from;       // RNFR, consumed by RNTO
     // OPTS PARALLEL: 0 is plain stream mode; n >= 1 is framed blocks over n
     // connections (docs/protocol.md), which also makes the end of a file explicit.

@@ -126,10 +126,11 @@ def test_without_block_checksums_only_verify_catches_damage(rftpd, env, tmp_path
     assert r.returncode == 7, r.stderr  # the digests differ
     assert resent_note(r) == "" and mismatches(rftpd.log()) == []
     assert "blocksum=none" in rftpd.log()
-    # The damaged file went under its final name before the digests were
-    # compared; rftp takes it away again, as get deletes a bad download.
-    assert b"rftp removed /flip.bin from the server" in r.stderr, r.stderr
+    # rftpd held the damaged file aside until the digests were compared
+    # (HOLD), and rftp removed it there: it never went under its final name.
+    assert b"rftp removed /.flip.bin.rftp-part from the server" in r.stderr, r.stderr
     assert not (rftpd.roots["alice"] / "flip.bin").exists()
+    assert not (rftpd.roots["alice"] / ".flip.bin.rftp-part").exists()
 
 
 TAKEN = b"was taken during the transfer"

@@ -123,13 +123,17 @@ def test_without_block_checksums_blocks_move_unchecked(daemon, device, tmp_path)
     assert daemon.count(r"transport=rdma .*blocksum=none") == before + 2, daemon.log()[-2000:]
 
     # Damage that the CRC32C would have caught now reaches the file; the
-    # in-transfer SHA-256 of --verify still tells.
+    # in-transfer SHA-256 of --verify still tells. rftpd held the upload
+    # aside (HOLD) until the digests were compared, so the damaged file never
+    # replaced the one already there, and rftp removed it where it was held.
     mismatched = mismatches(daemon.log())
     p, _ = rftp("put", "--no-block-checksums", "--verify", str(src), url(addr, remote.name), check=False,
                 env_extra={FLIP: "1"})
     assert p.returncode == 7, p.stderr
     assert mismatches(daemon.log()) == mismatched
-    assert not remote.exists(), p.stderr  # rftp removed the damaged file it had written
+    assert f"never in place of /{remote.name}" in p.stderr, p.stderr
+    assert digest(remote) == digest(src)  # the earlier upload, whole
+    assert not (daemon.root / f".{remote.name}.rftp-part").exists(), p.stderr
 
 
 def test_a_file_changed_during_a_download_is_hashed_again(daemon, device, tmp_path):
