@@ -127,6 +127,45 @@ TEST(StreamTransfer, ResumesFromOffset) {
     EXPECT_EQ(dst.read_all(), data);
 }
 
+// One file from src to dst over n loopback connections, from start, both
+// ends with the same queue depth and (digest) asking for the SHA-256.
+struct ParallelRun {
+    Result<ParallelSendResult> sent;
+    Result<ParallelReceiveResult> got;
+};
+
+ParallelRun run_parallel(const TempFile &src, const TempFile &dst, std::size_t size, int n, uint64_t start,
+                         unsigned depth, bool digest) {
+    auto pairs = tcp_pairs(n);
+    std::vector<int> send_socks, recv_socks;
+    for (auto &p : pairs) {
+        send_socks.push_back(p.first.get());
+        recv_socks.push_back(p.second.get());
+    }
+    TransferProgress sp, rp;
+    RangeSet received(start);
+    ParallelRun run;
+    std::thread receiver([&] {
+        ParallelReceivePlan plan{dst.fd.get(), start, 64 * 1024, 1ull << 62};
+        plan.queue_depth = depth;
+        plan.digest = digest;
+        run.got = receive_parallel(recv_socks, plan, received, rp);
+    });
+    ParallelSendPlan plan{src.fd.get(), start, size, 64 * 1024};
+    plan.queue_depth = depth;
+    plan.digest = digest;
+    run.sent = send_parallel(send_socks, plan, sp);
+    for (auto &p : pairs) p.first.reset();
+    receiver.join();
+    return run;
+}
+
+std::string sha256_of(const std::string &data) {
+    Sha256 whole;
+    whole.update(reinterpret_cast<const uint8_t *>(data.data()), data.size());
+    return whole.hex();
+}
+
 // Streams, file size, and blocks each stream keeps in flight (storage.queue_depth).
 class ParallelSizes : public ::testing::TestWithParam<std::tuple<int, std::size_t, unsigned>> {};
 
@@ -134,28 +173,11 @@ TEST_P(ParallelSizes, EveryByteArrivesOnce) {
     auto [streams, size, depth] = GetParam();
     std::string data = random_bytes(size, static_cast<unsigned>(size));
     TempFile src(data), dst;
-    auto pairs = tcp_pairs(streams);
-    std::vector<int> send_socks, recv_socks;
-    for (auto &p : pairs) {
-        send_socks.push_back(p.first.get());
-        recv_socks.push_back(p.second.get());
-    }
-    TransferProgress sp, rp;
-    RangeSet received(0);
-    Result<ParallelReceiveResult> got;
-    std::thread receiver([&] {
-        ParallelReceivePlan plan{dst.fd.get(), 0, 64 * 1024, 1ull << 62};
-        plan.queue_depth = depth;
-        got = receive_parallel(recv_socks, plan, received, rp);
-    });
-    ParallelSendPlan plan{src.fd.get(), 0, data.size(), 64 * 1024};
-    plan.queue_depth = depth;
-    auto sent = send_parallel(send_socks, plan, sp);
-    for (auto &p : pairs) p.first.reset();
-    receiver.join();
-    ASSERT_TRUE(sent) << sent.error().message;
-    ASSERT_TRUE(got) << got.error().message;
-    EXPECT_EQ(got->size, data.size());
+    auto run = run_parallel(src, dst, data.size(), streams, 0, depth, false);
+    ASSERT_TRUE(run.sent) << run.sent.error().message;
+    ASSERT_TRUE(run.got) << run.got.error().message;
+    EXPECT_EQ(run.got->size, data.size());
+    EXPECT_EQ(run.sent->sha256, std::nullopt);  // none asked for
     EXPECT_EQ(dst.read_all(), data);
 }
 
@@ -165,34 +187,11 @@ TEST_P(ParallelSizes, BothEndsTakeTheFilesDigestOnTheWay) {
     auto [streams, size, depth] = GetParam();
     std::string data = random_bytes(size, static_cast<unsigned>(size) + 1);
     TempFile src(data), dst;
-    auto pairs = tcp_pairs(streams);
-    std::vector<int> send_socks, recv_socks;
-    for (auto &p : pairs) {
-        send_socks.push_back(p.first.get());
-        recv_socks.push_back(p.second.get());
-    }
-    TransferProgress sp, rp;
-    RangeSet received(0);
-    Result<ParallelReceiveResult> got;
-    std::thread receiver([&] {
-        ParallelReceivePlan plan{dst.fd.get(), 0, 64 * 1024, 1ull << 62};
-        plan.queue_depth = depth;
-        plan.digest = true;
-        got = receive_parallel(recv_socks, plan, received, rp);
-    });
-    ParallelSendPlan plan{src.fd.get(), 0, data.size(), 64 * 1024};
-    plan.queue_depth = depth;
-    plan.digest = true;
-    auto sent = send_parallel(send_socks, plan, sp);
-    for (auto &p : pairs) p.first.reset();
-    receiver.join();
-    ASSERT_TRUE(sent) << sent.error().message;
-    ASSERT_TRUE(got) << got.error().message;
-    Sha256 whole;
-    whole.update(reinterpret_cast<const uint8_t *>(data.data()), data.size());
-    const std::string want = whole.hex();
-    EXPECT_EQ(sent->sha256, want);
-    EXPECT_EQ(got->sha256, want);
+    auto run = run_parallel(src, dst, data.size(), streams, 0, depth, true);
+    ASSERT_TRUE(run.sent) << run.sent.error().message;
+    ASSERT_TRUE(run.got) << run.got.error().message;
+    EXPECT_EQ(run.sent->sha256, sha256_of(data));
+    EXPECT_EQ(run.got->sha256, sha256_of(data));
     EXPECT_EQ(dst.read_all(), data);
 }
 
@@ -200,26 +199,11 @@ TEST_P(ParallelSizes, BothEndsTakeTheFilesDigestOnTheWay) {
 TEST(ParallelTransfer, NoDigestIsTakenFromARestartOffset) {
     std::string data = random_bytes(200000, 12);
     TempFile src(data), dst(data.substr(0, 65536));
-    auto pairs = tcp_pairs(2);
-    std::vector<int> send_socks{pairs[0].first.get(), pairs[1].first.get()};
-    std::vector<int> recv_socks{pairs[0].second.get(), pairs[1].second.get()};
-    TransferProgress sp, rp;
-    RangeSet received(65536);
-    Result<ParallelReceiveResult> got;
-    std::thread receiver([&] {
-        ParallelReceivePlan plan{dst.fd.get(), 65536, 64 * 1024, 1ull << 62};
-        plan.digest = true;
-        got = receive_parallel(recv_socks, plan, received, rp);
-    });
-    ParallelSendPlan plan{src.fd.get(), 65536, data.size(), 64 * 1024};
-    plan.digest = true;
-    auto sent = send_parallel(send_socks, plan, sp);
-    for (auto &p : pairs) p.first.reset();
-    receiver.join();
-    ASSERT_TRUE(sent) << sent.error().message;
-    ASSERT_TRUE(got) << got.error().message;
-    EXPECT_EQ(sent->sha256, std::nullopt);
-    EXPECT_EQ(got->sha256, std::nullopt);
+    auto run = run_parallel(src, dst, data.size(), 2, 65536, disk::DiskOptions{}.queue_depth, true);
+    ASSERT_TRUE(run.sent) << run.sent.error().message;
+    ASSERT_TRUE(run.got) << run.got.error().message;
+    EXPECT_EQ(run.sent->sha256, std::nullopt);
+    EXPECT_EQ(run.got->sha256, std::nullopt);
     EXPECT_EQ(dst.read_all(), data);
 }
 
