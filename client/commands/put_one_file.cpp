@@ -81,7 +81,7 @@ bool source_unchanged(const UploadSource &source) {
 // COMT: the upload rftpd held aside, its digest right, goes in place.
 OutcomeStatus put_held_in_place(Session &session, const std::string &remote, const std::string &held) {
     const std::string still = "; the upload is whole and verified, kept aside as " + held +
-                              ": `rftp put -c --verify` puts it in place without sending it again";
+                              ": `rftp put -c --verify` checks it again and puts it in place";
     auto placed = session.control.command("COMT " + remote);
     if (!placed) {
         session.out_of_step = true;
@@ -157,8 +157,10 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         if (!named) return std::unexpected(named.error());
     }
 
-    // With --verify, rftpd keeps the upload aside until its digest is known right.
-    const bool hold = o.verify && session.features.hold;
+    // With --verify, rftpd keeps the upload aside until its digest is known
+    // right: over RDMA or framed streams (a plain stream's checks after it
+    // assume a file in place).
+    bool hold = o.verify && session.features.hold;
     auto rdma_channel = rdma_channel_for(session, o, report);
     if (!rdma_channel) return std::unexpected(rdma_channel.error());
     if (*rdma_channel) {
@@ -208,6 +210,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         auto allo = session.control.command("ALLO " + std::to_string(size));
         if (!allo) return std::unexpected(allo.error());
     }
+    hold = hold && framed;
     if (hold)
         if (auto held = hold_next_upload(session); !held) return held;
     auto started = session.control.command(verb + " " + remote, timeout_after_reading(session, copied_first));

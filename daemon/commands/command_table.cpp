@@ -61,6 +61,12 @@ constexpr std::array kCommands{
 
 }  // namespace
 
+bool takes_pending_transfer(std::string_view verb) {
+    for (std::string_view v : {"RETR", "STOR", "APPE", "RSTR", "RRTR", "LIST", "NLST", "MLSD"})
+        if (verb == v) return true;
+    return false;
+}
+
 const CommandSpec *find_command(std::string_view verb) {
     for (const auto &c : kCommands)
         if (c.verb == verb) return &c;

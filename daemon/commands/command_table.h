@@ -25,6 +25,9 @@ struct CommandSpec {
 };
 
 const CommandSpec *find_command(std::string_view verb);
+// The transfer commands, which take what REST, ALLO, SRCE and HOLD set for
+// "the next transfer" (command_support.h), even when refused.
+bool takes_pending_transfer(std::string_view verb);
 std::span<const CommandSpec> all_commands();
 
 // Handlers, grouped by file: login_commands.cpp, info_commands.cpp,

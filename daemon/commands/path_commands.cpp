@@ -85,6 +85,13 @@ void cmd_rmd(Session &s, const std::string &arg) {
 void cmd_dele(Session &s, const std::string &arg) {
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
+    // The held upload's own name, but no longer its file (deleted, and another
+    // upload begun there): that one is not this session's to take away.
+    const auto &held = s.state.held_upload;
+    if (held && held->partial == *vpath && !held_file_is_there(*s.state.root, *held)) {
+        s.state.held_upload.reset();
+        return s.reply(550, "The upload held as " + *vpath + " is no longer there; another file has its name.");
+    }
     if (auto r = s.state.root->remove_file(*vpath); !r) return reply_fs_error(s, r.error());
     // A partial upload's journal goes with it: it is a hidden name the user
     // would not think to delete, and left alone it keeps the directory from
@@ -106,10 +113,12 @@ void cmd_comt(Session &s, const std::string &arg) {
     std::shared_ptr<UploadTarget> held = s.state.held_upload;
     if (!held || held->final != *vpath)
         return s.reply(503, "No upload of " + *vpath + " is held in this session: send HOLD, then STOR or RSTR.");
-    s.state.held_upload.reset();
-    middleware::forget_source(held->fd.get());  // the final file keeps no trace of the bookkeeping
+    // Still held, with its record, when the rename fails (a COMT may follow
+    // once the cause is mended, or put -c finishes it).
     if (auto c = commit_upload(*s.state.root, *held); !c)
         return s.reply(451, "Could not put the upload in place: " + c.error().message + ".");
+    s.state.held_upload.reset();
+    middleware::forget_source(held->fd.get());  // the final file keeps no trace of the bookkeeping
     log_change(s, "commit", *vpath);
     s.reply(250, "Upload of " + *vpath + " put in place.");
 }

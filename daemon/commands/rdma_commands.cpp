@@ -148,6 +148,7 @@ void cmd_rstr(Session &s, const std::string &arg) {
     bool discard = arg == kDiscardPath;
     std::optional<std::string> vpath = discard ? std::optional<std::string>(arg) : resolve_or_reply(s, arg);
     if (!vpath) return;
+    if (!discard) s.state.held_upload.reset();  // as STOR's (transfer_commands.cpp)
     if (!discard && !s.state.root->writable()) return s.reply(550, "Permission denied.");
     auto rdma = channel_or_reply(s);
     if (!rdma) return;

@@ -99,6 +99,9 @@ void store(Session &s, const std::string &arg, bool append) {
     if (!append && arg == kDiscardPath) return store_discarded(s, rest);
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
+    // A session holds one upload at most: its next one lets the lock go
+    // (the held file stays whole), or it could not even send that file again.
+    s.state.held_upload.reset();
     if (!s.state.root->writable()) return s.reply(550, "Permission denied.");
     unsigned streams = 0;
     if (!append && !streams_for_transfer(s, streams)) return;

@@ -137,6 +137,10 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
     return t;
 }
 
+bool held_file_is_there(const UserRoot &root, const UploadTarget &target) {
+    return still_at(root, target.fd.get(), target.partial);
+}
+
 Status commit_upload(const UserRoot &root, const UploadTarget &target) {
     // Only this upload's own file goes into place (a client may have renamed
     // or deleted the partial file meanwhile).

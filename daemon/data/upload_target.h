@@ -44,4 +44,7 @@ Status repair_partial_upload(const UserRoot &root, const std::string &partial_vp
 // Renames the partial file onto its final name.
 Status commit_upload(const UserRoot &root, const UploadTarget &target);
 
+// Whether target's partial name still names the very file its upload wrote.
+bool held_file_is_there(const UserRoot &root, const UploadTarget &target);
+
 }  // namespace rftp::daemon

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "daemon/commands/command_support.h"
 #include "daemon/commands/command_table.h"
 #include "daemon/config/options.h"
 #include "daemon/server/server.h"
@@ -231,6 +232,8 @@ void Session::execute(const std::string &line) {
         return;
     }
     if (spec->argument == Argument::required && cmd->argument.empty()) {
+        // A refused transfer command drops REST, ALLO, SRCE and HOLD, as its handler would.
+        if (takes_pending_transfer(spec->verb)) (void)take_pending_transfer(*this);
         reply(501, "Syntax error: " + std::string(spec->verb) + " needs an argument.");
         return;
     }

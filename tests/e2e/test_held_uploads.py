@@ -111,3 +111,43 @@ def test_put_c_verify_puts_in_place_an_upload_held_when_its_client_went_away(rft
     assert summary(r)["bytes"] == 0, summary(r)  # nothing sent again
     assert sha256(root / "gone.bin") == sha256(src)
     assert not (root / ".gone.bin.rftp-part").exists()
+
+
+def test_a_held_upload_gives_way_to_its_sessions_next_upload_and_a_failed_comt_keeps_it(rftpd):
+    root = rftpd.roots["alice"]
+    a, b = login(rftpd), login(rftpd)
+    try:
+        # The session's next upload lets the lock go: even of the same name.
+        a.sendcmd("HOLD")
+        a.storbinary("STOR again.bin", io.BytesIO(b"1" * 10))
+        assert a.storbinary("STOR again.bin", io.BytesIO(b"2" * 10)).startswith("226 Transfer complete.")
+        assert (root / "again.bin").read_bytes() == b"2" * 10
+        # A STOR refused for want of its argument drops HOLD too, as REST.
+        a.sendcmd("HOLD")
+        with pytest.raises(ftplib.error_perm, match="^501"):
+            a.sendcmd("STOR")
+        a.storbinary("STOR plain.bin", io.BytesIO(b"p"))
+        assert (root / "plain.bin").read_bytes() == b"p"
+        # A COMT that cannot rename keeps the upload held, for a COMT once mended.
+        a.sendcmd("HOLD")
+        a.storbinary("STOR y.bin", io.BytesIO(b"y" * 7))
+        (root / "y.bin").mkdir()
+        with pytest.raises(ftplib.error_temp, match="^451"):
+            a.sendcmd("COMT y.bin")
+        (root / "y.bin").rmdir()
+        assert a.sendcmd("COMT y.bin").startswith("250")
+        assert (root / "y.bin").read_bytes() == b"y" * 7
+        # Its name taken by another session's upload, the held file is not
+        # there to delete: that other upload is not this session's to remove.
+        a.sendcmd("HOLD")
+        a.storbinary("STOR x.bin", io.BytesIO(b"a" * 5))
+        b.delete(".x.bin.rftp-part")
+        b.sendcmd("HOLD")
+        b.storbinary("STOR x.bin", io.BytesIO(b"b" * 5))
+        with pytest.raises(ftplib.error_perm, match="^550 The upload held as /.x.bin.rftp-part is no longer there"):
+            a.delete(".x.bin.rftp-part")
+        assert b.sendcmd("COMT x.bin").startswith("250")
+        assert (root / "x.bin").read_bytes() == b"b" * 5
+    finally:
+        a.quit()
+        b.quit()
