@@ -43,6 +43,18 @@ std::string recorded_source_fact(Session &s, const std::string &vpath, const str
 // rftpd's own names for an upload's partial file and journal: another entry
 // there (a file renamed in, a directory) would swap or block what that
 // upload commits. Says 553 and returns true for those.
+// The held upload's own name, but no longer its file (deleted, and another
+// upload begun there): that file is neither this session's to take away
+// (DELE) nor the one whose digest it asks for (HASH). 550, and the held
+// upload, gone from its name, is let go.
+bool refused_as_held_file_gone(Session &s, const std::string &vpath) {
+    const auto &held = s.state.held_upload;
+    if (!held || held->partial != vpath || held_file_is_there(*s.state.root, *held)) return false;
+    s.state.held_upload.reset();
+    s.reply(550, "The upload held as " + vpath + " is no longer there; another file has its name.");
+    return true;
+}
+
 bool refused_as_bookkeeping(Session &s, const std::string &vpath) {
     if (!is_upload_bookkeeping(vpath)) return false;
     s.reply(553, std::string("File name not allowed: ") + kUploadBookkeepingRule + ".");
@@ -85,13 +97,7 @@ void cmd_rmd(Session &s, const std::string &arg) {
 void cmd_dele(Session &s, const std::string &arg) {
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
-    // The held upload's own name, but no longer its file (deleted, and another
-    // upload begun there): that one is not this session's to take away.
-    const auto &held = s.state.held_upload;
-    if (held && held->partial == *vpath && !held_file_is_there(*s.state.root, *held)) {
-        s.state.held_upload.reset();
-        return s.reply(550, "The upload held as " + *vpath + " is no longer there; another file has its name.");
-    }
+    if (refused_as_held_file_gone(s, *vpath)) return;
     if (auto r = s.state.root->remove_file(*vpath); !r) return reply_fs_error(s, r.error());
     // A partial upload's journal goes with it: it is a hidden name the user
     // would not think to delete, and left alone it keeps the directory from
@@ -181,6 +187,7 @@ void cmd_mlst(Session &s, const std::string &arg) {
 void cmd_hash(Session &s, const std::string &arg) {
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
+    if (refused_as_held_file_gone(s, *vpath)) return;
     auto fd = s.state.root->open_file(*vpath, O_RDONLY);
     if (!fd) return reply_fs_error(s, fd.error());
     struct stat st {};

@@ -137,15 +137,29 @@ def test_a_held_upload_gives_way_to_its_sessions_next_upload_and_a_failed_comt_k
         (root / "y.bin").rmdir()
         assert a.sendcmd("COMT y.bin").startswith("250")
         assert (root / "y.bin").read_bytes() == b"y" * 7
-        # Its name taken by another session's upload, the held file is not
-        # there to delete: that other upload is not this session's to remove.
+        # Its name taken by another session's upload, the held file is gone:
+        # the file there now is neither this session's to hash as its own
+        # upload nor to delete.
         a.sendcmd("HOLD")
         a.storbinary("STOR x.bin", io.BytesIO(b"a" * 5))
         b.delete(".x.bin.rftp-part")
         b.sendcmd("HOLD")
         b.storbinary("STOR x.bin", io.BytesIO(b"b" * 5))
-        with pytest.raises(ftplib.error_perm, match="^550 The upload held as /.x.bin.rftp-part is no longer there"):
-            a.delete(".x.bin.rftp-part")
+        gone = "^550 The upload held as /.x.bin.rftp-part is no longer there"
+        with pytest.raises(ftplib.error_perm, match=gone):
+            a.sendcmd("HASH .x.bin.rftp-part")  # not the digest of another session's file
+        a.sendcmd("HOLD")
+        a.storbinary("STOR z.bin", io.BytesIO(b"d"))
+        b2 = login(rftpd)
+        try:
+            b2.delete(".z.bin.rftp-part")
+            b2.sendcmd("HOLD")
+            b2.storbinary("STOR z.bin", io.BytesIO(b"e"))
+        finally:
+            b2.quit()
+        with pytest.raises(ftplib.error_perm, match="^550 The upload held as /.z.bin.rftp-part is no longer"):
+            a.delete(".z.bin.rftp-part")
+        assert (root / ".z.bin.rftp-part").read_bytes() == b"e"
         assert b.sendcmd("COMT x.bin").startswith("250")
         assert (root / "x.bin").read_bytes() == b"b" * 5
     finally:
