@@ -208,18 +208,12 @@ void cmd_rrtr(Session &s, const std::string &arg) {
     bool checksums = s.state.block_checksums;
     s.run_transfer(job, rdma_fields("retrieve", *vpath, *rdma, checksums), [=]() -> TransferOutcome {
         job->preliminary(preliminary);
-        // The digest is remembered only for the file as it was when it
-        // started: one rewritten meanwhile was sent as a mix, and HASH
-        // must read it again. Nor for one that grew after its size was
-        // taken on the loop thread: the digest covers only that size.
+        // Remembered only for the file as it was throughout (of_unchanged):
+        // otherwise HASH reads it again.
         auto before = TransferDigest::of(file->get(), "");
         auto r = rdma->channel()->send_file({file->get(), rest, size, digest, checksums}, job->progress);
         TransferOutcome out = rdma_outcome(r, *job);
-        if (r && r->sha256) {
-            auto after = TransferDigest::of(file->get(), *r->sha256);
-            if (before && after && before->same_file_as(*after) && after->size == static_cast<off_t>(size))
-                out.digest = std::move(after);
-        }
+        if (r && r->sha256) out.digest = TransferDigest::of_unchanged(file->get(), before, *r->sha256, size);
         return out;
     });
 }

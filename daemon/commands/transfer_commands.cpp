@@ -234,17 +234,13 @@ void cmd_retr(Session &s, const std::string &arg) {
         Status sent;
         std::optional<TransferDigest> taken;
         if (streams > 0) {
-            // As RRTR's (rdma_commands.cpp): remembered only for the file as
-            // it was throughout, and only of the size sent.
+            // Remembered only for the file as it was throughout (of_unchanged).
             auto before = TransferDigest::of(file->get(), "");
             auto r = middleware::send_parallel(
                 *socks, {file->get(), rest, size, block, direct_io, checksums, depth, true, kept.get(), digest},
                 job->progress);
             if (!r) sent = fail(r.error());
-            else if (r->sha256)
-                if (auto after = TransferDigest::of(file->get(), *r->sha256);
-                    before && after && before->same_file_as(*after) && after->size == static_cast<off_t>(size))
-                    taken = std::move(after);
+            else if (r->sha256) taken = TransferDigest::of_unchanged(file->get(), before, *r->sha256, size);
         } else if (ascii) {
             auto r = send_ascii((*socks)[0], file->get(), rest, job->progress);
             if (!r) sent = fail(r.error());

@@ -19,6 +19,12 @@ struct TransferDigest {
 
     // The file behind fd as it is now, with sha256 (empty: identity only).
     static std::optional<TransferDigest> of(int fd, std::string sha256);
+    // The digest taken while fd was sent (RETR, RRTR), kept only for the
+    // file as it was before (same identity and modification time) and of
+    // the size sent: one rewritten meanwhile went as a mix, and one that
+    // grew after its size was taken was sent only in part.
+    static std::optional<TransferDigest> of_unchanged(int fd, const std::optional<TransferDigest> &before,
+                                                      std::string sha256, off_t sent);
     bool same_file_as(const TransferDigest &o) const {
         return device == o.device && inode == o.inode && size == o.size && modified.tv_sec == o.modified.tv_sec &&
                modified.tv_nsec == o.modified.tv_nsec;

@@ -315,7 +315,7 @@ Result<ParallelSendResult> send_parallel(std::span<const int> socks, const Paral
                     // Every buffer waits for the digest, and a block is left to
                     // send: one back now, to go on. (Nothing left: the end needs none.)
                     if (digest && !buffers.has_free() && (resends.pending() || !claims.exhausted())) {
-                        give_back(digest->reclaim(index, true));
+                        give_back(digest->reclaim(index));
                         continue;
                     }
                     auto ended = offer_end(sock, plan, resends);
@@ -459,7 +459,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                         if (auto ok = take_written((*io)->wait()); !ok) return ok;
                     } else if (digest) {
                         // Every buffer waits for the digest: one back now, to go on.
-                        let_go_all(digest->reclaim(index, true, damaged.awaited() == 0));
+                        let_go_all(digest->reclaim(index, damaged.awaited() == 0));
                     } else {
                         return fail_msg("no buffer free and none being written");  // cannot happen
                     }

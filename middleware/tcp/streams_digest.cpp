@@ -85,22 +85,22 @@ std::vector<uint32_t> StreamsDigest::take_back(std::size_t stream) {
     return back;
 }
 
-std::vector<uint32_t> StreamsDigest::reclaim(std::size_t stream, bool one, bool patient) {
+std::vector<uint32_t> StreamsDigest::reclaim(std::size_t stream, bool patient) {
     std::unique_lock lock(mutex_);
     std::vector<uint32_t> back;
     bool waited = false;
     for (;;) {
         collect_returned(stream, back);
-        if (one && !back.empty()) return back;
+        if (!back.empty()) return back;
         // While a stream hashes, the digest moves and will let buffers go:
         // waiting for that costs no copy and cannot stall (hashing waits for
         // nothing). So does a short wait for the block the digest needs
         // next, which is mostly on its way; only then is a buffer copied.
-        if (one && patient && hashing_) {
+        if (patient && hashing_) {
             changed_.wait(lock);
             continue;
         }
-        if (one && patient && !waited) {
+        if (patient && !waited) {
             waited = true;
             changed_.wait_for(lock, kPatience);
             continue;
@@ -118,7 +118,7 @@ std::vector<uint32_t> StreamsDigest::reclaim(std::size_t stream, bool one, bool 
             h.copy.assign(h.data, h.data + h.length);
             copied_ += h.length;
             back.push_back(h.slot);
-            if (one) return back;
+            return back;
         }
     }
 }
@@ -131,14 +131,13 @@ std::vector<uint32_t> StreamsDigest::finish_stream(std::size_t stream, bool fail
     for (;;) {
         collect_returned(stream, back);
         if (!holds_any_of(stream)) return back;
-        if (failed || stopped.load() || streams_done_ == returned_.size()) give_up();
-        // Stopped from outside, the others may not say so: look again soon.
-        else changed_.wait_for(lock, std::chrono::milliseconds(50));
-        if (given_up_) {
-            collect_returned(stream, back);
-            if (!holds_any_of(stream)) return back;
-            changed_.wait_for(lock, std::chrono::milliseconds(50));  // one being hashed
+        if (!given_up_ && (failed || stopped.load() || streams_done_ == returned_.size())) {
+            give_up();
+            continue;
         }
+        // The others still sending, or one of its blocks being hashed; a stop
+        // from outside says nothing here, so look again soon.
+        changed_.wait_for(lock, std::chrono::milliseconds(50));
     }
 }
 

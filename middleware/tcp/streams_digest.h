@@ -43,13 +43,14 @@ public:
     // Stream's buffers the digest is done with since the last call.
     std::vector<uint32_t> take_back(std::size_t stream);
 
-    // Stream's buffers back now, without waiting for their turn: copied, or
-    // the digest given up. Waits while another stream is hashing one of
-    // them. one: as soon as one is back; then, patient, it also waits while
-    // the digest moves and briefly for the block it needs next, before a
-    // copy. Not patient where that block can only come on this very stream
-    // (a damaged block it awaits again): waiting would only add the delay.
-    std::vector<uint32_t> reclaim(std::size_t stream, bool one, bool patient = true);
+    // At least one of stream's buffers back now (none only if the digest
+    // holds none), without waiting for its turn: copied, or the digest given
+    // up. Waits while another stream is hashing one of them. Patient, it
+    // also waits while the digest moves and briefly for the block it needs
+    // next, before a copy. Not patient where that block can only come on
+    // this very stream (a damaged block it awaits again): waiting would only
+    // add the delay.
+    std::vector<uint32_t> reclaim(std::size_t stream, bool patient = true);
 
     // A stream that is done: waits until the digest holds none of its
     // buffers, then hands them back. Gives the digest up instead when

@@ -41,3 +41,24 @@ TEST(TransferDigest, MatchesOnlyTheUnchangedFile) {
     EXPECT_FALSE(d->same_file_as(*now));  // rewritten during an RRTR: not remembered
     ::unlink(moved.c_str());
 }
+
+// RETR and RRTR keep the digest they took only for a file unchanged while
+// it was sent, and only of the size they sent.
+TEST(TransferDigest, ASentFileIsRememberedOnlyUnchangedAndWhole) {
+    std::string path = std::filesystem::current_path().string() + "/digest-sent-probe";
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd);
+    ASSERT_EQ(::write(fd.get(), "abc", 3), 3);
+    auto before = TransferDigest::of(fd.get(), "");
+    auto kept = TransferDigest::of_unchanged(fd.get(), before, "ba7816bf", 3);
+    ASSERT_TRUE(kept);
+    EXPECT_EQ(kept->sha256, "ba7816bf");
+    EXPECT_FALSE(TransferDigest::of_unchanged(fd.get(), before, "ba7816bf", 2));         // grew after its size was taken
+    EXPECT_FALSE(TransferDigest::of_unchanged(fd.get(), std::nullopt, "ba7816bf", 3));  // nothing known before
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd.get(), &st), 0);
+    timespec later[2] = {{0, UTIME_OMIT}, {st.st_mtim.tv_sec + 1, st.st_mtim.tv_nsec}};
+    ASSERT_EQ(::futimens(fd.get(), later), 0);
+    EXPECT_FALSE(TransferDigest::of_unchanged(fd.get(), before, "ba7816bf", 3));  // rewritten meanwhile
+    ::unlink(path.c_str());
+}
