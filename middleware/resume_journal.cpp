@@ -109,11 +109,16 @@ void ResumeJournal::run_checkpoints(std::stop_token stop) {
 // Syncs the file, then records as durable what was complete before the sync.
 // The journal itself is synced once, so that it exists after a power loss;
 // later lines need no sync: an older durable prefix is still a true one.
+// The first sync of the file is a whole fsync: fdatasync may leave out
+// metadata that reading the bytes does not need, and the partial's extended
+// attribute (the upload's SRCE record, written before any block) is such
+// metadata. Without it a resume after a power loss cannot tell where the
+// vouched-for bytes came from, and sends the file again whole.
 bool ResumeJournal::checkpoint(std::unique_lock<std::mutex> &lock) {
     const uint64_t target = written_;
     const bool first = durable_ == 0;
     lock.unlock();
-    int synced = ::fdatasync(checkpoints_.data_fd);
+    int synced = first ? ::fsync(checkpoints_.data_fd) : ::fdatasync(checkpoints_.data_fd);
     int err = errno;
     lock.lock();
     if (synced == 0) {

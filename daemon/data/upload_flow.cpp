@@ -117,8 +117,12 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         return {451, "Could not " + cut.error().message + "; the partial file and its journal are kept for REST.", bytes,
                 "failed"};
     // On stable storage before it has its final name: after a crash, a file
-    // under that name is whole.
-    if (req.sync && ::fdatasync(target->fd.get()) < 0) return discard_unsynced(std::strerror(errno));
+    // under that name is whole. A held upload stays a partial file, and its
+    // SRCE record (an extended attribute, which fdatasync may leave out) is
+    // what lets put -c --verify finish it after a crash without sending it
+    // again: synced whole.
+    if (req.sync && (req.hold ? ::fsync(target->fd.get()) : ::fdatasync(target->fd.get())) < 0)
+        return discard_unsynced(std::strerror(errno));
     // Whole (and synced, unless switched off): its size says it all now. An
     // ASCII upload that continued a partial keeps no journal of its own, but
     // the one it continued from goes too.
