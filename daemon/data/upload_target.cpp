@@ -114,10 +114,18 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
         // Appending continues after what the journal vouches for, not after
         // the size a daemon that died mid-upload left (blocks beyond holes).
         if (append) start = static_cast<uint64_t>(partial_st->st_size);
-        if (static_cast<uint64_t>(partial_st->st_size) < start)
+        // Cut to nothing (a power loss before any checkpoint): it holds
+        // nothing to continue, as an empty one above. Continuing "from 0"
+        // would rename the appended bytes alone over the file.
+        if (append && start == 0) {
+            continue_partial = false;
+            start = final_st ? static_cast<uint64_t>(final_st->st_size) : 0;
+        }
+        if (continue_partial && static_cast<uint64_t>(partial_st->st_size) < start)
             return fail(Error{kBadRestartOffset, "restart offset beyond the " + std::to_string(partial_st->st_size) +
                                                      " bytes received so far"});
-    } else {
+    }
+    if (!continue_partial) {
         // Emptied before its stale journal goes: a daemon that dies in
         // between leaves a short partial file, never one whose holes no
         // journal accounts for any more.

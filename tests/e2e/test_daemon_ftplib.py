@@ -110,6 +110,23 @@ def test_appe_after_a_daemon_crash_appends_to_what_the_journal_vouches_for(rftpd
     assert not (root / ".j.bin.rftp-part").exists() and not (root / ".j.bin.rftp-resume").exists()
 
 
+def test_appe_after_a_journal_that_vouches_for_nothing_keeps_the_file(rftpd):
+    """An APPE was interrupted, and then the machine went down before a
+    checkpoint: its partial file (the file copied, then part of the tail)
+    is vouched for by nothing. The next APPE cuts it to nothing, and must
+    then append after the file, as for an empty partial, not write its
+    bytes alone under the file's name."""
+    root = rftpd.roots["alice"]
+    (root / "log.txt").write_bytes(b"kept lines\n" * 100)
+    (root / ".log.txt.rftp-part").write_bytes(b"kept lines\n" * 100 + b"half a ta")
+    (root / ".log.txt.rftp-resume").write_text(f"{1109:20d} {0:20d} 00000000-0000-0000-0000-000000000000\n")
+    f = login(rftpd)
+    f.storbinary("APPE log.txt", io.BytesIO(b"tail\n"))
+    f.quit()
+    assert (root / "log.txt").read_bytes() == b"kept lines\n" * 100 + b"tail\n"
+    assert not (root / ".log.txt.rftp-part").exists() and not (root / ".log.txt.rftp-resume").exists()
+
+
 def test_a_refused_restart_leaves_no_partial_and_a_later_appe_keeps_the_file(rftpd):
     """REST past the end of the file, then STOR: 554, and no empty partial
     file is left behind, which a later APPE would have "continued" from
