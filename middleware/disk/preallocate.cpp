@@ -38,9 +38,12 @@ Status room_for(int fd, uint64_t length) {
 
 Status preallocate(int fd, uint64_t offset, uint64_t length, ReservedSize size) {
     if (length == 0) return {};
-    if (in_memory_file_system(fd)) return room_for(fd, length);
     struct stat before {};
     if (::fstat(fd, &before) != 0) return fail_errno("fstat before reserving space");
+    // A device has its own size, and its node's file system (/dev, a tmpfs)
+    // says nothing about its room: nothing to reserve or check.
+    if (!S_ISREG(before.st_mode)) return {};
+    if (in_memory_file_system(fd)) return room_for(fd, length);
     const int mode = size == ReservedSize::hidden ? FALLOC_FL_KEEP_SIZE : 0;
     int rc;
     do rc = ::fallocate(fd, mode, static_cast<off_t>(offset), static_cast<off_t>(length));

@@ -289,6 +289,16 @@ TEST(Preallocate, TmpfsIsCheckedForRoomNotFilledWithPages) {
     EXPECT_NE(too_big.error().message.find("no room for"), std::string::npos);
 }
 
+// A device node's file system is /dev's (devtmpfs, a tmpfs), whose free
+// space says nothing about the device: an RDMA download to /dev/sdX was
+// refused for "no room" once the file outgrew /dev's free memory.
+TEST(Preallocate, ADeviceHasNothingToReserve) {
+    UniqueFd fd(::open("/dev/zero", O_WRONLY | O_CLOEXEC));
+    ASSERT_TRUE(fd);
+    EXPECT_TRUE(rftp::middleware::preallocate(fd.get(), 0, 1ull << 50));
+    EXPECT_TRUE(rftp::middleware::preallocate(fd.get(), 0, 1ull << 50, rftp::middleware::ReservedSize::whole));
+}
+
 TEST(Preallocate, TheMachinesDiskReservesAndGivesBack) {
     UniqueFd fd = unlinked_file(std::filesystem::current_path().string(), "reserved-file");
     ASSERT_TRUE(fd);
