@@ -44,6 +44,16 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     }
     std::unique_ptr<middleware::ResumeJournal> journal;
     std::string journal_path = resume_journal_path(target->partial);
+    // The partial file and its journal are removed by name, and only while
+    // the name still holds this upload's partial: if another session deleted
+    // it meanwhile and began its own upload there, both names are that
+    // upload's now, and its journal is the only record of which of its
+    // bytes are good.
+    auto remove_own_files = [&](bool partial_too) {
+        if (!held_file_is_there(root, *target)) return;
+        if (partial_too) (void)root.remove_file(target->partial);
+        (void)root.remove_file(journal_path);
+    };
     if (!req.in_order) {
         auto jfd = root.open_file(journal_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
         if (!jfd) return {451, "Could not create resume journal: " + jfd.error().message + ".", 0, "failed"};
@@ -65,10 +75,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
             // A new upload's partial goes with its journal; a resumed one
             // keeps its journal, which says where it really ends even if the
             // failed reservation left it longer.
-            if (target->start == 0) {
-                if (journal) (void)root.remove_file(journal_path);
-                (void)root.remove_file(target->partial);
-            }
+            if (target->start == 0) remove_own_files(true);
             return failed_outcome(reserved.error(), false, 0);
         }
     }
@@ -89,8 +96,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // partial can be, so it goes, whether or not the rest arrived (a failed
     // checkpoint stops the transfer).
     auto discard_unsynced = [&](const std::string &why) -> TransferOutcome {
-        (void)root.remove_file(target->partial);
-        (void)root.remove_file(journal_path);
+        remove_own_files(true);
         return {451, "Could not flush the upload to disk: " + why + "; the partial file was discarded: send the whole file again.",
                 bytes, "failed"};
     };
@@ -126,7 +132,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // Whole (and synced, unless switched off): its size says it all now. An
     // ASCII upload that continued a partial keeps no journal of its own, but
     // the one it continued from goes too.
-    (void)root.remove_file(journal_path);
+    remove_own_files(false);
     if (req.hold) {
         TransferOutcome held{226, "Transfer complete; held as " + target->partial + " until COMT.", bytes, "ok"};
         held.held = std::make_shared<UploadTarget>(std::move(*target));

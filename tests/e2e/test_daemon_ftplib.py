@@ -231,6 +231,47 @@ def break_upload(f, command: str, data: bytes, part, size: int):
         f.voidresp()
 
 
+def wait_until(what, ready, seconds=30):
+    deadline = time.monotonic() + seconds
+    while not ready():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.01)
+
+
+def test_an_upload_whose_partial_was_taken_over_leaves_the_new_uploads_journal(rftpd):
+    """Session A uploads x.bin; another session deletes its partial file and a
+    third begins its own upload of x.bin. When A's upload ends it is not put
+    in place (451: the partial is not A's any more), and it must not remove
+    the new upload's journal either, by name: that journal is the only
+    record of which of the new upload's bytes are good after a crash."""
+    root = rftpd.roots["alice"]
+    part, journal = root / ".x.bin.rftp-part", root / ".x.bin.rftp-resume"
+    a = login(rftpd)
+    a.voidcmd("TYPE I")
+    conn_a = a.transfercmd("STOR x.bin")
+    conn_a.sendall(b"a" * 100_000)
+    wait_until("A's bytes", lambda: part.exists() and part.stat().st_size >= 100_000)
+    b = login(rftpd)
+    b.delete(".x.bin.rftp-part")
+    assert not journal.exists()  # the journal goes with it
+    c = login(rftpd)
+    c.voidcmd("TYPE I")
+    conn_c = c.transfercmd("STOR x.bin")
+    conn_c.sendall(b"c" * 100_000)
+    wait_until("C's bytes", lambda: part.exists() and part.stat().st_size >= 100_000 and journal.exists())
+    conn_a.close()
+    with pytest.raises(ftplib.Error, match="^451"):
+        a.voidresp()
+    assert journal.exists(), "A's end removed C's journal"
+    assert part.exists()
+    conn_c.close()
+    c.voidresp()
+    assert (root / "x.bin").read_bytes() == b"c" * 100_000
+    assert not journal.exists() and not part.exists()
+    for f in (a, b, c):
+        f.quit()
+
+
 def test_srce_names_the_source_of_the_next_upload_only(rftpd):
     """SRCE <token> (rftpd's own): recorded on the partial file of the next
     upload, shown as MLST's X.rftp-source fact there; an upload without one
