@@ -40,8 +40,11 @@ Result<FrameHeader> decode_frame(const uint8_t *bytes, uint64_t max_count, uint6
 
 // Decodes a frame that came back from the receiver: a resend request of
 // 1..max_count bytes whose range ends at or before limit, or the echoed EOD
-// (count 0, offset at or before limit). Whether a request names a block
-// that was sent, and an EOD the file's size, is for the sender to check.
+// (count 0, offset at or before limit). Whether a request names a block of
+// the transfer exactly (on its block grid; not necessarily one this
+// connection carried: a peer may ask at most 64 x 3 blocks per connection
+// that way, its own bandwidth), and an EOD the file's size, is for the
+// sender to check.
 Result<FrameHeader> decode_receiver_frame(const uint8_t *bytes, uint64_t max_count, uint64_t limit);
 
 }  // namespace rftp::ftp

@@ -22,6 +22,7 @@ Result<ConnectData> decode_connect(std::span<const uint8_t> bytes) {
     if (p[2] != kRdmaVersion)
         return fail_msg("connection request of protocol version " + std::to_string(p[2]) + ", this server speaks " +
                         std::to_string(kRdmaVersion));
+    if (p[5] != 0 || p[6] != 0 || p[7] != 0) return fail_msg("connection request with its reserved bytes set");
     ConnectData d;
     d.index = p[3];
     d.count = p[4];

@@ -77,7 +77,7 @@ void cmd_radr(Session &s, const std::string &arg) {
     in >> a >> b >> c >> extra;
     uint64_t streams = 0, block = 0, depth = 0;
     if (!parse_decimal(a, 1u << 16, streams) || !parse_decimal(b, 1ull << 40, block) ||
-        !parse_decimal(c, 1u << 16, depth) || !extra.empty() || streams == 0 || depth == 0)
+        !parse_decimal(c, 1u << 16, depth) || !extra.empty() || streams == 0 || block == 0 || depth == 0)
         return s.reply(501, "Usage: RADR <streams> <block bytes> <iodepth>");
     s.drop_rdma();  // a new RADR replaces the channel
     const DaemonOptions &o = s.options();

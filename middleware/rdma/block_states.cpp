@@ -16,6 +16,7 @@ const char *to_string(SourceBlock s) {
 const char *to_string(SinkBlock s) {
     switch (s) {
         case SinkBlock::free: return "free";
+        case SinkBlock::lending: return "lending";
         case SinkBlock::granted: return "granted";
         case SinkBlock::filled: return "filled";
         case SinkBlock::writing: return "writing";

@@ -2,9 +2,12 @@
 // A source block goes free -> loading (a reader fills it) -> ready -> posted
 // (RDMA WRITE in flight) -> free, or, once per /dev/zero file, free -> zeros
 // (held all zeros for the file: every full-length WRITE reads it). A sink
-// block goes free -> granted (lent to the source) -> filled (its notice
-// arrived) -> writing (checked, then to disk) -> free, or back to granted
-// when its checksum failed.
+// block goes free -> lending (its grant waits to go out, in a batch) ->
+// granted (the grant went out) -> filled (its notice arrived) -> writing
+// (checked, then to disk) -> free, or back to lending when its checksum
+// failed. Only a granted block takes a notice: a notice for a grant the
+// source never received could only be a guess or a replay, and would pass
+// off the block's old contents as new.
 // Every move names the state it expects, so a block can never be in two
 // states, and a move from the wrong one is an error the caller reports
 // (for a sink block, that means the peer broke the protocol).
@@ -20,7 +23,7 @@
 namespace rftp::middleware::rdma {
 
 enum class SourceBlock : uint8_t { free, loading, ready, posted, zeros };
-enum class SinkBlock : uint8_t { free, granted, filled, writing };
+enum class SinkBlock : uint8_t { free, lending, granted, filled, writing };
 
 const char *to_string(SourceBlock s);
 const char *to_string(SinkBlock s);
@@ -37,12 +40,13 @@ constexpr bool allowed(SourceBlock from, SourceBlock to) {
            (from == SourceBlock::loading && to == SourceBlock::free);
 }
 constexpr bool allowed(SinkBlock from, SinkBlock to) {
-    return (from == SinkBlock::free && to == SinkBlock::granted) ||
+    return (from == SinkBlock::free && to == SinkBlock::lending) ||
+           (from == SinkBlock::lending && to == SinkBlock::granted) ||
            (from == SinkBlock::granted && to == SinkBlock::filled) ||
            (from == SinkBlock::filled && to == SinkBlock::writing) ||
            (from == SinkBlock::writing && to == SinkBlock::free) ||
            // its checksum failed: lent to the source again for the same bytes
-           (from == SinkBlock::writing && to == SinkBlock::granted);
+           (from == SinkBlock::writing && to == SinkBlock::lending);
 }
 
 // Not thread-safe: the engine holds its lock around every call. Free blocks

@@ -424,6 +424,14 @@ void Channel::handle_completion(const ibv_wc &wc) {
     }
     switch (kind) {
         case WorkKind::control_recv: {
+            // The pool shares the control queue pair's protection domain: a
+            // WRITE WITH IMMEDIATE there uses up a receive whose slot holds
+            // an old message, which must not be read again as new.
+            if (wc.opcode != IBV_WC_RECV) {
+                std::lock_guard lock(mutex_);
+                return fail_locked(Error::msg("peer broke the RDMA protocol: a WRITE WITH IMMEDIATE on the control queue pair"),
+                                   true);
+            }
             uint8_t copy[kControlSlot];
             std::size_t len = std::min<std::size_t>(wc.byte_len, kControlSlot);
             std::memcpy(copy, res_.control_recv_slot(index), len);

@@ -232,6 +232,7 @@ private:
     void reserve_then_grant(std::unique_lock<std::mutex> &lock);
     void grant_locked();
     wire::Grant grant_of(uint32_t slot, uint64_t offset, uint32_t len) const;
+    void lend_locked(uint32_t slot, uint64_t offset, uint32_t len, std::optional<uint32_t> contents_crc);
     void flush_grants_locked();
     void finish_sink_locked(std::optional<Error> error);
     void block_stored_locked(uint32_t slot);

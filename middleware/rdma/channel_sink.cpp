@@ -106,16 +106,33 @@ wire::Grant Channel::grant_of(uint32_t slot, uint64_t offset, uint32_t len) cons
 void Channel::grant_locked() {
     SinkFile &f = *sink_;
     while (f.next_offset < f.size) {
-        auto slot = f.slots.take_free(SinkBlock::granted);
+        auto slot = f.slots.take_free(SinkBlock::lending);
         if (!slot) break;
         uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(res_.params.block_size, f.size - f.next_offset));
-        f.slot_offset[*slot] = f.next_offset;
-        f.slot_length[*slot] = len;
-        f.grants_to_send.push_back(
-            grant_of(*slot, f.next_offset, len));
+        lend_locked(*slot, f.next_offset, len, std::nullopt);
         f.next_offset += len;
         if (f.grants_to_send.size() == wire::kMaxGrantsPerMessage) flush_grants_locked();
     }
+}
+
+// Queues the grant of slot (in state lending) for [offset, offset + len).
+// The slot still holds what was last written into it, a block whose
+// trailer matched its bytes: its trailer is spoiled first, so a notice that
+// comes without a fresh WRITE (a replayed or duplicated notice, a WRITE
+// aimed at another slot) fails its check instead of passing the old bytes
+// off as these. contents_crc: the CRC32C of its first len bytes, where
+// known (a damaged block, granted again), makes that certain; otherwise
+// the old trailer is inverted, which is certain for an old block of the
+// same length (every one but a file's last).
+void Channel::lend_locked(uint32_t slot, uint64_t offset, uint32_t len, std::optional<uint32_t> contents_crc) {
+    SinkFile &f = *sink_;
+    f.slot_offset[slot] = offset;
+    f.slot_length[slot] = len;
+    if (!f.discard && f.spec.block_checksums) {
+        uint8_t *block = res_.block(slot);
+        put_block_trailer(block, len, contents_crc ? ~*contents_crc : ~block_trailer(block, len));
+    }
+    f.grants_to_send.push_back(grant_of(slot, offset, len));
 }
 
 void Channel::flush_grants_locked() {
@@ -125,8 +142,13 @@ void Channel::flush_grants_locked() {
         wire::RdmaMessage m;
         m.type = wire::RdmaMessageType::grant;
         m.file_id = f.id;
-        while (i < f.grants_to_send.size() && m.grant_count < wire::kMaxGrantsPerMessage)
-            m.grants[m.grant_count++] = f.grants_to_send[i++];
+        while (i < f.grants_to_send.size() && m.grant_count < wire::kMaxGrantsPerMessage) {
+            const wire::Grant &g = f.grants_to_send[i++];
+            // Notices are taken for it from here on (the lock is held until it is sent).
+            if (auto ok = f.slots.move(g.slot, SinkBlock::lending, SinkBlock::granted); !ok)
+                return fail_locked(ok.error(), true);
+            m.grants[m.grant_count++] = g;
+        }
         send_control_locked(m);
     }
     f.grants_out += static_cast<unsigned>(f.grants_to_send.size());
@@ -155,9 +177,8 @@ void Channel::handle_notice(unsigned qp, uint32_t slot, uint32_t length, std::op
     if (!sink_ || !sink_->begun) return violation("a block notice while no file is being received");
     SinkFile &f = *sink_;
     if (file_id && *file_id != f.id) return violation("a block notice for file " + std::to_string(*file_id));
-    // A slot is granted here before its grant is sent (grants go in
-    // batches): a notice with none sent could only be a guess.
     if (f.grants_out == 0) return violation("a block notice while no grant is out");
+    // Only a slot whose grant went out (not one still waiting in a batch).
     if (auto ok = f.slots.move(slot, SinkBlock::granted, SinkBlock::filled); !ok) return violation(ok.error().message);
     if (length != f.slot_length[slot])
         return violation("block " + std::to_string(slot) + " filled with " + std::to_string(length) + " bytes, " +
@@ -270,8 +291,8 @@ void Channel::checksum_failed_locked(uint32_t slot, uint32_t got, uint32_t want)
                                                "is damaging data"},
                            true);
     if (f.progress) f.progress->blocks_resent.fetch_add(1);
-    if (auto ok = f.slots.move(slot, SinkBlock::writing, SinkBlock::granted); !ok) return fail_locked(ok.error(), true);
-    f.grants_to_send.push_back(grant_of(slot, offset, len));
+    if (auto ok = f.slots.move(slot, SinkBlock::writing, SinkBlock::lending); !ok) return fail_locked(ok.error(), true);
+    lend_locked(slot, offset, len, got);
     flush_grants_locked();
 }
 

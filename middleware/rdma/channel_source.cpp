@@ -34,6 +34,13 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
     std::unique_lock lock(mutex_);
     if (failed_) return fail(failed_->with_context("RDMA channel unusable"));
     if (source_ || sink_) return fail_msg("a transfer is already running on this RDMA channel");
+    // A peer that announced a file of its own meanwhile broke the protocol:
+    // kept, it would be taken for the start of some later upload.
+    if (early_begin_) {
+        Error e = Error::msg("peer announced a file while this side was to send one");
+        fail_locked(e, true);
+        return fail(e);
+    }
     source_.emplace();
     SourceFile &f = *source_;
     f.id = ++next_file_id_;

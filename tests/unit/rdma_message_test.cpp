@@ -699,6 +699,14 @@ TEST(RdmaMessageConnect, RejectsCountBelowTwo) {
     }
 }
 
+TEST(RdmaMessageConnect, RejectsReservedBytesSet) {
+    for (std::size_t i : {5u, 6u, 7u}) {
+        auto bytes = encode_connect(ConnectData{0, 2, sample_token()});
+        bytes[i] = 1;
+        expect_connect_rejected(bytes, "reserved bytes set");
+    }
+}
+
 TEST(RdmaMessageConnect, AcceptsPaddingBeyondTwentyFourBytes) {
     ConnectData d{2, 3, sample_token()};
     auto bytes = encode_connect(d);

@@ -1,8 +1,10 @@
 """What a hostile or broken RDMA peer cannot do to rftpd, on each lab device:
 connect with a wrong token, send a malformed control message, flood the
-daemon with grants, or take more pinned memory than the daemon allows. Each ends with the daemon serving
-others as before."""
+daemon with grants, replay a block notice, or take more pinned memory than
+the daemon allows. Each ends with the daemon serving others as before."""
 
+import ftplib
+import os
 import re
 import socket
 import subprocess
@@ -203,3 +205,53 @@ def test_a_taken_port_in_the_rdma_range_is_skipped(tmp_path_factory, device, tmp
         holder.close()
         alive = d.alive()
         assert d.stop() == 0 and alive, d.log()[-3000:]
+
+
+def test_a_replayed_notice_cannot_pass_a_slots_old_block_off_as_new(tmp_path_factory, device, tmp_path):
+    """A source that notifies a slot again without writing it (a replayed or
+    duplicated notice, a WRITE aimed at another slot) leaves in that slot the
+    block it last held, under a trailer that matched it. rftpd spoils a
+    slot's trailer whenever it lends it again, so that notice fails its
+    check and the range is granted again; the file ends whole, not with the
+    old block in the new block's place. (rftpd's pool here is two blocks, so
+    the third range of the file reuses the first slot.)"""
+    name, addr = device
+    block = 512 << 10
+    d = Daemon(tmp_path_factory.mktemp(f"replay-{name}"), [addr], port=2134, extra_config="rdma: {pool_size: 1M}\n")
+    try:
+        ftp = d.ftp(addr)
+        fields = radr(ftp, block=block, depth=1)
+        assert int(fields["block"]) == block
+        peer = subprocess.Popen([str(PEER), "replayed-notice", addr, fields["port"], fields["streams"],
+                                 fields["block"], fields["depth"], fields["token"], str(3 * block)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            assert "connected" in peer.stdout.readline()
+            assert ftp.sendcmd("TYPE I").startswith("200")
+            assert ftp.sendcmd("RSTR replayed.bin").startswith("150")
+            out, _ = peer.communicate(timeout=120)
+        finally:
+            peer.kill()
+        assert peer.returncode == 0, out
+        assert "replaying its last notice" in out, out
+        assert ftp.getresp().startswith("226")
+        ftp.quit()
+        assert (d.root / "replayed.bin").read_bytes() == b"".join(bytes([k + 1]) * block for k in range(3))
+        assert re.search(rf"event=block_checksum_mismatch offset={2 * block} length={block} .*attempt=1", d.log())
+        src = tmp_path / "after-replay.bin"
+        src.write_bytes(os.urandom(3 * block + 1))
+        _, s = rftp("put", str(src), url(addr, src.name, port=2134))
+        assert s["transport"] == "rdma"
+        assert (d.root / src.name).read_bytes() == src.read_bytes()
+    finally:
+        d.stop()
+
+
+def test_radr_takes_three_numbers_above_zero(daemon, device):
+    name, addr = device
+    ftp = daemon.ftp(addr)
+    for bad in ("4 0 8", "0 65536 4", "4 65536 0", "4 65536", "4 65536 4 4", "4 -1 4", "4 64k 4"):
+        with pytest.raises(ftplib.error_perm, match="^501"):
+            ftp.sendcmd(f"RADR {bad}")
+    assert radr(ftp, block=1)["block"] == str(64 << 10)  # clamped up, as documented
+    ftp.quit()

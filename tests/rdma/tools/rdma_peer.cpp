@@ -12,6 +12,15 @@
 //       block again, all into one buffer: each grant valid on its own, the
 //       lot more than any sink holds or resends. Exit 0 if the server
 //       aborted the channel before the grants ran out.
+//   rdma_peer replayed-notice ADDR PORT STREAMS BLOCK DEPTH TOKEN SIZE
+//       connects with the real token and, as the source of an RSTR, sends a
+//       file of SIZE bytes (every byte of block k is k + 1), each block as
+//       WRITE then block_done. When a slot it filled before is granted
+//       again, it first sends that slot's notice again without writing (a
+//       replayed notice: the slot still holds its last block, under a
+//       trailer that matched it), and writes the block only when the slot
+//       is granted again. Prints what the server did; exit 0 once the
+//       server finished the file (the caller checks what the file holds).
 //
 // Exit 1: the server did not behave as it must; 2: usage or local failure.
 #include <arpa/inet.h>
@@ -25,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "middleware/integrity/block_checksum.h"
 #include "middleware/rdma/cm_setup.h"
 #include "middleware/rdma/control_credits.h"
 #include "middleware/rdma/device_check.h"
@@ -72,6 +82,13 @@ bool post_control_send(ChannelResources &res, std::size_t len) {
     return ibv_post_send(res.qp(0), &wr, &bad) == 0;
 }
 
+// Connects every queue pair to ADDR PORT (argv[2], argv[3]) with the token.
+bool connect_to_server(ChannelResources &res, char **argv, const wire::ChannelToken &token) {
+    auto ok = connect_channel(res, parse_addr(argv[2]), static_cast<uint16_t>(std::stoul(argv[3])), token, 10);
+    if (!ok) std::printf("could not connect: %s\n", ok.error().message.c_str());
+    return static_cast<bool>(ok);
+}
+
 int wrong_token(int argc, char **argv) {
     auto res = ChannelResources::allocate(params_from(argc, argv));
     auto token = new_channel_token();
@@ -90,11 +107,7 @@ int malformed(int argc, char **argv) {
     auto token = wire::parse_token_hex(argv[7]);
     auto res = ChannelResources::allocate(params_from(argc, argv));
     if (!token || !res) return 2;
-    if (auto ok = connect_channel(*res, parse_addr(argv[2]), static_cast<uint16_t>(std::stoul(argv[3])), *token, 10);
-        !ok) {
-        std::printf("could not connect: %s\n", ok.error().message.c_str());
-        return 1;
-    }
+    if (!connect_to_server(*res, argv, *token)) return 1;
     // A credit message whose magic is wrong, sent raw on the control queue pair.
     wire::RdmaMessage m;
     uint8_t *buf = res->control_send_slot(0);
@@ -165,6 +178,18 @@ public:
         return true;
     }
 
+    // Waits until a block_done notice this peer posted has gone (with the
+    // WRITE before it: one queue pair completes in order), so its memory may
+    // be used again; false when the channel broke.
+    bool notice_sent() {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+        while (notices_done_ == 0) {
+            if (std::chrono::steady_clock::now() > deadline || !poll_once()) return false;
+        }
+        --notices_done_;
+        return true;
+    }
+
 private:
     // One pass over the completion queue; false when a work request failed.
     bool poll_once() {
@@ -194,6 +219,7 @@ private:
             case WorkKind::data_recv:
                 if (!res_.post_data_recv(wr_qp(wc.wr_id), wr_index(wc.wr_id))) return false;
                 break;
+            case WorkKind::notice: ++notices_done_; break;
             default: break;
         }
         return true;
@@ -203,6 +229,7 @@ private:
     ControlCredits credits_{kControlDepth};
     std::vector<wire::RdmaMessage> inbox_;
     bool sent_ = false;
+    unsigned notices_done_ = 0;
 };
 
 // A notice for every grant may come before this peer re-posts a receive,
@@ -216,11 +243,7 @@ int grant_flood(int argc, char **argv) {
     params.blocks = kFloodReceives;
     auto res = ChannelResources::allocate(params);
     if (!token || !res) return 2;
-    if (auto ok = connect_channel(*res, parse_addr(argv[2]), static_cast<uint16_t>(std::stoul(argv[3])), *token, 10);
-        !ok) {
-        std::printf("could not connect: %s\n", ok.error().message.c_str());
-        return 1;
-    }
+    if (!connect_to_server(*res, argv, *token)) return 1;
     std::printf("connected\n");
     std::fflush(stdout);
     ControlPeer peer(*res);
@@ -273,15 +296,101 @@ int grant_flood(int argc, char **argv) {
     return 1;
 }
 
+// WRITE of block k's bytes (and their trailer) into the granted memory, then
+// its block_done notice, on the first data queue pair: in order, as a
+// source that cannot send immediates does it.
+bool write_block(ChannelResources &res, const wire::Grant &g, uint32_t file_id, uint8_t fill, bool write) {
+    uint8_t *data = res.block(0);
+    std::memset(data, fill, g.length);
+    middleware::put_block_trailer(data, g.length, middleware::crc32c({data, g.length}));
+    wire::RdmaMessage m;
+    m.type = wire::RdmaMessageType::block_done;
+    m.file_id = file_id;
+    m.slot = g.slot;
+    m.length = g.length;
+    uint8_t *buf = res.notice_slot(0);
+    std::size_t len = wire::encode(m, {buf, kNoticeSlot});
+    ibv_sge sges[2] = {{reinterpret_cast<uintptr_t>(data), g.length + static_cast<uint32_t>(middleware::kBlockTrailerBytes),
+                        res.pool_mr->lkey},
+                       {reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(len), res.messages_mr->lkey}};
+    ibv_send_wr wrs[2] = {};
+    wrs[0].wr_id = make_wr_id(WorkKind::write, 1, 0);
+    wrs[0].sg_list = &sges[0];
+    wrs[0].num_sge = 1;
+    wrs[0].opcode = IBV_WR_RDMA_WRITE;
+    wrs[0].wr.rdma.remote_addr = g.addr;
+    wrs[0].wr.rdma.rkey = g.rkey;
+    wrs[0].next = &wrs[1];
+    wrs[1].wr_id = make_wr_id(WorkKind::notice, 1, 0);
+    wrs[1].sg_list = &sges[1];
+    wrs[1].num_sge = 1;
+    wrs[1].opcode = IBV_WR_SEND;
+    wrs[1].send_flags = IBV_SEND_SIGNALED;
+    ibv_send_wr *bad = nullptr;
+    return ibv_post_send(res.qp(1), write ? &wrs[0] : &wrs[1], &bad) == 0;
+}
+
+int replayed_notice(int argc, char **argv) {
+    if (argc < 9) return 2;
+    auto token = wire::parse_token_hex(argv[7]);
+    const uint64_t size = std::stoull(argv[8]);
+    auto res = ChannelResources::allocate(params_from(argc, argv));
+    if (!token || !res) return 2;
+    if (!connect_to_server(*res, argv, *token)) return 1;
+    std::printf("connected\n");
+    std::fflush(stdout);
+    ControlPeer peer(*res);
+    wire::RdmaMessage begin;
+    begin.type = wire::RdmaMessageType::file_begin;
+    begin.file_id = 7;
+    begin.start = 0;
+    begin.size = size;
+    if (!peer.send(begin)) return 1;
+    const uint64_t block = res->params.block_size;
+    std::vector<bool> filled_before;  // by slot
+    bool replayed = false;
+    for (;;) {
+        auto m = peer.receive(30);
+        if (!m) {
+            std::printf("the server went quiet\n");
+            return 1;
+        }
+        if (m->type == wire::RdmaMessageType::abort) {
+            std::printf("aborted by the server: %s\n", m->text.c_str());
+            return 1;
+        }
+        if (m->type == wire::RdmaMessageType::file_done) {
+            std::printf("file_done: %llu bytes%s\n", static_cast<unsigned long long>(m->bytes),
+                        replayed ? ", after the replayed notice" : "");
+            return replayed ? 0 : 1;
+        }
+        if (m->type != wire::RdmaMessageType::grant) continue;
+        for (unsigned i = 0; i < m->grant_count; ++i) {
+            const wire::Grant &g = m->grants[i];
+            if (g.slot >= filled_before.size()) filled_before.resize(g.slot + 1);
+            const bool replay = filled_before[g.slot] && !replayed;
+            std::printf("grant: slot %u at %llu%s\n", g.slot, static_cast<unsigned long long>(g.offset),
+                        replay ? ": replaying its last notice" : "");
+            std::fflush(stdout);
+            if (!write_block(*res, g, begin.file_id, static_cast<uint8_t>(g.offset / block + 1), !replay)) return 2;
+            if (!peer.notice_sent()) return 1;
+            replayed = replayed || replay;
+            filled_before[g.slot] = true;
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     if (argc >= 5 && std::strcmp(argv[1], "wrong-token") == 0) return wrong_token(argc, argv);
     if (argc >= 8 && std::strcmp(argv[1], "malformed") == 0) return malformed(argc, argv);
     if (argc >= 8 && std::strcmp(argv[1], "grant-flood") == 0) return grant_flood(argc, argv);
+    if (argc >= 9 && std::strcmp(argv[1], "replayed-notice") == 0) return replayed_notice(argc, argv);
     std::fprintf(stderr,
                  "usage: rdma_peer wrong-token ADDR PORT STREAMS\n"
                  "       rdma_peer malformed ADDR PORT STREAMS BLOCK DEPTH TOKEN\n"
-                 "       rdma_peer grant-flood ADDR PORT STREAMS BLOCK DEPTH TOKEN\n");
+                 "       rdma_peer grant-flood ADDR PORT STREAMS BLOCK DEPTH TOKEN\n"
+                 "       rdma_peer replayed-notice ADDR PORT STREAMS BLOCK DEPTH TOKEN SIZE\n");
     return 2;
 }
