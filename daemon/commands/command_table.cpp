@@ -67,6 +67,17 @@ bool takes_pending_transfer(std::string_view verb) {
     return false;
 }
 
+bool keeps_pending_transfer(std::string_view verb) {
+    // What a client sends between REST (ALLO, SRCE, HOLD) and its transfer
+    // command: the others of those four, and the setup of the data
+    // connection or RDMA channel it is to use (rftp: SRCE, OPTS PARALLEL,
+    // REST, EPSV, ALLO, HOLD, STOR; or SRCE, RADR, REST, HOLD, RSTR).
+    for (std::string_view v : {"REST", "ALLO", "SRCE", "HOLD", "PASV", "EPSV", "PORT", "EPRT", "TYPE", "MODE",
+                               "STRU", "OPTS", "RADR", "NOOP", "STAT"})
+        if (verb == v) return true;
+    return false;
+}
+
 const CommandSpec *find_command(std::string_view verb) {
     for (const auto &c : kCommands)
         if (c.verb == verb) return &c;

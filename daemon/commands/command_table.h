@@ -28,6 +28,10 @@ const CommandSpec *find_command(std::string_view verb);
 // The transfer commands, which take what REST, ALLO, SRCE and HOLD set for
 // "the next transfer" (command_support.h), even when refused.
 bool takes_pending_transfer(std::string_view verb);
+// The commands that may come between those four and their transfer command;
+// any other drops what they set, so that it never outlives a change of mind
+// (REST, then SIZE, then a STOR meant to start over).
+bool keeps_pending_transfer(std::string_view verb);
 std::span<const CommandSpec> all_commands();
 
 // Handlers, grouped by file: login_commands.cpp, info_commands.cpp,

@@ -81,7 +81,10 @@ void cmd_eprt(Session &s, const std::string &arg) { set_active(s, ftp::parse_epr
 
 void cmd_rest(Session &s, const std::string &arg) {
     uint64_t offset = 0;
-    if (!parse_decimal(arg, 1ull << 62, offset)) return s.reply(501, "REST needs a byte offset.");
+    if (!parse_decimal(arg, 1ull << 62, offset)) {
+        s.state.restart_offset = 0;  // a refused REST leaves no earlier one behind
+        return s.reply(501, "REST needs a byte offset.");
+    }
     s.state.restart_offset = offset;
     s.reply(350, "Restarting at " + std::to_string(offset) + ". Send STOR or RETR.");
 }

@@ -132,6 +132,10 @@ void cmd_comt(Session &s, const std::string &arg) {
 void cmd_rnfr(Session &s, const std::string &arg) {
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
+    // Renamed away, an upload's partial file would be under a final name
+    // while incomplete (perhaps still being written); its journal would no
+    // longer say what of it is good.
+    if (refused_as_bookkeeping(s, *vpath)) return;
     // The entry itself: renaming a symlink moves the link, wherever it points.
     if (auto st = s.state.root->stat_entry(*vpath); !st) return reply_fs_error(s, st.error());
     if (!s.state.root->writable()) return s.reply(550, "Permission denied.");

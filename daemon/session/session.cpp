@@ -221,6 +221,7 @@ void Session::execute(const std::string &line) {
     // Never log a password, not even a wrong one.
     log::debug(log_prefix() + " command=" + cmd->verb +
                (cmd->verb == "PASS" ? "" : " argument=" + log::quote(cmd->argument)));
+    if (!takes_pending_transfer(cmd->verb) && !keeps_pending_transfer(cmd->verb)) (void)take_pending_transfer(*this);
     const CommandSpec *spec = find_command(cmd->verb);
     if (!spec) {
         if (known_but_unimplemented(cmd->verb)) reply(502, "Command not implemented.");

@@ -434,6 +434,54 @@ def test_rest_goes_with_the_next_transfer_command_whatever_it_is(rftpd):
     f.quit()
 
 
+def test_a_command_between_rest_and_the_transfer_drops_it(rftpd):
+    """REST, then SIZE (or any command but the data connection's setup): the
+    client changed its mind, and the STOR that follows starts over. It used
+    to splice the old file's first bytes onto the new upload and put that
+    in place with 226. The setup between REST and STOR keeps it, as rftp's
+    own sequence needs (REST, EPSV, ALLO, HOLD, STOR)."""
+    root = rftpd.roots["alice"]
+    (root / "doc.txt").write_bytes(b"old version\n" * 100)
+    f = login(rftpd, "alice")
+    f.voidcmd("TYPE I")
+    for between in ("SIZE doc.txt", "MDTM doc.txt", "CWD /", "PWD", "MLST doc.txt", "FEAT"):
+        assert f.sendcmd("REST 1000").startswith("350")
+        f.sendcmd(between)
+        f.storbinary("STOR doc.txt", io.BytesIO(b"new\n"))
+        assert (root / "doc.txt").read_bytes() == b"new\n", between
+        (root / "doc.txt").write_bytes(b"old version\n" * 100)
+    # A refused REST leaves no earlier one behind either.
+    assert f.sendcmd("REST 1000").startswith("350")
+    with pytest.raises(ftplib.error_perm, match="^501"):
+        f.sendcmd("REST soon")
+    f.storbinary("STOR doc.txt", io.BytesIO(b"new\n"))
+    assert (root / "doc.txt").read_bytes() == b"new\n"
+    # REST, the data connection's setup, ALLO, NOOP and STAT keep it.
+    (root / "doc.txt").write_bytes(b"old version\n" * 100)
+    assert f.sendcmd("REST 12").startswith("350")
+    for kept in ("TYPE I", "NOOP", "STAT", "ALLO 16"):
+        f.sendcmd(kept)
+    f.storbinary("STOR doc.txt", io.BytesIO(b"new\n"))  # ftplib sends EPSV or PASV here too
+    assert (root / "doc.txt").read_bytes() == b"old version\nnew\n"
+    f.quit()
+
+
+def test_a_partial_upload_is_never_renamed_under_a_final_name(rftpd):
+    """RNFR .x.rftp-part, RNTO x would put an incomplete file (perhaps still
+    being written by another session) under the final name: 553."""
+    root = rftpd.roots["alice"]
+    (root / ".x.bin.rftp-part").write_bytes(b"half")
+    (root / ".x.bin.rftp-resume").write_text(f"{4:20d} {4:20d} 00000000-0000-0000-0000-000000000000\n")
+    f = login(rftpd, "alice")
+    for name in (".x.bin.rftp-part", ".x.bin.rftp-resume"):
+        with pytest.raises(ftplib.error_perm, match="^553"):
+            f.sendcmd(f"RNFR {name}")
+        with pytest.raises(ftplib.error_perm, match="^503"):
+            f.sendcmd("RNTO x.bin")
+    assert not (root / "x.bin").exists() and (root / ".x.bin.rftp-part").read_bytes() == b"half"
+    f.quit()
+
+
 def test_allo_is_not_needed_where_nothing_would_be_reserved(rftpd, tmp_path):
     bob = login(rftpd, "bob")  # read-only: no STOR to reserve for
     assert bob.sendcmd("ALLO 1000000").startswith("202")
