@@ -28,11 +28,13 @@ Outcome<FtpConnection> FtpConnection::open(const std::string &host, uint16_t por
     return c;
 }
 
+bool ftp_can_carry(std::string_view text) {
+    return text.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
 OutcomeStatus FtpConnection::send(std::string_view line) {
-    // A line break inside would end this command and start another (a file
-    // named "a\nDELE b" would delete b), and FTP has no way to quote one.
     bool secret = line.starts_with("PASS ") || line.starts_with("ACCT ");
-    if (line.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos) {
+    if (!ftp_can_carry(line)) {
         if (secret) return fail_as(ExitCode::auth, "the password holds a line break or NUL byte, which FTP cannot send");
         return fail_as(ExitCode::usage, "cannot send '" + std::string(line.substr(0, line.find_first_of("\r\n"))) +
                                             "...' to an FTP server: the name holds a line break or NUL byte");

@@ -14,6 +14,11 @@
 
 namespace rftp::client {
 
+// Whether text can be sent as (part of) one FTP command line: no CR, LF or
+// NUL, which would end the command (a file named "a\nDELE b" would delete b)
+// and which FTP has no way to quote.
+bool ftp_can_carry(std::string_view text);
+
 class FtpConnection {
 public:
     static Outcome<FtpConnection> open(const std::string &host, uint16_t port, int timeout_seconds);

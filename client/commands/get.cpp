@@ -16,6 +16,8 @@ OutcomeStatus run_get(CommandContext &ctx) {
     if (!dest) return std::unexpected(dest.error());
     if (dest->direct && o.resume) return fail_as(ExitCode::usage, "-c needs a regular local file to resume into");
     if (o.local == "-" && o.json) return fail_as(ExitCode::usage, "--json and LOCAL '-' both want stdout");
+    // Known before connecting: a server without HASH must not turn it into exit 7.
+    if (o.verify && dest->direct) return refuse_verify_of_device("download");
 
     auto session = open_session(ctx.url, o.timeout_seconds);
     if (!session) return std::unexpected(session.error());

@@ -13,6 +13,7 @@
 #include "client/commands/partial_identity.h"
 #include "client/commands/transfer_steps.h"
 #include "client/data_connection.h"
+#include "client/ftp_connection.h"
 #include "client/interrupt.h"
 #include "client/rdma_transport.h"
 #include "middleware/disk/memory_endpoint.h"
@@ -80,6 +81,11 @@ bool already_complete(const Options &o, const Destination &dest, const std::opti
 OutcomeStatus get_once(Session &session, const Options &o, const std::string &remote, const Destination &dest,
                        const FileProgressHooks &hooks, FileReport &report, const ListedFacts &listed) {
     if (o.verify && dest.direct) return refuse_verify_of_device("download");
+    // Refused before any command that readies the transfer (SRCE, ALLO,
+    // HOLD, REST): sent, they would be left for the next file's transfer.
+    if (!ftp_can_carry(remote))
+        return fail_as(ExitCode::usage, "get " + remote.substr(0, remote.find_first_of("\r\n")) +
+                                            "...: the name holds a line break or NUL byte, which FTP cannot carry");
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());
     // SIZE offered but refused: the file is missing or not a plain file.
@@ -322,11 +328,15 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
     // Whole and on the disk: from here the file's size says it all.
     journal.reset();
     ::unlink(journal_path.c_str());
-    middleware::forget_source(file.get());  // the final file keeps no trace of the bookkeeping
-    file.reset();
+    // Its source record stays until the digests agree: a verification cut
+    // short (no HASH reply, Ctrl-C) keeps a whole partial file, and only
+    // that record tells a later -c whether the remote file is still the
+    // version it holds.
     if (o.verify) {
         if (auto ok = verify_digest(session, remote, dest.write_path, report.sha256); !ok) return ok;
     }
+    middleware::forget_source(file.get());  // the final file keeps no trace of the bookkeeping
+    file.reset();
     if (::rename(dest.write_path.c_str(), dest.final_path.c_str()) < 0)
         return fail_as(ExitCode::local_file,
                        "rename " + dest.write_path + " to " + dest.final_path + ": " + std::strerror(errno));

@@ -16,6 +16,8 @@ OutcomeStatus run_put(CommandContext &ctx) {
     // Opened before connecting: a bad source fails with nothing sent.
     auto source = open_upload_source(o.local, o.size);
     if (!source) return std::unexpected(source.error());
+    // Known before connecting: a server without HASH must not turn it into exit 7.
+    if (o.verify && source->device) return refuse_verify_of_device("source");
 
     auto session = open_session(ctx.url, o.timeout_seconds);
     if (!session) return std::unexpected(session.error());

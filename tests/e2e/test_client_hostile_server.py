@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from conftest import BUILD
+from conftest import BUILD, on_a_file_system_with_user_xattrs
 
 RFTP = str(BUILD / "rftp")
 
@@ -95,6 +95,41 @@ def test_a_hash_that_never_comes_keeps_the_download_and_says_timeout(tmp_path):
     assert b"--verify" in r.stderr and b"HASH" in r.stderr, r.stderr
     assert not (tmp_path / "f.bin").exists()
     assert (tmp_path / "f.bin.rftp-part").read_bytes() == payload
+
+
+def test_a_download_kept_when_its_hash_never_came_is_not_resumed_from_another_version(tmp_path):
+    """The kept partial file of a --verify download whose HASH never came is
+    whole, but only for the version it came from: it keeps its source
+    record until the digests agree, so a later -c against a changed file
+    starts over. It used to lose the record first, and -c (without
+    --verify) then put the old version in place without fetching a byte."""
+    on_a_file_system_with_user_xattrs(tmp_path)
+    old, new = os.urandom(100_000), os.urandom(100_000)
+    with_mdtm = dict(PLAIN_SERVER, FEAT="211-Features:\r\n SIZE\r\n MDTM\r\n EPSV\r\n HASH SHA-256\r\n211 End")
+    server = ScriptedServer(dict(with_mdtm, SIZE="213 100000", MDTM="213 20260101000000", HASH=None), old)
+    r = run_rftp(tmp_path, "get", "--verify", "--timeout", "2", f"rftp://u@127.0.0.1:{server.port}/f.bin",
+                 str(tmp_path / "f.bin"))
+    assert r.returncode == 3, r.stderr
+    part = tmp_path / "f.bin.rftp-part"
+    assert part.read_bytes() == old
+    assert "user.rftp.source" in os.listxattr(part)
+    server = ScriptedServer(dict(with_mdtm, SIZE="213 100000", MDTM="213 20260202000000"), new)
+    r = run_rftp(tmp_path, "get", "-c", f"rftp://u@127.0.0.1:{server.port}/f.bin", str(tmp_path / "f.bin"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "f.bin").read_bytes() == new
+
+
+def test_verify_with_stdout_or_a_device_is_a_usage_error_whatever_the_server(tmp_path):
+    """--verify with nothing to read back is a command-line error (exit 2),
+    said before connecting: a server without HASH used to turn it into
+    exit 7."""
+    no_hash = dict(PLAIN_SERVER, FEAT="211-Features:\r\n SIZE\r\n EPSV\r\n211 End")
+    for args in (["get", "--verify", "rftp://u@127.0.0.1:{port}/f.bin", "-"],
+                 ["put", "--verify", "--size", "1M", "/dev/zero", "rftp://u@127.0.0.1:{port}/z.bin"]):
+        server = ScriptedServer(no_hash)
+        r = run_rftp(tmp_path, *[a.format(port=server.port) for a in args])
+        assert r.returncode == 2, (args, r.stderr)
+        assert server.seen == [], server.seen
 
 
 def test_a_file_shorter_than_its_size_is_not_kept_for_a_resume(tmp_path):

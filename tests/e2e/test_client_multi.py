@@ -327,7 +327,8 @@ def test_a_line_break_in_a_file_name_never_reaches_the_server(rftpd, alice_env, 
     (root / "keep.bin").write_bytes(b"keep me")
     tree = tmp_path / "t"
     tree.mkdir()
-    (tree / "a\nDELE keep.bin").write_bytes(b"x")
+    with open(tree / "a\nDELE keep.bin", "wb") as f:
+        f.truncate(9 << 20)  # large enough for an ALLO
     (tree / "fine.bin").write_bytes(b"fine")
     r = rftp(alice_env, "--continue-on-error", "put", "-r", tree, alice_url(rftpd, "/"))
     assert r.returncode == 2, r.stderr
@@ -335,6 +336,9 @@ def test_a_line_break_in_a_file_name_never_reaches_the_server(rftpd, alice_env, 
     assert (root / "keep.bin").read_bytes() == b"keep me"
     assert (root / "t" / "fine.bin").read_bytes() == b"fine"
     assert sorted(p.name for p in (root / "t").iterdir()) == ["fine.bin"]
+    # Refused before anything readied its transfer: no ALLO (nor SRCE) of
+    # it was left for fine.bin's STOR to take.
+    assert f"command=ALLO argument={9 << 20}" not in rftpd.log()
 
 
 def test_usage_errors_for_many_files(rftpd, alice_env, tmp_path):
