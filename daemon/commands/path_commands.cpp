@@ -55,6 +55,16 @@ bool refused_as_held_file_gone(Session &s, const std::string &vpath) {
     return true;
 }
 
+// Unlinking a file, or renaming another over it, frees its blocks inside
+// the call (ext4 on the bench machine's disk: 0.8 s for 6 GB written), so
+// these run off the loop and the other sessions go on meanwhile; this
+// session's next commands wait their turn. then runs on the loop.
+void change_off_loop(Session &s, std::function<Status()> change, std::function<void(const Status &)> then) {
+    auto result = std::make_shared<Status>(fail_msg("not run"));
+    s.run_blocking_work([result, change = std::move(change)] { *result = change(); },
+                        [result, then = std::move(then)] { then(*result); });
+}
+
 bool refused_as_bookkeeping(Session &s, const std::string &vpath) {
     if (!is_upload_bookkeeping(vpath)) return false;
     s.reply(553, std::string("File name not allowed: ") + kUploadBookkeepingRule + ".");
@@ -98,15 +108,32 @@ void cmd_dele(Session &s, const std::string &arg) {
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
     if (refused_as_held_file_gone(s, *vpath)) return;
-    if (auto r = s.state.root->remove_file(*vpath); !r) return reply_fs_error(s, r.error());
-    // A partial upload's journal goes with it: it is a hidden name the user
-    // would not think to delete, and left alone it keeps the directory from
-    // being removed.
-    if (vpath->ends_with(ftp::kPartialSuffix)) (void)s.state.root->remove_file(resume_journal_path(*vpath));
-    // A held upload deleted (its digest was wrong): nothing left to put in place.
-    if (s.state.held_upload && s.state.held_upload->partial == *vpath) s.state.held_upload.reset();
-    log_change(s, "delete", *vpath);
-    s.reply(250, "Delete operation successful.");
+    auto root = s.state.root;
+    std::string path = *vpath;
+    // A held upload deleted (its digest was wrong): nothing left to put in
+    // place. Its descriptor closes off the loop too: the last close of an
+    // unlinked file is what frees its blocks. Given back if the DELE fails.
+    auto held = std::make_shared<std::shared_ptr<UploadTarget>>();
+    if (s.state.held_upload && s.state.held_upload->partial == path) *held = std::move(s.state.held_upload);
+    change_off_loop(
+        s,
+        [root, path, held]() -> Status {
+            if (auto r = root->remove_file(path); !r) return r;
+            // A partial upload's journal goes with it: it is a hidden name
+            // the user would not think to delete, and left alone it keeps
+            // the directory from being removed.
+            if (path.ends_with(ftp::kPartialSuffix)) (void)root->remove_file(resume_journal_path(path));
+            held->reset();
+            return {};
+        },
+        [&s, path, held](const Status &removed) {
+            if (!removed) {
+                if (*held) s.state.held_upload = std::move(*held);
+                return reply_fs_error(s, removed.error());
+            }
+            log_change(s, "delete", path);
+            s.reply(250, "Delete operation successful.");
+        });
 }
 
 // COMT <file> (rftpd's own, docs/protocol.md "Uploads"): puts the upload
@@ -119,14 +146,23 @@ void cmd_comt(Session &s, const std::string &arg) {
     std::shared_ptr<UploadTarget> held = s.state.held_upload;
     if (!held || held->final != *vpath)
         return s.reply(503, "No upload of " + *vpath + " is held in this session: send HOLD, then STOR or RSTR.");
-    // Still held, with its record, when the rename fails (a COMT may follow
-    // once the cause is mended, or put -c finishes it).
-    if (auto c = commit_upload(*s.state.root, *held); !c)
-        return s.reply(451, "Could not put the upload in place: " + c.error().message + ".");
-    s.state.held_upload.reset();
-    middleware::forget_source(held->fd.get());  // the final file keeps no trace of the bookkeeping
-    log_change(s, "commit", *vpath);
-    s.reply(250, "Upload of " + *vpath + " put in place.");
+    auto root = s.state.root;
+    std::string path = *vpath;
+    change_off_loop(
+        s,
+        [root, held]() -> Status {
+            if (auto c = commit_upload(*root, *held); !c) return c;
+            middleware::forget_source(held->fd.get());  // the final file keeps no trace of the bookkeeping
+            return {};
+        },
+        [&s, held, path](const Status &committed) {
+            // Still held, with its record, when the rename fails (a COMT may
+            // follow once the cause is mended, or put -c finishes it).
+            if (!committed) return s.reply(451, "Could not put the upload in place: " + committed.error().message + ".");
+            if (s.state.held_upload == held) s.state.held_upload.reset();
+            log_change(s, "commit", path);
+            s.reply(250, "Upload of " + path + " put in place.");
+        });
 }
 
 void cmd_rnfr(Session &s, const std::string &arg) {
@@ -150,9 +186,15 @@ void cmd_rnto(Session &s, const std::string &arg) {
     auto vpath = resolve_or_reply(s, arg);
     if (!vpath) return;
     if (refused_as_bookkeeping(s, *vpath)) return;
-    if (auto r = s.state.root->rename(from, *vpath); !r) return reply_fs_error(s, r.error());
-    log_change(s, "rename", from + " -> " + *vpath);
-    s.reply(250, "Rename successful.");
+    auto root = s.state.root;
+    std::string to = *vpath;
+    change_off_loop(
+        s, [root, from, to] { return root->rename(from, to); },
+        [&s, from, to](const Status &renamed) {
+            if (!renamed) return reply_fs_error(s, renamed.error());
+            log_change(s, "rename", from + " -> " + to);
+            s.reply(250, "Rename successful.");
+        });
 }
 
 void cmd_size(Session &s, const std::string &arg) {
