@@ -1,7 +1,10 @@
 #include "client/batch/remote_tree.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "client/commands/transfer_steps.h"
 #include "client/data_connection.h"
@@ -34,26 +37,61 @@ bool is_safe_entry_name(const std::string &name) {
            name.find('\0') == std::string::npos;
 }
 
+namespace {
+
+bool is_month(std::string_view t) {
+    static constexpr std::string_view kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    for (std::string_view m : kMonths)
+        if (t == m) return true;
+    return false;
+}
+
+bool is_number(std::string_view t) {
+    return !t.empty() && t.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// "12:00" or "2023".
+bool is_time_or_year(std::string_view t) {
+    if (t.size() == 5 && t[2] == ':') return is_number(t.substr(0, 2)) && is_number(t.substr(3));
+    return t.size() == 4 && is_number(t);
+}
+
+}  // namespace
+
 bool parse_unix_list_line(const std::string &line, RemoteEntry &entry) {
     if (line.empty() || (line[0] != '-' && line[0] != 'd')) return false;
-    // Eight fields (mode, links, owner, group, size, month, day, time/year),
-    // then the name, which may itself contain spaces.
-    std::size_t pos = 0;
-    for (int field = 0; field < 8; ++field) {
+    // Fields up to the date, whose place anchors the rest: mode, links,
+    // owner, an optional group (some servers leave it out), size, then
+    // month, day and time or year, then the name, which may hold spaces.
+    struct Field {
+        std::size_t begin, end;
+    };
+    std::vector<Field> fields;
+    for (std::size_t pos = 0; fields.size() < 9;) {
         pos = line.find_first_not_of(' ', pos);
-        if (pos == std::string::npos) return false;
-        std::size_t end = line.find(' ', pos);
-        if (end == std::string::npos) return false;
-        uint64_t size = 0;
-        if (field == 4 && std::from_chars(line.data() + pos, line.data() + end, size).ptr == line.data() + end)
-            entry.size = size;
+        if (pos == std::string::npos) break;
+        std::size_t end = std::min(line.find(' ', pos), line.size());
+        fields.push_back({pos, end});
         pos = end;
     }
-    pos = line.find_first_not_of(' ', pos);
-    if (pos == std::string::npos) return false;
-    entry.name = line.substr(pos);
-    entry.is_directory = line[0] == 'd';
-    return true;
+    auto text = [&](std::size_t i) { return std::string_view(line).substr(fields[i].begin, fields[i].end - fields[i].begin); };
+    for (std::size_t month = 4; month + 2 < fields.size() && month <= 5; ++month) {
+        const std::size_t day = month + 1, time = month + 2;
+        if (!is_month(text(month)) || !is_number(text(day)) || text(day).size() > 2 || !is_time_or_year(text(time)))
+            continue;
+        std::size_t name = line.find_first_not_of(' ', fields[time].end);
+        if (name == std::string::npos) return false;
+        uint64_t size = 0;
+        std::string_view size_text = text(month - 1);
+        if (std::from_chars(size_text.data(), size_text.data() + size_text.size(), size).ptr ==
+            size_text.data() + size_text.size())
+            entry.size = size;
+        entry.name = line.substr(name);
+        entry.is_directory = line[0] == 'd';
+        return true;
+    }
+    return false;
 }
 
 Outcome<RawListing> fetch_listing(Session &session, const std::string &path, const std::string &what) {
@@ -110,7 +148,13 @@ Outcome<RemoteDirectory> list_remote_directory(Session &session, const std::stri
             entry.unique = parsed->fact("unique");
             entry.modify = parsed->modify();
         } else if (!parse_unix_list_line(line, entry)) {
-            log::info("skipping LIST line rftp does not read: " + log::quote(line));
+            // A file's or a directory's line that does not read is a failed
+            // file, never a silent gap; anything else ("total 12", links,
+            // devices) is not an entry to fetch.
+            if (line[0] == '-' || line[0] == 'd')
+                dir.unusable.push_back("unreadable LIST line in " + path + ": " + log::quote(line));
+            else
+                log::info("skipping LIST line rftp does not read: " + log::quote(line));
             continue;
         }
         // Some servers list the directory itself and its parent (ls -a).

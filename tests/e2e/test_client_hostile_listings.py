@@ -23,8 +23,9 @@ class TreeServer:
     itself; files are served from `files` ({path: bytes}). Any number of
     sessions (rftp -j opens several), each on its own thread."""
 
-    def __init__(self, tree, files=None, uniques=None, retr_reply=None, sizes=None, offer_size=True):
+    def __init__(self, tree, files=None, uniques=None, retr_reply=None, sizes=None, offer_size=True, offer_mlst=True):
         self.tree = tree
+        self.offer_mlst = offer_mlst  # without: LIST only, whose listings are callables writing its lines
         self.sizes = sizes or {}  # path -> size to list, when not the file's own
         self.offer_size = offer_size
         self.files = files or {}
@@ -68,7 +69,8 @@ class TreeServer:
                     say("230 in")
                 elif verb == "FEAT":
                     size = " SIZE\r\n" if self.offer_size else ""
-                    say(f"211-Features:\r\n MLST type*;size*;unique*;\r\n{size} EPSV\r\n211 End")
+                    mlst = " MLST type*;size*;unique*;\r\n" if self.offer_mlst else ""
+                    say(f"211-Features:\r\n{mlst}{size} EPSV\r\n211 End")
                 elif verb in ("TYPE", "OPTS"):
                     say("200 ok")
                 elif verb == "CWD":
@@ -81,7 +83,7 @@ class TreeServer:
                     data.bind(("127.0.0.1", 0))
                     data.listen(1)
                     say(f"229 Entering Extended Passive Mode (|||{data.getsockname()[1]}|)")
-                elif verb == "MLSD":
+                elif verb == "MLSD" or (verb == "LIST" and not self.offer_mlst):
                     self.listed.append(arg)
                     self._send_listing(say, data, arg.rstrip("/") or "/")
                 elif verb == "RETR":
@@ -241,6 +243,31 @@ def test_an_entry_rftp_cannot_fetch_is_a_failed_file_not_a_silent_gap(tmp_path):
     assert b"1 ok, 1 failed, 0 skipped of 2 files" in r.stderr
     assert (out / "d" / "good.bin").read_bytes() == b"good"
     assert sorted(p.name for p in tmp_path.rglob("x")) == []
+
+
+def test_a_list_line_rftp_cannot_read_is_a_failed_file_not_a_silent_gap(tmp_path):
+    """A server without MLST: its LIST lines are read by their date, with or
+    without a group column and with spaces in names; a file's line that
+    does not read is a failed file (exit 5 with --continue-on-error), as an
+    unreadable MLSD line is, while "total" lines and links are no entries."""
+    files = {"/d/seven.bin": b"seven", "/d/my file.bin": b"mine"}
+
+    def listing(peer):
+        peer.sendall(b"total 3\r\n"
+                     b"-rw-r--r-- 1 ftp 5 Jan 05 12:00 seven.bin\r\n"
+                     b"-rw-r--r-- 1 ftp ftp 4 Jan 05 12:00 my file.bin\r\n"
+                     b"lrwxrwxrwx 1 ftp ftp 4 Jan 05 12:00 link -> seven.bin\r\n"
+                     b"-rw-r--r-- 1 ftp ftp 7 5 Jan garbled.bin\r\n")
+
+    server = TreeServer({"/d": listing}, files, offer_mlst=False)
+    out = tmp_path / "out"
+    out.mkdir()
+    r = run(tmp_path, "--continue-on-error", "get", "-r", server.url("/d"), out)
+    assert r.returncode == 5, r.stderr
+    assert b"unreadable LIST line in /d" in r.stderr and b"garbled.bin" in r.stderr, r.stderr
+    assert (out / "d" / "seven.bin").read_bytes() == b"seven"
+    assert (out / "d" / "my file.bin").read_bytes() == b"mine"
+    assert sorted(p.name for p in (out / "d").iterdir()) == ["my file.bin", "seven.bin"]
 
 
 def test_without_size_the_listed_size_checks_the_download(tmp_path):

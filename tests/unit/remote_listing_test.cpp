@@ -19,6 +19,23 @@ TEST(UnixListLine, FileAndDirectoryWithSpacesInName) {
     EXPECT_TRUE(e.is_directory);
 }
 
+TEST(UnixListLine, ALineWithoutAGroupColumnReadsToo) {
+    RemoteEntry e;
+    ASSERT_TRUE(parse_unix_list_line("-rw-r--r-- 1 ftp 1234 Jan 5 12:00 data.bin", e));
+    EXPECT_EQ(e.name, "data.bin");
+    EXPECT_EQ(e.size, 1234u);
+    ASSERT_TRUE(parse_unix_list_line("-rw-r--r-- 1 ftp 99 Dec 31  2023 my file", e));
+    EXPECT_EQ(e.name, "my file");  // not "file": the date anchors the name
+    EXPECT_EQ(e.size, 99u);
+}
+
+TEST(UnixListLine, ALineWithoutADateIsNotRead) {
+    RemoteEntry e;
+    EXPECT_FALSE(parse_unix_list_line("-rw-r--r-- garbage", e));
+    EXPECT_FALSE(parse_unix_list_line("-rw-r--r-- 1 ftp ftp 5 5 Jan 12:00 swapped", e));
+    EXPECT_FALSE(parse_unix_list_line("-rw-r--r-- 1 ftp ftp 5 Jan 05 noon name", e));
+}
+
 TEST(UnixListLine, ASizeColumnThatIsNotANumberIsUnknown) {
     RemoteEntry e;
     ASSERT_TRUE(parse_unix_list_line("-rw-r--r-- 1 ftp ftp 12k Jan 01 12:00 odd", e));
