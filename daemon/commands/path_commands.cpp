@@ -172,6 +172,7 @@ void cmd_rnfr(Session &s, const std::string &arg) {
     // while incomplete (perhaps still being written); its journal would no
     // longer say what of it is good.
     if (refused_as_bookkeeping(s, *vpath)) return;
+    if (*vpath == "/") return s.reply(550, "Permission denied: that is your root directory.");
     // The entry itself: renaming a symlink moves the link, wherever it points.
     if (auto st = s.state.root->stat_entry(*vpath); !st) return reply_fs_error(s, st.error());
     if (!s.state.root->writable()) return s.reply(550, "Permission denied.");

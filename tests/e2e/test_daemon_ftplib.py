@@ -272,6 +272,25 @@ def test_an_upload_whose_partial_was_taken_over_leaves_the_new_uploads_journal(r
         f.quit()
 
 
+def test_an_ascii_upload_continuing_a_partial_drops_its_journal(rftpd):
+    """A binary upload's partial file and journal, continued in ASCII mode
+    (written in order, with no journal of its own) and cut off: the old
+    journal must not stay, vouching after a power loss for bytes the ASCII
+    upload rewrote without a sync. The partial's size is the resume point."""
+    root = rftpd.roots["alice"]
+    part, journal = root / ".t.txt.rftp-part", root / ".t.txt.rftp-resume"
+    part.write_bytes(b"line\n" * 200_000)
+    journal.write_text(f"{1_000_000:20d} {1_000_000:20d} 00000000-0000-0000-0000-000000000000\n")
+    f = login(rftpd)
+    f.voidcmd("TYPE A")
+    f.sendcmd("REST 1000")
+    break_upload(f, "STOR t.txt", b"text\r\n" * 200_000, part, 1000 + 500_000)
+    assert not journal.exists()
+    f.voidcmd("TYPE I")
+    assert f.size(".t.txt.rftp-part") == part.stat().st_size
+    f.quit()
+
+
 def test_srce_names_the_source_of_the_next_upload_only(rftpd):
     """SRCE <token> (rftpd's own): recorded on the partial file of the next
     upload, shown as MLST's X.rftp-source fact there; an upload without one
@@ -479,6 +498,9 @@ def test_a_partial_upload_is_never_renamed_under_a_final_name(rftpd):
         with pytest.raises(ftplib.error_perm, match="^503"):
             f.sendcmd("RNTO x.bin")
     assert not (root / "x.bin").exists() and (root / ".x.bin.rftp-part").read_bytes() == b"half"
+    # Nor the root itself: refused at RNFR, not only at the RNTO after it.
+    with pytest.raises(ftplib.error_perm, match="^550"):
+        f.sendcmd("RNFR /")
     f.quit()
 
 
