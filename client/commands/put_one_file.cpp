@@ -156,19 +156,20 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         copied_first = (*found)->copied_first;
         if (offset > 0) report.note(remote + ": resuming at byte " + std::to_string(offset));
     }
-    if (records_source(session, source)) {
-        // For the transfer command that follows (RSTR or STOR), like REST
-        // and ALLO. A refusal only means a later resume cannot compare.
-        auto named = session.control.command("SRCE " + *source.identity);
-        if (!named) return std::unexpected(named.error());
-    }
-
     // With --verify, rftpd keeps the upload aside until its digest is known
     // right: over RDMA or framed streams (a plain stream's checks after it
     // assume a file in place).
     bool hold = o.verify && session.features.hold;
     auto rdma_channel = rdma_channel_for(session, o, report);
     if (!rdma_channel) return std::unexpected(rdma_channel.error());
+    // After the channel's setup: an RDMA channel given up on (ABOR) would
+    // drop it, and the fallback's STOR would record no source.
+    if (records_source(session, source)) {
+        // For the transfer command that follows (RSTR or STOR), like REST
+        // and ALLO. A refusal only means a later resume cannot compare.
+        auto named = session.control.command("SRCE " + *source.identity);
+        if (!named) return std::unexpected(named.error());
+    }
     if (*rdma_channel) {
         auto sent = put_over_rdma(session, **rdma_channel, {source.fd.get(), offset, size, copied_first, hold}, remote,
                                   hooks, report, o.verify);

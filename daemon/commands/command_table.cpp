@@ -70,8 +70,9 @@ bool takes_pending_transfer(std::string_view verb) {
 bool keeps_pending_transfer(std::string_view verb) {
     // What a client sends between REST (ALLO, SRCE, HOLD) and its transfer
     // command: the others of those four, and the setup of the data
-    // connection or RDMA channel it is to use (rftp: SRCE, OPTS PARALLEL,
-    // REST, EPSV, ALLO, HOLD, STOR; or SRCE, RADR, REST, HOLD, RSTR).
+    // connection or RDMA channel it is to use (rftp: RADR and, given up on,
+    // ABOR, then SRCE, OPTS PARALLEL, REST, EPSV, ALLO, HOLD, STOR; or SRCE,
+    // REST, HOLD, RSTR). ABOR is not among them: it ends what was readied.
     for (std::string_view v : {"REST", "ALLO", "SRCE", "HOLD", "PASV", "EPSV", "PORT", "EPRT", "TYPE", "MODE",
                                "STRU", "OPTS", "RADR", "NOOP", "STAT"})
         if (verb == v) return true;

@@ -18,10 +18,12 @@
 namespace rftp::daemon {
 namespace {
 
-void log_change(Session &s, const char *event, const std::string &path) {
-    log::info("session=" + std::to_string(s.id()) + " user=" + log::quote(s.state.user) + " event=" + event +
-              " path=" + log::quote(path));
+std::string change_line(const Session &s, const char *event, const std::string &path) {
+    return "session=" + std::to_string(s.id()) + " user=" + log::quote(s.state.user) + " event=" + event +
+           " path=" + log::quote(path);
 }
+
+void log_change(Session &s, const char *event, const std::string &path) { log::info(change_line(s, event, path)); }
 
 // A partial upload's source, for a resume to compare with its own file:
 // "X.rftp-source=<token>;" as SRCE named it, and nothing where the file
@@ -58,11 +60,18 @@ bool refused_as_held_file_gone(Session &s, const std::string &vpath) {
 // Unlinking a file, or renaming another over it, frees its blocks inside
 // the call (ext4 on the bench machine's disk: 0.8 s for 6 GB written), so
 // these run off the loop and the other sessions go on meanwhile; this
-// session's next commands wait their turn. then runs on the loop.
-void change_off_loop(Session &s, std::function<Status()> change, std::function<void(const Status &)> then) {
+// session's next commands wait their turn. The change is logged (logged, a
+// change_line) where it is made: then, which runs on the loop, does not run
+// once the client has gone.
+void change_off_loop(Session &s, std::string logged, std::function<Status()> change,
+                     std::function<void(const Status &)> then) {
     auto result = std::make_shared<Status>(fail_msg("not run"));
-    s.run_blocking_work([result, change = std::move(change)] { *result = change(); },
-                        [result, then = std::move(then)] { then(*result); });
+    s.run_blocking_work(
+        [result, logged = std::move(logged), change = std::move(change)] {
+            *result = change();
+            if (*result) log::info(logged);
+        },
+        [result, then = std::move(then)] { then(*result); });
 }
 
 bool refused_as_bookkeeping(Session &s, const std::string &vpath) {
@@ -116,7 +125,7 @@ void cmd_dele(Session &s, const std::string &arg) {
     auto held = std::make_shared<std::shared_ptr<UploadTarget>>();
     if (s.state.held_upload && s.state.held_upload->partial == path) *held = std::move(s.state.held_upload);
     change_off_loop(
-        s,
+        s, change_line(s, "delete", path),
         [root, path, held]() -> Status {
             if (auto r = root->remove_file(path); !r) return r;
             // A partial upload's journal goes with it: it is a hidden name
@@ -131,7 +140,6 @@ void cmd_dele(Session &s, const std::string &arg) {
                 if (*held) s.state.held_upload = std::move(*held);
                 return reply_fs_error(s, removed.error());
             }
-            log_change(s, "delete", path);
             s.reply(250, "Delete operation successful.");
         });
 }
@@ -149,7 +157,7 @@ void cmd_comt(Session &s, const std::string &arg) {
     auto root = s.state.root;
     std::string path = *vpath;
     change_off_loop(
-        s,
+        s, change_line(s, "commit", path),
         [root, held]() -> Status {
             if (auto c = commit_upload(*root, *held); !c) return c;
             middleware::forget_source(held->fd.get());  // the final file keeps no trace of the bookkeeping
@@ -160,7 +168,6 @@ void cmd_comt(Session &s, const std::string &arg) {
             // follow once the cause is mended, or put -c finishes it).
             if (!committed) return s.reply(451, "Could not put the upload in place: " + committed.error().message + ".");
             if (s.state.held_upload == held) s.state.held_upload.reset();
-            log_change(s, "commit", path);
             s.reply(250, "Upload of " + path + " put in place.");
         });
 }
@@ -190,10 +197,9 @@ void cmd_rnto(Session &s, const std::string &arg) {
     auto root = s.state.root;
     std::string to = *vpath;
     change_off_loop(
-        s, [root, from, to] { return root->rename(from, to); },
-        [&s, from, to](const Status &renamed) {
+        s, change_line(s, "rename", from + " -> " + to), [root, from, to] { return root->rename(from, to); },
+        [&s](const Status &renamed) {
             if (!renamed) return reply_fs_error(s, renamed.error());
-            log_change(s, "rename", from + " -> " + to);
             s.reply(250, "Rename successful.");
         });
 }

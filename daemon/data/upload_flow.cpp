@@ -62,11 +62,14 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         auto j = middleware::ResumeJournal::create(std::move(*jfd), target->start, checkpoints);
         if (!j) return {451, "Could not write resume journal: " + j.error().message + ".", 0, "failed"};
         journal = std::move(*j);
-    } else {
+    } else if (target->start > 0) {
         // Written in order, an ASCII upload keeps no journal: its size is its
         // resume point. One it continues from would vouch, after a power
-        // loss, for bytes this upload is now rewriting without a sync.
-        remove_own_files(false);
+        // loss, for bytes this upload is now rewriting without a sync. The
+        // prefix it continues from is synced first, as the journal's first
+        // checkpoint of a resumed upload does, so that nothing but a synced
+        // file then vouches for it; where that fails the journal stays.
+        if (!req.sync || ::fdatasync(target->fd.get()) == 0) remove_own_files(false);
     }
     if (req.reserve_size && *req.reserve_size > target->start) {
         // With the journal in place the partial may take its whole size at

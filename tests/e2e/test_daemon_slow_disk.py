@@ -1,9 +1,10 @@
 """A file-system call that takes long (unlinking a large file frees its
 blocks inside the call: 0.8 s for 6 GB on the bench machine's disk) runs off
 rftpd's event loop: other sessions are answered meanwhile. The slowness is
-played by an LD_PRELOAD shim (shims/slow_unlink.c) that makes unlinkat and
-renameat of names starting with "slow-" take two seconds; the daemon, its
-file system and its clients are real."""
+played by an LD_PRELOAD shim (shims/slow_unlink.c) that holds unlinkat and
+renameat of names starting with "slow-" until the test opens a gate (a
+file), which it does only once another session was answered, or for at
+most 10 s; the daemon, its file system and its clients are real."""
 
 import ftplib
 import io
@@ -27,7 +28,8 @@ def slow_rftpd(tmp_path_factory):
     work = tmp_path_factory.mktemp("slow")
     shim = work / "slow_unlink.so"
     subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(shim), str(SHIM_SOURCE), "-ldl"], check=True)
-    d = Rftpd(work, env_extra={"LD_PRELOAD": str(shim)})
+    d = Rftpd(work, env_extra={"LD_PRELOAD": str(shim), "SLOW_UNLINK_GATE": str(work / "gate")})
+    d.gate = work / "gate"
     yield d
     d.stop()
 
@@ -42,6 +44,7 @@ def login(d):
 @pytest.mark.parametrize("command", ["DELE slow-big.bin", "RNTO slow-big.bin", "COMT slow-big.bin"])
 def test_other_sessions_are_answered_while_a_slow_unlink_runs(slow_rftpd, command):
     root = slow_rftpd.roots["alice"]
+    slow_rftpd.gate.unlink(missing_ok=True)
     (root / "slow-big.bin").write_bytes(b"x" * 1000)
     (root / "other.bin").write_bytes(b"y")
     a, b = login(slow_rftpd), login(slow_rftpd)
@@ -65,6 +68,7 @@ def test_other_sessions_are_answered_while_a_slow_unlink_runs(slow_rftpd, comman
         b.storbinary("STOR b.bin", io.BytesIO(b"from b"))
         order.append(("stor", "226"))
     finally:
+        slow_rftpd.gate.touch()
         slow.join(timeout=30)
     assert [what for what, _ in order] == ["noop", "stor", "slow"], order
     assert order[-1][1].startswith("250"), order
@@ -77,3 +81,27 @@ def test_other_sessions_are_answered_while_a_slow_unlink_runs(slow_rftpd, comman
         assert (root / "slow-big.bin").read_bytes() == b"held"
     a.quit()
     b.quit()
+
+
+def test_a_change_is_logged_though_its_client_left_while_it_ran(slow_rftpd):
+    """The reply goes nowhere once the client has gone, but the operator's
+    log still says the file was deleted."""
+    root = slow_rftpd.roots["alice"]
+    slow_rftpd.gate.unlink(missing_ok=True)
+    (root / "slow-gone.bin").write_bytes(b"x")
+    a = login(slow_rftpd)
+    a.putcmd("DELE slow-gone.bin")
+    deadline = time.monotonic() + 10
+    while "command=DELE argument=slow-gone.bin" not in slow_rftpd.log() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    a.close()
+    time.sleep(0.2)  # the session's end reaches the loop first; the DELE goes on regardless
+    slow_rftpd.gate.touch()
+    deadline = time.monotonic() + 10
+    while (root / "slow-gone.bin").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not (root / "slow-gone.bin").exists()
+    deadline = time.monotonic() + 5
+    while "event=delete path=/slow-gone.bin" not in slow_rftpd.log() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "event=delete path=/slow-gone.bin" in slow_rftpd.log()
