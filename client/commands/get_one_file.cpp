@@ -13,7 +13,6 @@
 #include "client/commands/partial_identity.h"
 #include "client/commands/transfer_steps.h"
 #include "client/data_connection.h"
-#include "client/ftp_connection.h"
 #include "client/interrupt.h"
 #include "client/rdma_transport.h"
 #include "middleware/disk/memory_endpoint.h"
@@ -81,11 +80,7 @@ bool already_complete(const Options &o, const Destination &dest, const std::opti
 OutcomeStatus get_once(Session &session, const Options &o, const std::string &remote, const Destination &dest,
                        const FileProgressHooks &hooks, FileReport &report, const ListedFacts &listed) {
     if (o.verify && dest.direct) return refuse_verify_of_device("download");
-    // Refused before any command that readies the transfer (SRCE, ALLO,
-    // HOLD, REST): sent, they would be left for the next file's transfer.
-    if (!ftp_can_carry(remote))
-        return fail_as(ExitCode::usage, "get " + remote.substr(0, remote.find_first_of("\r\n")) +
-                                            "...: the name holds a line break or NUL byte, which FTP cannot carry");
+    if (auto ok = refuse_name_ftp_cannot_carry("get", remote); !ok) return ok;
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());
     // SIZE offered but refused: the file is missing or not a plain file.

@@ -10,7 +10,6 @@
 #include "client/commands/transfer_steps.h"
 #include "client/commands/upload_resume.h"
 #include "client/data_connection.h"
-#include "client/ftp_connection.h"
 #include "client/interrupt.h"
 #include "client/rdma_transport.h"
 #include "common/log.h"
@@ -132,11 +131,7 @@ OutcomeStatus verify_upload(Session &session, const std::string &remote, const U
 OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
                        const FileProgressHooks &hooks, FileReport &report) {
     if (o.verify && source.device) return refuse_verify_of_device("source");
-    // Refused before any command that readies the transfer (SRCE, ALLO,
-    // HOLD, REST): sent, they would be left for the next file's transfer.
-    if (!ftp_can_carry(remote))
-        return fail_as(ExitCode::usage, "put " + remote.substr(0, remote.find_first_of("\r\n")) +
-                                            "...: the name holds a line break or NUL byte, which FTP cannot carry");
+    if (auto ok = refuse_name_ftp_cannot_carry("put", remote); !ok) return ok;
     if (o.verify && remote == ftp::kDiscardPath && session.features.is_rftpd())
         return fail_as(ExitCode::usage, std::string("--verify: rftpd keeps nothing of an upload to ") +
                                             ftp::kDiscardPath + " to compare; leave out --verify");

@@ -11,6 +11,7 @@
 
 #include <cstring>
 
+#include "client/ftp_connection.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "middleware/integrity/file_digest.h"
@@ -63,6 +64,12 @@ Outcome<SizeProbe> probe_size(Session &session, const std::string &path) {
 bool grant_exceeds_request(uint64_t asked_streams, uint64_t asked_block, uint64_t streams, uint64_t block) {
     constexpr uint64_t kServersSmallestBlock = 64u << 10;  // rftpd raises smaller requests to this
     return streams > asked_streams || block > std::max(asked_block, kServersSmallestBlock);
+}
+
+OutcomeStatus refuse_name_ftp_cannot_carry(const char *verb, const std::string &remote) {
+    if (ftp_can_carry(remote)) return {};
+    return fail_as(ExitCode::usage, std::string(verb) + " " + remote.substr(0, remote.find_first_of("\r\n")) +
+                                        "...: the name holds a line break or NUL byte, which FTP cannot carry");
 }
 
 std::unexpected<Failure> refuse_verify_of_device(const char *side) {

@@ -42,6 +42,10 @@ bool grant_exceeds_request(uint64_t asked_streams, uint64_t asked_block, uint64_
 
 // --verify where the local side is stdout or a device: side is what would
 // have to be read again ("download", "source").
+// A remote name with CR, LF or NUL, refused before any command that readies
+// its transfer (SRCE, ALLO, HOLD, REST): sent, those would be left for the
+// next file's transfer command.
+OutcomeStatus refuse_name_ftp_cannot_carry(const char *verb, const std::string &remote);
 std::unexpected<Failure> refuse_verify_of_device(const char *side);
 
 // OPTS PARALLEL n block; the reply states what the server put in force.

@@ -42,9 +42,6 @@ std::string recorded_source_fact(Session &s, const std::string &vpath, const str
     return "X.rftp-source=" + **source + ";";
 }
 
-// rftpd's own names for an upload's partial file and journal: another entry
-// there (a file renamed in, a directory) would swap or block what that
-// upload commits. Says 553 and returns true for those.
 // The held upload's own name, but no longer its file (deleted, and another
 // upload begun there): that file is neither this session's to take away
 // (DELE) nor the one whose digest it asks for (HASH). 550, and the held
@@ -74,6 +71,9 @@ void change_off_loop(Session &s, std::string logged, std::function<Status()> cha
         [result, then = std::move(then)] { then(*result); });
 }
 
+// rftpd's own names for an upload's partial file and journal: another entry
+// there (a file renamed in, a directory) would swap or block what that
+// upload commits. Says 553 and returns true for those.
 bool refused_as_bookkeeping(Session &s, const std::string &vpath) {
     if (!is_upload_bookkeeping(vpath)) return false;
     s.reply(553, std::string("File name not allowed: ") + kUploadBookkeepingRule + ".");

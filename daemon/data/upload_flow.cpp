@@ -137,9 +137,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // again: synced whole.
     if (req.sync && (req.hold ? ::fsync(target->fd.get()) : ::fdatasync(target->fd.get())) < 0)
         return discard_unsynced(std::strerror(errno));
-    // Whole (and synced, unless switched off): its size says it all now. An
-    // ASCII upload that continued a partial keeps no journal of its own, but
-    // the one it continued from goes too.
+    // Whole (and synced, unless switched off): its size says it all now.
     remove_own_files(false);
     if (req.hold) {
         TransferOutcome held{226, "Transfer complete; held as " + target->partial + " until COMT.", bytes, "ok"};

@@ -13,11 +13,21 @@
 using namespace rftp;
 using namespace rftp::daemon;
 
+namespace {
+
+// A new file at path holding "abc"; empty (false) when it could not be made.
+UniqueFd file_of_abc(const std::string &path) {
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (fd && ::write(fd.get(), "abc", 3) != 3) return UniqueFd();
+    return fd;
+}
+
+}  // namespace
+
 TEST(TransferDigest, MatchesOnlyTheUnchangedFile) {
     std::string path = std::filesystem::current_path().string() + "/digest-probe";
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    UniqueFd fd = file_of_abc(path);
     ASSERT_TRUE(fd);
-    ASSERT_EQ(::write(fd.get(), "abc", 3), 3);
     auto d = TransferDigest::of(fd.get(), "ba7816bf");
     ASSERT_TRUE(d);
     struct stat st {};
@@ -46,9 +56,8 @@ TEST(TransferDigest, MatchesOnlyTheUnchangedFile) {
 // it was sent, and only of the size they sent.
 TEST(TransferDigest, ASentFileIsRememberedOnlyUnchangedAndWhole) {
     std::string path = std::filesystem::current_path().string() + "/digest-sent-probe";
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    UniqueFd fd = file_of_abc(path);
     ASSERT_TRUE(fd);
-    ASSERT_EQ(::write(fd.get(), "abc", 3), 3);
     auto before = TransferDigest::of(fd.get(), "");
     auto kept = TransferDigest::of_unchanged(fd.get(), before, "ba7816bf", 3);
     ASSERT_TRUE(kept);
