@@ -1,5 +1,6 @@
 #include "daemon/server/background_tasks.h"
 
+#include <exception>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -14,13 +15,16 @@ void BackgroundTasks::run(std::function<void()> work, std::function<void()> done
         lock.unlock();
         return refused();
     }
-    // Counted until done has run on the loop (finished_one).
-    done = [this, done = std::move(done)] {
-        done();
-        finished_one();
+    // Counted until done (or, for a work that threw, refused) has run on
+    // the loop (finished_one).
+    auto counted = [this](std::function<void()> fn) {
+        return [this, fn = std::move(fn)] {
+            fn();
+            finished_one();
+        };
     };
     ++unfinished_;
-    queue_.push_back({std::move(work), std::move(done)});
+    queue_.push_back({std::move(work), counted(std::move(done)), counted(refused)});
     if (queue_.size() <= idle_) {
         wake_.notify_one();
         return;
@@ -48,10 +52,11 @@ void BackgroundTasks::serve(uint64_t id) {
         bool have = wake_.wait_for(lock, idle_for_, [this] { return stopping_ || !queue_.empty(); });
         --idle_;
         if (!have || queue_.empty()) break;  // idle too long, or stopping with nothing left
-        std::function<void()> work = std::move(queue_.front().work), done = std::move(queue_.front().done);
+        Task task = std::move(queue_.front());
         queue_.pop_front();
         lock.unlock();
-        work();
+        std::function<void()> work = std::move(task.work), done = std::move(task.done);
+        if (!completed(work)) done = std::move(task.refused);
         // What the work held (an RDMA channel, a file) goes here, before done
         // runs and not under the lock, as when its thread ended with it.
         work = nullptr;
@@ -66,6 +71,20 @@ void BackgroundTasks::serve(uint64_t id) {
     }
     // The loop joins what ended (join_all, at shutdown, joins the rest).
     if (!stopping_) bridge_.post([this, id] { reap(id); });
+}
+
+bool BackgroundTasks::completed(const std::function<void()> &work) {
+    // A thread function that throws ends the process: every session, for one
+    // command's failure. The session whose work it was is told instead.
+    try {
+        work();
+        return true;
+    } catch (const std::exception &e) {
+        log::error(std::string("event=task_failed reason=") + log::quote(e.what()));
+    } catch (...) {
+        log::error("event=task_failed reason=\"an exception of unknown type\"");
+    }
+    return false;
 }
 
 void BackgroundTasks::finished_one() {

@@ -31,7 +31,9 @@ public:
     // Runs work on a worker thread, then done on the loop thread. Call on
     // the loop. When no worker is free and no thread can be started (a task
     // limit: systemd's TasksMax, RLIMIT_NPROC), neither runs: refused runs
-    // instead, on the loop, and the daemon goes on serving.
+    // instead, on the loop, and the daemon goes on serving. So does a work
+    // that throws (std::bad_alloc): it is logged, and refused runs in place
+    // of done, which would take a result the work never finished.
     void run(std::function<void()> work, std::function<void()> done, std::function<void()> refused);
     std::size_t running() const;  // tasks under way
     std::size_t workers() const;  // threads, busy or waiting for a task
@@ -45,9 +47,10 @@ public:
 
 private:
     struct Task {
-        std::function<void()> work, done;
+        std::function<void()> work, done, refused;
     };
     void serve(uint64_t id);
+    static bool completed(const std::function<void()> &work);  // false: it threw (logged)
     void reap(uint64_t id);
 
     LoopBridge &bridge_;

@@ -284,7 +284,7 @@ void Session::run_blocking_work(std::function<void()> work, std::function<void()
         self->finish_busy();
     };
     auto refused = [weak] {
-        if (auto self = weak.lock(); self && !self->closed_) self->refuse_for_lack_of_threads();
+        if (auto self = weak.lock(); self && !self->closed_) self->refuse_for_lack_of_resources();
     };
     if (kind == WorkKind::login) server_.run_login(std::move(guarded), std::move(finish), std::move(refused));
     else server_.tasks().run(std::move(guarded), std::move(finish), std::move(refused));
@@ -371,21 +371,25 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             if (self->abort_requested_) self->reply(226, "ABOR command successful.");
                             self->finish_busy();
                         },
+                        // No thread for it, or it threw (out of memory): logged by the tasks.
                         [weak, fields] {
-                            log::warning(fields + " result=failed reason=\"no thread for the transfer\"");
+                            log::warning(fields + " result=failed reason=\"the server could not run the transfer\"");
                             auto self = weak.lock();
                             if (!self || self->closed_) return;
                             self->transfer_.reset();
-                            self->reply(451, "Requested action aborted: the server has no thread to spare; try again later.");
+                            if (self->state.rdma && self->state.rdma->channel() && !self->state.rdma->usable())
+                                self->drop_rdma();
+                            self->reply(451, "Requested action aborted: the server has no thread or memory to spare; "
+                                             "try again later.");
                             self->finish_busy();
                         });
 }
 
-void Session::refuse_for_lack_of_threads() {
+void Session::refuse_for_lack_of_resources() {
     // Whatever the command was waiting for cannot happen: say so and end the
     // session cleanly rather than leave it waiting for ever.
-    reply_and_close(421, "Service not available: the server has no thread to spare; try again later.",
-                    "no thread for the session's work");
+    reply_and_close(421, "Service not available: the server has no thread or memory to spare; try again later.",
+                    "no thread or memory for the session's work");
 }
 
 void Session::abort_transfer() {

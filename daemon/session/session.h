@@ -150,7 +150,7 @@ private:
     void execute(const std::string &line);
     void arm_timer();
     void finish_busy();
-    void refuse_for_lack_of_threads();
+    void refuse_for_lack_of_resources();
 
     Server &server_;
     uint64_t id_;

@@ -118,7 +118,7 @@ def test_a_login_without_a_thread_is_refused_with_421_and_the_next_one_works(tmp
         cg.limit(own)
         f = ftplib.FTP()
         f.connect("127.0.0.1", d.port, timeout=TIMEOUT)
-        with pytest.raises(ftplib.error_temp, match=r"^421 .*no thread to spare"):
+        with pytest.raises(ftplib.error_temp, match=r"^421 .*no thread or memory to spare"):
             f.login("alice", PASSWORDS["alice"])
         f.close()
         assert "event=thread_refused" in d.log()
@@ -139,9 +139,9 @@ def test_a_transfer_without_a_thread_gets_451_and_the_session_goes_on(tmp_path):
         f = login(d)
         at_rest(cg, own)
         cg.limit(own)
-        with pytest.raises(ftplib.error_temp, match=r"^451 .*no thread to spare"):
+        with pytest.raises(ftplib.error_temp, match=r"^451 .*no thread or memory to spare"):
             f.retrbinary("RETR a.bin", lambda _: None)
-        with pytest.raises(ftplib.error_temp, match=r"^451 .*no thread to spare"):
+        with pytest.raises(ftplib.error_temp, match=r"^451 .*no thread or memory to spare"):
             f.storbinary("STOR b.bin", io.BytesIO(os.urandom(100_000)))
         # Nothing under the upload's name, nor a partial of it.
         assert sorted(p.name for p in root.iterdir()) == ["a.bin"]

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -129,6 +130,34 @@ TEST(BackgroundTasks, WhenAllDoneWaitsForTheLastCompletion) {
     }
     cv.notify_all();
     ASSERT_TRUE(l.until([&] { return all_done; }));
+}
+
+TEST(BackgroundTasks, AWorkThatThrowsIsRefusedAndTheWorkerServesOn) {
+    // Out of memory inside one command: that session is told, the daemon
+    // (here, the test) lives, and the worker takes the next task.
+    Loop l;
+    BackgroundTasks tasks(*l.bridge);
+    const auto loop_thread = std::this_thread::get_id();
+    std::thread::id first, second, refused_on;
+    bool refused = false, all_done = false, next_done = false;
+    tasks.run(
+        [&] {
+            first = std::this_thread::get_id();
+            throw std::bad_alloc();
+        },
+        [] { ADD_FAILURE() << "done ran for a work that threw"; },
+        [&] {
+            refused_on = std::this_thread::get_id();
+            refused = true;
+        });
+    tasks.when_all_done([&] { all_done = true; });
+    ASSERT_TRUE(l.until([&] { return refused && all_done; }));
+    EXPECT_EQ(refused_on, loop_thread);
+    ASSERT_TRUE(l.until([&] { return tasks.running() == 0; }));
+    tasks.run([&] { second = std::this_thread::get_id(); }, [&] { next_done = true; },
+              [] { ADD_FAILURE() << "refused"; });
+    ASSERT_TRUE(l.until([&] { return next_done; }));
+    EXPECT_EQ(first, second);
 }
 
 TEST(BackgroundTasks, ATaskNeverWaitsBehindAnother) {
