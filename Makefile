@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 PYTEST  ?= python3 -m pytest
 
-.PHONY: all deps build test unit e2e rdma demo bench bench-rdma bench-disk install clean
+.PHONY: all deps build test unit e2e rdma demo bench bench-rdma bench-disk bench-two-devices install clean
 
 all: build
 
@@ -46,6 +46,9 @@ bench-rdma: build
 # Disk to disk against fio on the same disk: TCP on the host, RDMA in the lab guest (docs/benchmarks.md).
 bench-disk: build
 	@bash bench/disk-bench.sh $(BUILD) $(BENCH_ARGS)
+
+bench-two-devices: build
+	@bash bench/two-devices-bench.sh $(BUILD) $(OTHER_DIR) $(BENCH_ARGS)
 
 install: build
 	cmake --install $(BUILD)

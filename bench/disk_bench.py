@@ -94,12 +94,13 @@ def reserved_huge_pages(count: int):
         knob.write_text(f"{before}\n")
 
 
-def fio(path: Path, rw: str, size_mib: int) -> float:
+def fio(path: Path, rw: str, size_mib: int, new_file: Path | None = None) -> float:
     """GB/s of one sequential O_DIRECT pass. "copy": two jobs at once, one
-    reading path and one writing a new file beside it, each at rftp's depth,
-    as a copy on one disk does; the slower of their two rates."""
+    reading path and one writing a new file (beside it unless new_file names
+    one elsewhere), each at rftp's depth, as a copy does; the slower of their
+    two rates."""
     drop_caches()
-    new_file = path.with_suffix(".new")
+    new_file = new_file or path.with_suffix(".new")
     new_file.unlink(missing_ok=True)
     common = [f"--bs={BLOCK}", f"--iodepth={DEPTH}", "--ioengine=io_uring", "--direct=1", f"--size={size_mib}M"]
     jobs = (["--name=read", f"--filename={path}", "--rw=read", *common,
