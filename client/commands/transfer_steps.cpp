@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "client/ftp_connection.h"
+#include "client/interrupt.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "middleware/integrity/file_digest.h"
@@ -208,9 +209,17 @@ Outcome<std::string> taken_local_sha256(const std::string &taken, const std::str
     return taken;
 }
 
+Result<std::string> sha256_until_interrupted(int fd, uint64_t size) {
+    middleware::TransferProgress hashing;
+    InterruptGuard guard(hashing, {});
+    return middleware::sha256_of_file(fd, size, &hashing);
+}
+
 Outcome<std::string> read_local_sha256(int fd, uint64_t size, const std::string &path) {
     log::debug("verify: reading " + path + " for its SHA-256");
-    auto read = middleware::sha256_of_file(fd, size);
+    auto read = sha256_until_interrupted(fd, size);
+    // The partial file stays for -c, its source record too (the digests never met).
+    if (interrupted()) return fail_as(ExitCode::interrupted, "--verify: interrupted while reading " + path);
     if (read) return *read;
     // A file that ended early is not the one that moved (7); any other
     // failure to read it is this side's disk (6).

@@ -75,6 +75,10 @@ using LocalDigest = std::function<Outcome<std::string>()>;
 // The local side's digest as the transfer took it (said at debug level).
 Outcome<std::string> taken_local_sha256(const std::string &taken, const std::string &path);
 
+// fd's first size bytes' SHA-256, read until Ctrl-C (reading a terabyte
+// takes minutes): the caller asks interrupted() and exits 130.
+Result<std::string> sha256_until_interrupted(int fd, uint64_t size);
+
 // The local side's digest read again: fd's first size bytes (path names it).
 Outcome<std::string> read_local_sha256(int fd, uint64_t size, const std::string &path);
 

@@ -4,7 +4,6 @@
 
 #include "client/commands/transfer_steps.h"
 #include "client/interrupt.h"
-#include "middleware/integrity/file_digest.h"
 #include "protocol/mlsx_facts.h"
 #include "protocol/source_identity.h"
 
@@ -78,12 +77,7 @@ Outcome<bool> remote_file_is_prefix(FileReport &report, Session &session, const 
                     theirs.error().message + "); uploading it whole");
         return false;
     }
-    middleware::TransferProgress hashing;
-    Result<std::string> ours = [&] {
-        InterruptGuard guard(hashing, {});
-        if (interrupted()) hashing.abort.store(true);  // before the guard was there to see it
-        return middleware::sha256_of_file(source.fd.get(), remote_size, &hashing);
-    }();
+    Result<std::string> ours = sha256_until_interrupted(source.fd.get(), remote_size);
     if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
     if (!ours) return fail_as(exit_for_data_error(ours.error()), "put " + source.path + ": " + ours.error().message);
     if (*ours == *theirs) return true;

@@ -11,11 +11,13 @@ then catches the damage."""
 import collections
 import json
 import re
+import signal
+import subprocess
 
 import pytest
 
 from conftest import Rftpd
-from test_client_rftpd import MiB, env, random_file, rftp, sha256, url  # noqa: F401 (env is a fixture)
+from test_client_rftpd import RFTP, MiB, env, random_file, rftp, sha256, url  # noqa: F401 (env is a fixture)
 
 FLIP = "RFTP_TEST_FLIP_BLOCKS"
 MISMATCH = re.compile(r"event=block_checksum_mismatch transport=tcp stream=\S+ offset=(\d+) .* attempt=(\d+)")
@@ -180,3 +182,25 @@ def test_a_resumed_transfer_reads_the_file_for_its_digest(rftpd, env, tmp_path):
     assert READ_AGAIN in r.stderr and TAKEN not in r.stderr, r.stderr[-2000:]
     assert "from=file" in rftpd.log() and "from=transfer" not in rftpd.log(), rftpd.log()[-3000:]
     assert sha256(rftpd.roots["alice"] / "half.bin") == sha256(src)
+
+
+def test_ctrl_c_stops_the_local_read_for_verify(rftpd, env, tmp_path):
+    """A file -c found complete is read again for --verify: minutes for a
+    terabyte. Ctrl-C stops that read (exit 130) instead of waiting for it.
+    2 GiB of holes on both sides: over a second of SHA-256 each here."""
+    size = 2 << 30
+    for path in (rftpd.roots["alice"] / "big.bin", tmp_path / "big.bin"):
+        with open(path, "wb") as f:
+            f.truncate(size)
+    proc = subprocess.Popen([RFTP, "-vv", "--no-progress", "get", "-c", "--verify", url(rftpd, "big.bin"),
+                             str(tmp_path / "big.bin")], env=env, stderr=subprocess.PIPE, start_new_session=True)
+    seen = b""
+    while READ_AGAIN not in seen:  # the server's HASH came, rftp reads its own file now
+        line = proc.stderr.readline()
+        assert line, seen[-2000:]
+        seen += line
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, seen + err
+    assert b"--verify: interrupted while reading" in err, seen + err
+    assert (tmp_path / "big.bin").stat().st_size == size  # left as it was
