@@ -74,7 +74,10 @@ void cmd_pass(Session &s, const std::string &arg) {
                 return;
             }
             s.reply(530, "Login incorrect.");
-        });
+        },
+        // A few at a time (as many as there are cores): a crowd of logins
+        // must not start a thread and 32 MiB of scrypt each.
+        Session::WorkKind::login);
 }
 
 void cmd_quit(Session &s, const std::string &) {

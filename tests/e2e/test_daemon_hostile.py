@@ -635,6 +635,29 @@ def test_wrong_passwords_close_the_session(rftpd_factory):
     assert_daemon_healthy(d)
 
 
+def test_logins_are_checked_a_few_at_a_time(rftpd_factory):
+    """scrypt takes a core and 32 MiB per login: a crowd of connections
+    sending passwords at once has them checked as many at a time as the
+    machine has cores (at least 2), the rest queued, not one thread each
+    (daemon/SECURITY.md, "Limits")."""
+    cap = max(2, os.cpu_count() or 1)
+    crowd = cap + 8
+    d = rftpd_factory(f"limits: {{max_sessions: {crowd + 4}, max_sessions_per_ip: {crowd + 4}}}\n")
+    threads = lambda: len(os.listdir(f"/proc/{d.proc.pid}/task"))  # noqa: E731
+    before = threads()
+    clients = [Control(d) for _ in range(crowd)]
+    for c in clients:
+        c.send(b"USER alice\r\nPASS wrong\r\n")
+    for c in clients:
+        assert c.reply()[0] == 331
+        assert c.reply()[0] == 530
+    # Workers wait five seconds for more before they end: every one started is still there.
+    assert threads() - before <= cap + 1, f"{threads() - before} threads for {crowd} logins"
+    for c in clients:
+        c.cmd("QUIT")
+    assert_daemon_healthy(d)
+
+
 def test_max_sessions_and_per_address_limits(rftpd_factory):
     d = rftpd_factory("limits: {max_sessions: 4, max_sessions_per_ip: 2}\n")
     # The fixture's own probe connection counts until the daemon has seen it go.
