@@ -14,6 +14,7 @@
 #include "daemon/config/config_loader.h"
 #include "daemon/rdma/session_rdma.h"
 #include "daemon/server/server.h"
+#include "daemon/vfs/user_root.h"
 
 using namespace rftp;
 using namespace rftp::daemon;
@@ -72,11 +73,24 @@ Status channel_fits_budget(const RdmaOptions &o) {
                     "or lower rdma.pool_size");
 }
 
+// A root the config reaches through symbolic links is resolved now, once
+// (daemon/SECURITY.md, "User roots").
+std::string resolved_root(const std::string &user, const std::string &configured) {
+    std::string real = root_as_resolved_at_start(configured);
+    if (real != configured)
+        log::notice("event=root_resolved user=" + log::quote(user) + " root=" + log::quote(configured) +
+                    " real_path=" + log::quote(real));
+    return real;
+}
+
 int serve(DaemonOptions options) {
     log::Level level;
     if (log::parse_level(options.log_level, level)) log::set_threshold(level);
     // Writes to a closed data connection must come back as EPIPE, not kill us.
     ::signal(SIGPIPE, SIG_IGN);
+
+    for (auto &user : options.users) user.root = resolved_root(user.name, user.root);
+    if (!options.anonymous_root.empty()) options.anonymous_root = resolved_root("anonymous", options.anonymous_root);
 
     uv_loop_t loop;
     uv_loop_init(&loop);

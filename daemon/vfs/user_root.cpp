@@ -2,9 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 
 #include "daemon/vfs/open_beneath.h"
@@ -26,12 +29,26 @@ struct DirCloser {
 
 }  // namespace
 
+std::string root_as_resolved_at_start(const std::string &configured) {
+    std::unique_ptr<char, decltype(&::free)> real(::realpath(configured.c_str(), nullptr), &::free);
+    return real ? std::string(real.get()) : configured;
+}
+
 Result<UserRoot> UserRoot::open(const std::string &root_dir, bool writable) {
-    // The root itself is the admin's choice and may be a symlink; everything
-    // beneath it is resolved by the kernel with RESOLVE_BENEATH.
-    UniqueFd fd(::open(root_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!fd) return fail_errno("user root " + root_dir);
-    return UserRoot(std::move(fd), writable);
+    // Everything beneath the root is resolved by the kernel with
+    // RESOLVE_BENEATH; the root's own path must hold no link at all.
+    struct open_how how {};
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS;
+    long fd;
+    do fd = ::syscall(SYS_openat2, AT_FDCWD, root_dir.c_str(), &how, sizeof how);
+    while (fd < 0 && (errno == EINTR || errno == EAGAIN));
+    if (fd < 0 && errno == ELOOP)
+        return fail_msg("user root " + root_dir + " is reached through a symbolic link that was not there when rftpd "
+                        "started; restart rftpd if the link is meant to be there",
+                        -ELOOP);
+    if (fd < 0) return fail_errno("user root " + root_dir);
+    return UserRoot(UniqueFd(static_cast<int>(fd)), writable);
 }
 
 Result<UniqueFd> UserRoot::open_file(const std::string &vpath, int flags, mode_t mode) const {

@@ -39,9 +39,18 @@ struct DirEntry {
     struct stat st {};
 };
 
+// A configured root's real path: its symbolic links resolved, once, when
+// rftpd starts (a root missing then is returned as given). The config may
+// reach a root through links; UserRoot::open then refuses any link on the
+// way, so one a local user makes later (in /home/alice, for a root
+// /home/alice/ftp) cannot point a login at another directory.
+std::string root_as_resolved_at_start(const std::string &configured);
+
 class UserRoot {
 public:
-    // Opens the root directory. writable=false makes every mutating call fail with EACCES.
+    // Opens the root directory, refusing a symbolic link anywhere on its
+    // path (root_as_resolved_at_start). writable=false makes every mutating
+    // call fail with EACCES.
     static Result<UserRoot> open(const std::string &root_dir, bool writable);
 
     UserRoot(UserRoot &&) = default;

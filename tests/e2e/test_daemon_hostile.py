@@ -277,6 +277,46 @@ def test_symlinks_out_of_the_root_are_refused(rftpd, tmp_path):
     c.cmd("QUIT")
 
 
+def test_a_root_swapped_for_a_symlink_after_start_serves_nothing_else(rftpd, tmp_path):
+    """A local user who may write the root's parent directory (alice's home,
+    for a root of ~/ftp) swaps the root for a link to elsewhere: the next
+    login must not serve that elsewhere (daemon/SECURITY.md, "User roots")."""
+    root = rftpd.roots["alice"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.txt").write_bytes(b"outside secret")
+    root.rename(root.with_name("alice.old"))
+    root.symlink_to(elsewhere)
+    c = Control(rftpd)
+    assert c.code("USER alice") == 331
+    assert c.cmd("PASS " + PASSWORDS["alice"])[0] == 530
+    assert "was not there when rftpd started" in rftpd.log()
+    c.cmd("QUIT")
+    root.unlink()
+    root.with_name("alice.old").rename(root)
+    assert_daemon_healthy(rftpd)
+
+
+def test_a_root_the_config_reaches_through_a_symlink_is_resolved_once(rftpd_factory, tmp_path):
+    """Links in the configured path are the admin's choice: resolved when
+    rftpd starts, and a later change of the link moves no login."""
+    real, other = tmp_path / "real", tmp_path / "other"
+    for d, text in ((real, b"real"), (other, b"other")):
+        d.mkdir()
+        (d / "which.txt").write_bytes(text)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    d = rftpd_factory(f"anonymous: {{enabled: true, root: \"{link}\"}}\n")
+    assert "event=root_resolved" in d.log()
+    link.unlink()
+    link.symlink_to(other)
+    c = Control(d)
+    assert c.code("USER anonymous") == 331
+    assert c.code("PASS x") == 230
+    assert retr(c, "which.txt") == b"real"
+    c.cmd("QUIT")
+
+
 def upload(c: Control, verb: str, target: str, payload: bytes):
     """Starts an upload with a data connection ready; returns the final reply."""
     c.code("TYPE I")

@@ -175,13 +175,22 @@ TEST_F(UserRootTest, SymlinksInsideTheRootWork) {
 TEST(UserRootMagicLinks, ProcStyleLinksAreRefused) {
     // /proc/self/root and /proc/self/cwd are magic links: following them would
     // jump to any directory regardless of RESOLVE_BENEATH's lexical checks.
-    auto root = UserRoot::open("/proc/self", false);
+    // /proc/self is itself a link (to /proc/PID), resolved as rftpd resolves a root at start.
+    auto root = UserRoot::open(rftp::daemon::root_as_resolved_at_start("/proc/self"), false);
     ASSERT_TRUE(root) << root.error().message;
     for (const char *p : {"/root/etc/passwd", "/cwd"}) {
         auto fd = root->open_file(p, O_RDONLY);
         ASSERT_FALSE(fd) << p;
         EXPECT_EQ(fd.error().code, -ELOOP) << p << ": " << fd.error().message;
     }
+}
+
+TEST(UserRootPath, ALinkOnTheRootsPathCountsOnlyAsResolvedAtStart) {
+    auto root = UserRoot::open("/proc/self", false);
+    ASSERT_FALSE(root);
+    EXPECT_EQ(root.error().code, -ELOOP) << root.error().message;
+    EXPECT_EQ(rftp::daemon::root_as_resolved_at_start("/proc/self"), "/proc/" + std::to_string(::getpid()));
+    EXPECT_EQ(rftp::daemon::root_as_resolved_at_start("/no/such/root"), "/no/such/root");
 }
 
 TEST_F(UserRootTest, NulInsideAVirtualPathIsRefused) {
