@@ -9,12 +9,30 @@ std::string shell_quoted(const std::string &s) {
     return q + "'";
 }
 
+
+std::string byte_size(uint64_t bytes) {
+    if (bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + "M";
+    if (bytes % (1u << 10) == 0) return std::to_string(bytes >> 10) + "K";
+    return std::to_string(bytes);
+}
+
 }  // namespace
 
 std::string resume_command(const char *verb, const Options &o, const std::vector<std::string> &args) {
+    const Options defaults;
     std::string cmd = std::string("rftp ") + verb + " -c";
     if (o.recursive) cmd += " -r";
     if (o.verify) cmd += " --verify";  // a resumed file deserves the check the first run asked for
+    if (o.parallel != defaults.parallel) cmd += " -P " + std::to_string(o.parallel);
+    if (o.many_files() && o.concurrency != defaults.concurrency) cmd += " -j " + std::to_string(o.concurrency);
+    if (o.continue_on_error) cmd += " --continue-on-error";
+    if (o.transport == Transport::rdma) cmd += " --transport rdma";
+    if (o.transport == Transport::tcp) cmd += " --transport tcp";
+    if (o.block_size_given) cmd += " --block-size " + byte_size(o.block_size);
+    if (!o.block_checksums) cmd += " --no-block-checksums";
+    if (o.sequential_writes) cmd += " --sequential-writes";
+    if (o.timeout_seconds != defaults.timeout_seconds) cmd += " --timeout " + std::to_string(o.timeout_seconds);
+    cmd += " --";
     for (const auto &a : args) cmd += " " + shell_quoted(a);
     return cmd;
 }

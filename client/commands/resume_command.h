@@ -9,8 +9,12 @@
 
 namespace rftp::client {
 
-// "rftp VERB -c [-r] [--verify] ARG..." with every argument single-quoted (a quote
-// inside one becomes '\''), so names with spaces or quotes survive.
+// "rftp VERB -c [-r] [--verify] [the run's other choices] -- ARG..." with
+// every argument single-quoted (a quote inside one becomes '\''), so names
+// with spaces or quotes survive, and after "--", so a name beginning with
+// "-" is not taken for an option. The choices carried over are those that
+// change what the run does or how it goes (streams, sessions, transport,
+// block size, checksums, --continue-on-error, a timeout), not its output.
 std::string resume_command(const char *verb, const Options &o, const std::vector<std::string> &args);
 
 }  // namespace rftp::client
