@@ -37,6 +37,7 @@ Outcome<UploadSource> open_upload_source(const std::string &path, std::optional<
     source.device = S_ISCHR(st.st_mode);
     source.size = source.device ? *device_size : static_cast<uint64_t>(st.st_size);
     if (!source.device) source.identity = ftp::source_token(source.size, st.st_mtim, st.st_ctim);
+    source.modified = st.st_mtim;
     return source;
 }
 
@@ -128,6 +129,24 @@ OutcomeStatus verify_upload(Session &session, const std::string &remote, const U
     return remove_wrong_upload(session, where, failure);
 }
 
+// Rewritten while rftp sent it: the same size, a new modification time. The
+// copy may hold old bytes and new, and a digest taken of the bytes as they
+// went agrees with that mix: the copy is removed as a wrong one (exit 7).
+// A file that grew is let through: an appended log's first bytes are whole
+// (docs/cli.md). held: the copy is rftpd's partial file, never in place.
+OutcomeStatus refuse_if_rewritten_while_sent(Session &session, const std::string &remote, const UploadSource &source,
+                                             bool held) {
+    struct stat st {};
+    if (source.device || ::fstat(source.fd.get(), &st) != 0 || static_cast<uint64_t>(st.st_size) != source.size ||
+        (st.st_mtim.tv_sec == source.modified.tv_sec && st.st_mtim.tv_nsec == source.modified.tv_nsec))
+        return {};
+    Failure failure{ExitCode::verification, source.path + " was written to while rftp sent it (its size the same, "
+                                            "its modification time not): the copy may mix old bytes and new; send it "
+                                            "again once nothing writes to it"};
+    if (held) failure.message += "; it was kept aside, never in place of " + remote;
+    return remove_wrong_upload(session, held ? remote_partial_name(remote) : remote, failure);
+}
+
 OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
                        const FileProgressHooks &hooks, FileReport &report) {
     if (o.verify && source.device) return refuse_verify_of_device("source");
@@ -169,6 +188,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         auto sent = put_over_rdma(session, **rdma_channel, {source.fd.get(), offset, size, copied_first, hold}, remote,
                                   hooks, report, o.verify);
         if (!sent) return sent;
+        if (auto same = refuse_if_rewritten_while_sent(session, remote, source, hold); !same) return same;
         if (o.verify) return verify_upload(session, remote, source, true, report.sha256, hold);
         return {};
     }
@@ -283,6 +303,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
             return std::unexpected(mismatch);
         }
     }
+    if (auto same = refuse_if_rewritten_while_sent(session, remote, source, hold); !same) return same;
     if (o.verify) return verify_upload(session, remote, source, true, report.sha256, hold);
     return {};
 }

@@ -90,6 +90,16 @@ def shrinking_mount(backing: Path, mount: Path, at: int):
 
 
 @contextlib.contextmanager
+def rewriting_mount(backing: Path, mount: Path, at: int):
+    """Mounts the file system whose files have their last 4 KiB written over
+    (the size kept, the modification time new) when a read first reaches
+    past `at`: a writer at work on a file while it is sent. Attributes are
+    not cached, so fstat through the mount sees the new time at once."""
+    with _mount(backing, mount, options="attr_timeout=0", REWRITE_AT=str(at)) as m:
+        yield m
+
+
+@contextlib.contextmanager
 def slow_reading_mount(backing: Path, mount: Path, bytes_per_second: int):
     """Mounts the file system whose reads take as long as they would at
     bytes_per_second (at most; the mount itself adds some)."""
@@ -140,6 +150,8 @@ def serve():
 
     io_fails_from = int(os.environ.get("FAILING_IO_FROM", "-1"))
     shrink_at = int(os.environ.get("SHRINK_AT", "-1"))
+    rewrite_at = int(os.environ.get("REWRITE_AT", "-1"))
+    rewritten = set()
     slow_read_bps = int(os.environ.get("SLOW_READ_BPS", "0"))
     one_read_at_a_time = threading.Lock()
 
@@ -178,6 +190,11 @@ def serve():
                 return -errno.EIO
             if 0 <= shrink_at < offset + size and os.fstat(fh.fd).st_size > shrink_at:
                 os.truncate(self._at(path), shrink_at)  # by path: fh.fd may be read-only
+            if 0 <= rewrite_at < offset + size and path not in rewritten:
+                rewritten.add(path)
+                with open(self._at(path), "r+b") as f:  # by path, as above
+                    f.seek(-4096, os.SEEK_END)
+                    f.write(os.urandom(4096))
             if slow_read_bps > 0:
                 with one_read_at_a_time:  # the kernel's readahead asks for several at once
                     time.sleep(size / slow_read_bps)

@@ -14,13 +14,14 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import PASSWORDS, Rftpd
 from daemon_log import transfer_line
-from failing_disk_fs import failing_io_mount, fuse_missing, heal, shrinking_mount
+from failing_disk_fs import failing_io_mount, fuse_missing, heal, rewriting_mount, shrinking_mount
 from test_client_rftpd import RFTP, MiB, env, random_file, rftp, url  # noqa: F401 (env: a fixture)
 from test_stream_journal import login
 from vsftpd_server import VSFTPD, VsftpdServer
@@ -121,6 +122,27 @@ def test_a_failing_local_disk_is_rftps_own_error_and_the_server_says_426(tmp_pat
         line = transfer_line(rftpd, verb)
         assert re.search(r"result=(failed|aborted) reason=\"426 ", line), line
         assert not (disk / "down.bin").exists() and "up.bin" not in login(rftpd).nlst()
+
+
+@pytest.mark.parametrize("verify", [False, True])
+def test_a_local_file_written_to_while_put_sends_it_is_exit_7(tmp_path, env, rftpd, verify):
+    """Someone writes to the file rftp is sending, its size the same: the
+    copy may mix old bytes and new, and a digest of the bytes as they went
+    would agree with it. rftp exits 7 and leaves no such copy on the server,
+    under the final name or (with --verify, held aside) as its partial."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    random_file(disk / "src.bin", SIZE)
+    # Written an hour ago: the write during the transfer must not fall in
+    # the same tick of the file system's clock as the file's making.
+    os.utime(disk / "src.bin", (time.time() - 3600, time.time() - 3600))
+    with rewriting_mount(disk, tmp_path / "mnt", BAD_FROM) as mnt:
+        r = rftp(env, "put", "-P", "4", *(["--verify"] if verify else []), str(mnt / "src.bin"),
+                 url(rftpd, "up.bin"))
+    err = r.stderr.decode()
+    assert r.returncode == 7, err
+    assert "was written to while rftp sent it" in err, err
+    assert not [n for n in os.listdir(rftpd.roots["alice"]) if "up.bin" in n], os.listdir(rftpd.roots["alice"])
 
 
 @pytest.mark.parametrize("streams", [1, 4])
