@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,19 @@ Result<std::string> read_small_file(const std::string &path) {
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return fail_errno("config " + path);
     if (!S_ISREG(st.st_mode)) return fail_msg("config " + path + ": not a regular file", -EINVAL);
+    // Whoever may write the config chooses who logs in and which directory
+    // each user sees as /: only root and the daemon's own user may.
+    if (st.st_uid != 0 && st.st_uid != ::geteuid())
+        return fail_msg("config " + path + ": owned by uid " + std::to_string(st.st_uid) +
+                            ", neither root nor the user rftpd runs as; chown it to root",
+                        -EPERM);
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        return fail_msg("config " + path + ": writable by " + ((st.st_mode & S_IWOTH) ? "anyone" : "its group") +
+                            " (mode " + mode + "); chmod go-w " + path,
+                        -EPERM);
+    }
     if (st.st_size > kMaxConfigBytes) {
         return fail_msg("config " + path + ": larger than 1 MiB, not a config file?", -EFBIG);
     }

@@ -3,6 +3,7 @@
 #include "daemon/config/config_loader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -182,6 +183,32 @@ TEST(ConfigLoader, LoadsARealFileAndNamesItInErrors) {
     ASSERT_FALSE(missing);
     EXPECT_EQ(missing.error().code, -ENOENT);
     EXPECT_NE(missing.error().message.find("/nonexistent/rftpd.yaml"), std::string::npos);
+}
+
+TEST(ConfigLoader, RefusesAFileOthersMayWrite) {
+    // Whoever may write it chooses who logs in and where.
+    char tmpl[] = "/tmp/rftp-config-XXXXXX";
+    int fd = ::mkstemp(tmpl);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    const std::string path = tmpl;
+    std::ofstream(path) << "timeouts:\n  idle: 42\n";
+    for (mode_t mode : {0666, 0620}) {
+        ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+        auto o = load_config_file(path);
+        ASSERT_FALSE(o) << std::oct << mode;
+        EXPECT_EQ(o.error().code, -EPERM);
+        EXPECT_NE(o.error().message.find("chmod go-w " + path), std::string::npos) << o.error().message;
+    }
+    ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+    EXPECT_TRUE(load_config_file(path));
+    if (::geteuid() == 0) {  // only root can give the file away
+        ASSERT_EQ(::chown(path.c_str(), 12345, 12345), 0);
+        auto o = load_config_file(path);
+        ASSERT_FALSE(o);
+        EXPECT_NE(o.error().message.find("owned by uid 12345"), std::string::npos) << o.error().message;
+    }
+    ::unlink(path.c_str());
 }
 
 struct RejectCase {
