@@ -8,19 +8,39 @@ namespace rftp::daemon {
 namespace {
 
 // A valid hash with the same cost as new hashes, of a password nobody knows
-// (32 random bytes, discarded). Unknown users are checked against it so they
-// cost the same scrypt as real ones.
+// (32 random bytes, discarded): what unknown users are checked against when
+// no account is configured.
 constexpr std::string_view kDummyHash =
     "$scrypt$ln=15,r=8,p=1$v0YyPcxFNFdxbeyzLcRqZQ==$GKPpE/hlvhYrHVL9ttCJX8s+kxZHgdgSRmdjfHa6Jgo=";
 
 std::unexpected<Error> login_incorrect() { return fail_msg("Login incorrect.", kLoginIncorrect); }
 
+
+// "$scrypt$ln=15,r=8,p=1$salt$hash" -> "ln=15,r=8,p=1".
+std::string_view cost_of(std::string_view encoded) {
+    const auto from = encoded.find('$', 1) + 1, to = encoded.find('$', from);
+    return from == 0 || to == std::string_view::npos ? encoded : encoded.substr(from, to - from);
+}
+
 }  // namespace
 
 Authenticator::Authenticator(const DaemonOptions &options)
-    : anonymous_enabled_(options.anonymous_enabled), anonymous_root_(options.anonymous_root) {
+    : anonymous_enabled_(options.anonymous_enabled), anonymous_root_(options.anonymous_root), dummy_hash_(kDummyHash) {
     for (const auto &account : options.users) accounts_.emplace(account.name, account);
+    // An unknown name costs the scrypt most accounts cost: a real account's
+    // hash of the commonest cost (its result is never used for an unknown
+    // name). A fixed dummy of the default cost would tell the names of
+    // accounts with older or tuned hashes apart by their answers' time.
+    std::map<std::string_view, unsigned> accounts_of_cost;
+    unsigned most = 0;
+    for (const auto &[name, account] : accounts_)
+        if (unsigned n = ++accounts_of_cost[cost_of(account.password_hash)]; n > most) {
+            most = n;
+            dummy_hash_ = account.password_hash;
+        }
 }
+
+std::string_view Authenticator::unknown_name_cost() const { return cost_of(dummy_hash_); }
 
 bool Authenticator::is_anonymous_name(std::string_view user) const {
     // ASCII only, on purpose: no locale, and no look-alike letters.
@@ -41,7 +61,7 @@ Result<LoginGrant> Authenticator::login(std::string_view user, std::string_view 
 
     auto it = accounts_.find(user);
     const bool known = it != accounts_.end();
-    auto match = verify_password(password, known ? std::string_view(it->second.password_hash) : kDummyHash);
+    auto match = verify_password(password, known ? std::string_view(it->second.password_hash) : std::string_view(dummy_hash_));
     if (!match) return fail(match.error().with_context("login " + std::string(known ? it->first : "<unknown user>")));
     if (!known || !*match) return login_incorrect();
 

@@ -33,6 +33,10 @@ public:
     // so timing does not reveal which user names exist.
     Result<LoginGrant> login(std::string_view user, std::string_view password) const;
 
+    // The scrypt cost an unknown name is checked at ("ln=15,r=8,p=1"): that of
+    // most configured accounts, so the time of the answer tells no names apart.
+    std::string_view unknown_name_cost() const;
+
     // "anonymous" or "ftp" in any letter case, whether or not anonymous login is on.
     bool is_anonymous_name(std::string_view user) const;
 
@@ -40,6 +44,7 @@ private:
     std::map<std::string, UserAccount, std::less<>> accounts_;
     bool anonymous_enabled_ = false;
     std::string anonymous_root_;
+    std::string dummy_hash_;  // what an unknown name is checked against
 };
 
 }  // namespace rftp::daemon

@@ -115,3 +115,21 @@ TEST_F(AuthenticatorTest, ConcurrentLoginsFromWorkerThreads) {
     for (auto &t : threads) t.join();
     for (size_t i = 0; i < outcomes.size(); ++i) EXPECT_EQ(outcomes[i], i % 2 == 0 ? 1 : 0) << i;
 }
+
+TEST_F(AuthenticatorTest, AnUnknownNameCostsWhatMostAccountsCost) {
+    // Accounts with older, cheaper hashes (ln=10, made by hashlib.scrypt):
+    // an unknown name checked at the default cost would answer slower than
+    // their names do, and so tell them apart.
+    const std::string cheap =
+        "$scrypt$ln=10,r=8,p=1$5C/+qNI1eY7VohXbh7nA7g==$oTXdnd0K9Cp86VagbQDXMRvaiFUQFplrOsX002r+iO0=";
+    EXPECT_EQ(Authenticator(options(false)).unknown_name_cost(), "ln=15,r=8,p=1");
+    DaemonOptions o = options(false);
+    for (const char *name : {"carol", "dave", "erin"}) o.users.push_back(UserAccount{name, cheap, "/srv/c", Access::read_only});
+    Authenticator auth(o);
+    EXPECT_EQ(auth.unknown_name_cost(), "ln=10,r=8,p=1");
+    ASSERT_TRUE(auth.login("carol", "carol-secret"));
+    // The hash an unknown name is checked against is carol's: her password
+    // under another name still opens nothing.
+    expect_refused(auth.login("mallory", "carol-secret"));
+    EXPECT_EQ(Authenticator(DaemonOptions{}).unknown_name_cost(), "ln=15,r=8,p=1");
+}
