@@ -3,8 +3,10 @@
 // "summary" event with --json, and the exit status from exit_codes.h.
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -94,6 +96,15 @@ int main(int argc, char **argv) {
 
     auto started = std::chrono::steady_clock::now();
     OutcomeStatus result = dispatch(ctx);
+    // What went to stdout (a listing, a digest, JSON events) must have
+    // arrived: `rftp ls URL > listing.txt` on a full disk is no success. A
+    // reader that stopped reading (`| head`) only wanted no more.
+    int err = json_output_error();
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) err = errno;
+    if (err) {
+        if (result && err != EPIPE)
+            result = fail_as(ExitCode::local_file, std::string("writing to standard output failed: ") + std::strerror(err));
+    }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     ExitCode exit = result ? ExitCode::ok : result.error().exit;
     const RunSummary &s = ctx.summary;

@@ -9,4 +9,7 @@ namespace rftp::client {
 
 void emit_json_event(const nlohmann::json &event);
 
+// The errno of the first event that could not be written out (0: none).
+int json_output_error();
+
 }  // namespace rftp::client

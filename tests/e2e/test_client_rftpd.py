@@ -401,6 +401,22 @@ def test_ls_mkdir_mv_rm(rftpd, env, tmp_path):
     assert not (rftpd.roots["alice"] / "dir").exists()
 
 
+def test_a_listing_or_digest_that_cannot_be_written_out_is_exit_6(rftpd, env):
+    """`rftp ls URL > listing.txt` on a full disk left a cut listing and
+    exit 0. A reader that stops reading (`| head`) is no failure."""
+    (rftpd.roots["alice"] / "a.bin").write_bytes(b"a")
+    with open("/dev/full", "wb") as full:  # every write: No space left on device
+        for args in (["ls", url(rftpd)], ["--json", "ls", url(rftpd)], ["hash", url(rftpd, "a.bin")]):
+            r = subprocess.run([RFTP, *args], env=env, stdout=full, stderr=subprocess.PIPE, timeout=60)
+            assert r.returncode == 6, (args, r.stderr)
+            assert b"writing to standard output failed: No space left on device" in r.stderr, r.stderr
+    for i in range(3000):  # a listing far larger than a pipe holds
+        (rftpd.roots["alice"] / f"file-with-a-long-name-{i:05d}.bin").write_bytes(b"")
+    r = subprocess.run(["bash", "-c", f"'{RFTP}' ls '{url(rftpd)}' | head -c 1 > /dev/null; echo ${{PIPESTATUS[0]}}"],
+                       env=env, capture_output=True, timeout=60)
+    assert r.stdout.strip() == b"0", r
+
+
 def test_resume_trusts_the_journal_over_the_partial_size(rftpd, env, tmp_path):
     """A parallel download killed mid-way leaves blocks beyond holes; its
     journal says how much of the beginning is good, and -c starts there."""
