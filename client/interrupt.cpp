@@ -16,6 +16,7 @@ namespace {
 constexpr std::size_t kMaxTransfers = 128;
 constexpr std::size_t kMaxWatchedFds = 4096;
 std::atomic<bool> g_interrupted{false};
+std::atomic<int> g_signal{0};  // the first signal that interrupted the run
 std::array<std::atomic<middleware::TransferProgress *>, kMaxTransfers> g_progress{};
 std::array<std::atomic<int>, kMaxWatchedFds> g_fds;  // -1 = free slot
 
@@ -28,7 +29,9 @@ void stop_everything() {
     }
 }
 
-void on_signal(int) {
+void on_signal(int sig) {
+    int none = 0;
+    g_signal.compare_exchange_strong(none, sig);
     g_interrupted.store(true);
     stop_everything();
 }
@@ -48,6 +51,20 @@ void install_interrupt_handlers() {
 }
 
 bool interrupted() { return g_interrupted.load(); }
+
+void die_of_the_interrupting_signal() {
+    const int sig = g_signal.load();
+    if (sig == 0) return;
+    struct sigaction sa {};
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(sig, &sa, nullptr);
+    sigset_t just_this;
+    sigemptyset(&just_this);
+    sigaddset(&just_this, sig);
+    ::sigprocmask(SIG_UNBLOCK, &just_this, nullptr);
+    ::raise(sig);
+}
 
 InterruptGuard::InterruptGuard(middleware::TransferProgress &progress, std::span<const int> data_fds) {
     for (std::size_t i = 0; i < kMaxTransfers; ++i) {

@@ -17,6 +17,14 @@ namespace rftp::client {
 void install_interrupt_handlers();
 bool interrupted();
 
+// Once everything is cleaned up and reported: dies of the signal that
+// interrupted the run (SIGINT or SIGTERM), with its default action. A shell
+// running rftp in a loop stops at Ctrl-C only when its child died of SIGINT;
+// a plain exit 130 tells it the child handled the signal, and the loop goes
+// on (https://www.cons.org/cracauer/sigint.html). Shells then report 130 or
+// 143. Returns only when no signal interrupted the run.
+void die_of_the_interrupting_signal();
+
 // While alive, an interrupt aborts this transfer and shuts down these sockets.
 class InterruptGuard {
 public:

@@ -152,5 +152,9 @@ int main(int argc, char **argv) {
                                 {"skipped", s.files->skipped}};
         emit_json_event(summary);
     }
+    if (exit == ExitCode::interrupted) {
+        std::fflush(stdout);
+        die_of_the_interrupting_signal();
+    }
     return to_int(exit);
 }

@@ -406,6 +406,33 @@ def test_the_largest_files_start_first_by_list_sizes(tmp_path, anon_env):
 
 
 @needs_vsftpd
+def test_ctrl_c_stops_a_shell_loop_of_rftp_runs(tmp_path, anon_env):
+    """Ctrl-C reaches the terminal's whole process group: the shell running a
+    loop of rftp runs and the rftp under way. rftp cleans up, then dies of
+    SIGINT, so the shell stops too; an exit 130 would tell the shell rftp
+    handled it, and the loop would go on to the next file."""
+    root = tmp_path / "ftproot"
+    slow = VsftpdServer(root, max_rate=500_000).start()
+    try:
+        (slow.pub / "big.bin").write_bytes(os.urandom(3 * 2**20))
+        dst = tmp_path / "dst"
+        dst.mkdir()
+        loop = f"for i in 1 2; do '{RFTP}' get '{slow.url('/pub/big.bin')}' '{dst}/'$i.bin; echo next-$i; done"
+        shell = subprocess.Popen(["bash", "-c", loop], env=anon_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 start_new_session=True)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(p.stat().st_size > 0 for p in dst.iterdir()):
+            time.sleep(0.05)
+        os.killpg(shell.pid, signal.SIGINT)  # as the terminal does
+        out, err = shell.communicate(timeout=60)
+        assert b"next-1" not in out, (out, err)
+        assert shell.returncode == -signal.SIGINT, (shell.returncode, err)
+        assert b"resume with" in err, err
+    finally:
+        slow.stop()
+
+
+@needs_vsftpd
 def test_interrupt_stops_every_session_and_resume_completes(tmp_path, anon_env):
     root = tmp_path / "ftproot"
     fast = VsftpdServer(root).start()
@@ -428,7 +455,7 @@ def test_interrupt_stops_every_session_and_resume_completes(tmp_path, anon_env):
             time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
-        assert proc.returncode == 130, err
+        assert proc.returncode == -signal.SIGINT, err  # died of it, as shells expect
         assert b"-c" in err
         # Nothing incomplete under a final name; the partial files are kept.
         for n in names:
