@@ -138,8 +138,13 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         }
         // Bytes of another version of the file are no prefix of this one.
         // (A partial that records nothing, from an older rftp or a file
-        // system without user extended attributes, is trusted by its size.)
+        // system without user extended attributes, is trusted by its size;
+        // on such a file system the user is told what that risks.)
         auto recorded = middleware::recorded_source(file.get());
+        if (offset > 0 && !recorded && identity && !o.verify)
+            report.note(dest.write_path + ": its file system keeps no record of the remote file's version it was "
+                        "begun from (" + recorded.error().message + "), so a remote file changed since cannot be "
+                        "told; resuming by its size: add --verify to check the result");
         if (offset > 0 && recorded && *recorded && identity && **recorded != *identity) {
             report.note(dest.write_path + " holds the start of an earlier version of the remote file (" + **recorded +
                         ", now " + *identity + "); starting over");

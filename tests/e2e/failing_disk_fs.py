@@ -90,6 +90,14 @@ def shrinking_mount(backing: Path, mount: Path, at: int):
 
 
 @contextlib.contextmanager
+def plain_mount(backing: Path, mount: Path):
+    """Mounts the file system with nothing to fail: one without user extended
+    attributes (this FUSE server has none), as NFSv3 is."""
+    with _mount(backing, mount) as m:
+        yield m
+
+
+@contextlib.contextmanager
 def rewriting_mount(backing: Path, mount: Path, at: int):
     """Mounts the file system whose files have their last 4 KiB written over
     (the size kept, the modification time new) when a read first reaches

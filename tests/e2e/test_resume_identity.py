@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PASSWORDS, Rftpd, on_a_file_system_with_user_xattrs
-from failing_disk_fs import fuse_missing, slow_reading_mount
+from failing_disk_fs import fuse_missing, plain_mount, slow_reading_mount
 from test_client_rftpd import RFTP, MiB, env, random_file, rftp, sha256, summary, url  # noqa: F401
 from test_whole_reservation import SIZE, kill_client_mid_download, stop_mid_transfer
 
@@ -39,6 +39,22 @@ def test_a_remote_file_rewritten_since_the_partial_download_is_fetched_anew(rftp
     assert summary(r)["bytes"] == SIZE  # all of it again: nothing of the old version kept
     assert sha256(dst) == sha256(remote)
     assert any("earlier version of the remote file" in n for n in summary(r).get("notes", [])), summary(r)
+
+
+@pytest.mark.skipif(bool(fuse_missing()), reason=f"SKIPPED: {fuse_missing()}")
+def test_a_partial_download_where_nothing_records_its_version_says_what_that_risks(rftpd, env, tmp_path):
+    """On a file system without user extended attributes (NFSv3, say) a
+    partial download records no version of the remote file: -c can only
+    trust its size, and says so, and that --verify would check the result."""
+    remote = random_file(rftpd.roots["alice"] / "n.bin", 3 * MiB)
+    with plain_mount(tmp_path / "backing", tmp_path / "nfs") as mnt:
+        (mnt / "n.bin.rftp-part").write_bytes(remote.read_bytes()[:MiB])
+        r = rftp(env, "--json", "get", "-c", url(rftpd, "n.bin"), str(mnt / "n.bin"))
+        assert r.returncode == 0, r.stderr
+        assert summary(r)["bytes"] == 2 * MiB
+        assert any("keeps no record of the remote file's version" in n and "--verify" in n
+                   for n in summary(r).get("notes", [])), summary(r)
+        assert sha256(mnt / "n.bin") == sha256(remote)
 
 
 def test_an_unchanged_remote_file_is_continued(rftpd, env, tmp_path):
