@@ -36,6 +36,8 @@ struct Session {
     // An aborted transfer's replies were not all read (abort_transfer): the
     // next reply may be an old one, so this session must not be reused.
     bool out_of_step = false;
+    // The server answered LIST -a with a 5xx: its listings are asked for plainly.
+    bool list_refuses_options = false;
     // TCP transfer buffers and rings kept from one file to the next (stream_cache.h).
     std::unique_ptr<middleware::StreamCache> stream_kept = std::make_unique<middleware::StreamCache>();
 };

@@ -80,6 +80,7 @@ OutcomeStatus TreeWalk::add(const std::string &remote_dir, const std::string &lo
         return {};
     }
     for (auto &why : listed->unusable) fail(local_dir, remote_dir, ExitCode::remote_file, std::move(why));
+    for (const auto &why : listed->skipped) log::warning(why);
     // Pushed by the caller when the parent's listing named it; the top
     // directory's comes from its own listing.
     const bool push_own = depth == 0 && listed->unique;

@@ -94,14 +94,37 @@ bool parse_unix_list_line(const std::string &line, RemoteEntry &entry) {
     return false;
 }
 
+// The name a LIST line of another type than - or d gives ("name -> target"
+// for a link), else the whole line.
+static std::string listed_name(const std::string &line) {
+    RemoteEntry as_file;
+    if (!parse_unix_list_line("-" + line.substr(1), as_file)) return line;
+    return as_file.name;
+}
+
+static std::string not_fetched(const std::string &dir, const std::string &entry, const std::string &kind) {
+    return "not fetched: " + log::quote(entry) + " in " + dir + " is a " + kind +
+           " (rftp copies files and the directories holding them; fetch a link's target by its own name)";
+}
+
 Outcome<RawListing> fetch_listing(Session &session, const std::string &path, const std::string &what) {
     RawListing listing;
     listing.machine = session.features.mlst;
+    // LIST -a: vsftpd and ProFTPD leave names beginning with a dot out of a
+    // plain LIST, and a Zarr store's .zarray files are data. A server that
+    // refuses the option (5xx) is asked again without it, as wget does.
+    const bool with_dotfiles = !listing.machine && !session.list_refuses_options;
     // Listings always use one plain connection, whatever OPTS PARALLEL says.
     auto socks = open_data_connections(session, 1);
     if (!socks) return std::unexpected(socks.error());
-    auto started = session.control.command((listing.machine ? "MLSD " : "LIST ") + path);
+    auto started = session.control.command(listing.machine ? "MLSD " + path : with_dotfiles ? "LIST -a " + path
+                                                                                             : "LIST " + path);
     if (!started) return std::unexpected(started.error());
+    if (with_dotfiles && started->code >= 500) {
+        session.list_refuses_options = true;
+        socks->clear();
+        return fetch_listing(session, path, what);
+    }
     if (!started->positive_preliminary()) return refused(what, *started);
     auto text = read_all((*socks)[0].get(), kMaxListingBytes);
     socks->clear();
@@ -141,7 +164,11 @@ Outcome<RemoteDirectory> list_remote_directory(Session &session, const std::stri
             }
             std::string type = parsed->type();
             if (type == "cdir") dir.unique = parsed->fact("unique");
-            if (type != "file" && type != "dir") continue;  // cdir, pdir, symlinks, devices
+            if (type == "cdir" || type == "pdir") continue;
+            if (type != "file" && type != "dir") {  // symlinks (OS.unix=slink), devices
+                dir.skipped.push_back(not_fetched(path, parsed->name, type));
+                continue;
+            }
             entry.name = parsed->name;
             entry.is_directory = type == "dir";
             entry.size = parsed->size();
@@ -153,8 +180,12 @@ Outcome<RemoteDirectory> list_remote_directory(Session &session, const std::stri
             // devices) is not an entry to fetch.
             if (line[0] == '-' || line[0] == 'd')
                 dir.unusable.push_back("unreadable LIST line in " + path + ": " + log::quote(line));
-            else
-                log::info("skipping LIST line rftp does not read: " + log::quote(line));
+            else if (line[0] == 'l' || line[0] == 'b' || line[0] == 'c' || line[0] == 'p' || line[0] == 's')
+                dir.skipped.push_back(not_fetched(path, listed_name(line), line[0] == 'l' ? "symbolic link" : "special file"));
+            else if (!line.starts_with("total "))
+                // A DOS or EPLF listing rftp cannot read at all: every line of it.
+                dir.unusable.push_back("LIST line in " + path + " rftp does not read (not a Unix listing): " +
+                                       log::quote(line));
             continue;
         }
         // Some servers list the directory itself and its parent (ls -a).

@@ -49,6 +49,9 @@ struct RemoteDirectory {
     // Entries rftp cannot fetch: an MLSD line it cannot read, a name unsafe
     // as a local path. Each is a failed file, never silently left out.
     std::vector<std::string> unusable;
+    // Entries left out by design (symbolic links, devices), each said as a
+    // warning: a tree copied without them is no silent gap either.
+    std::vector<std::string> skipped;
 };
 
 // Files and subdirectories of path. Other types (symlinks, devices) are left

@@ -78,6 +78,8 @@ OutcomeStatus run_ls(CommandContext &ctx) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
         if (!machine) {
+            // LIST -a (fetch_listing) may name the directory and its parent.
+            if (RemoteEntry e; parse_unix_list_line(line, e) && (e.name == "." || e.name == "..")) continue;
             if (ctx.options.json) emit_json_event({{"event", "entry"}, {"line", line}});
             else std::printf("%s\n", shown(line).c_str());
             continue;

@@ -257,7 +257,8 @@ def test_a_list_line_rftp_cannot_read_is_a_failed_file_not_a_silent_gap(tmp_path
                      b"-rw-r--r-- 1 ftp 5 Jan 05 12:00 seven.bin\r\n"
                      b"-rw-r--r-- 1 ftp ftp 4 Jan 05 12:00 my file.bin\r\n"
                      b"lrwxrwxrwx 1 ftp ftp 4 Jan 05 12:00 link -> seven.bin\r\n"
-                     b"-rw-r--r-- 1 ftp ftp 7 5 Jan garbled.bin\r\n")
+                     b"-rw-r--r-- 1 ftp ftp 7 5 Jan garbled.bin\r\n"
+                     b"12-01-23  10:15AM                 2048 dos.bin\r\n")
 
     server = TreeServer({"/d": listing}, files, offer_mlst=False)
     out = tmp_path / "out"
@@ -265,7 +266,12 @@ def test_a_list_line_rftp_cannot_read_is_a_failed_file_not_a_silent_gap(tmp_path
     r = run(tmp_path, "--continue-on-error", "get", "-r", server.url("/d"), out)
     assert r.returncode == 5, r.stderr
     assert b"unreadable LIST line in /d" in r.stderr and b"garbled.bin" in r.stderr, r.stderr
-    assert (out / "d" / "seven.bin").read_bytes() == b"seven"
+    # A line of another listing format is a failed file too; a link is left out, said as a warning.
+    assert b"rftp does not read (not a Unix listing)" in r.stderr and b"dos.bin" in r.stderr, r.stderr
+    assert b"is a symbolic link" in r.stderr, r.stderr
+    assert b"2 failed" in r.stderr, r.stderr
+    # Asked with -a first (dot files); this server refuses the option, so plainly after.
+    assert server.listed == ["-a /d", "/d"], server.listed
     assert (out / "d" / "my file.bin").read_bytes() == b"mine"
     assert sorted(p.name for p in (out / "d").iterdir()) == ["my file.bin", "seven.bin"]
 
