@@ -49,9 +49,21 @@ void add_tree(UploadPlan &plan, const std::string &source, const std::string &re
             // file to where it points, and send it there (even outside the tree).
             std::string remote = remote_dir + "/" + path.filename().string();
             std::error_code type_ec;
+            const bool link = it->is_symlink(type_ec);
+            // A link to nothing (its target not mounted here, say) is a file
+            // the tree names and rftp cannot send: a failed file, as the same
+            // link given as a source is, not a warning and exit 0.
+            if (link && !fs::exists(it->status(type_ec))) {
+                std::error_code target_ec;
+                const fs::path target = fs::read_symlink(path, target_ec);
+                plan.failures.push_back(
+                    {FileJob{path.string(), remote},
+                     Failure{ExitCode::local_file, "open " + path.string() + ": a symbolic link to " +
+                                                       (target_ec ? std::string("?") : target.string()) +
+                                                       ", which does not exist"}});
             // A symlinked directory inside a tree could loop back on itself,
             // so it is not entered; say so rather than send it empty.
-            if (it->is_symlink(type_ec) && it->is_directory(type_ec)) {
+            } else if (link && it->is_directory(type_ec)) {
                 log::warning("skipping " + path.string() + ": symlink to a directory");
             } else if (it->is_directory(type_ec)) {
                 plan.remote_directories.push_back(remote);

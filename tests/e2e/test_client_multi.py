@@ -319,6 +319,23 @@ def test_a_symlinked_file_in_a_tree_keeps_its_own_name(rftpd, alice_env, tmp_pat
     assert sorted(p.name for p in root.rglob("*") if p.is_file()) == ["f", "l2", "link"]
 
 
+def test_a_link_to_nothing_in_a_tree_is_a_failed_file(rftpd, alice_env, tmp_path):
+    """A link whose target is not there (a file system not mounted on this
+    node) names a file of the tree rftp cannot send: a failed file (exit 6,
+    the rest sent with --continue-on-error), as the link given alone is."""
+    root = rftpd.roots["alice"]
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "x.dat").symlink_to("/lustre/proj/x.dat")
+    (tree / "y.dat").write_bytes(b"y")
+    (root / "in").mkdir()
+    r = rftp(alice_env, "--continue-on-error", "put", "-r", tree, alice_url(rftpd, "/in/"))
+    assert r.returncode == 6, r.stderr
+    assert b"a symbolic link to /lustre/proj/x.dat, which does not exist" in r.stderr, r.stderr
+    assert b"1 ok, 1 failed" in r.stderr, r.stderr
+    assert (root / "in" / "t" / "y.dat").read_bytes() == b"y"
+
+
 def test_a_line_break_in_a_file_name_never_reaches_the_server(rftpd, alice_env, tmp_path):
     """FTP ends a command at a line break and cannot quote one: a local file
     named "a<LF>DELE keep.bin" would send a second command. That file fails
