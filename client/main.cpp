@@ -50,11 +50,23 @@ OutcomeStatus dispatch(CommandContext &ctx) {
     return fail_as(ExitCode::usage, "unknown command");
 }
 
+// --json promises a summary last, whatever went wrong; a usage error's has
+// what any summary has, nothing having moved.
+void emit_usage_summary(const std::string &command, const std::string &message) {
+    nlohmann::json summary{{"event", "summary"}, {"result", "error"}, {"bytes", 0}, {"seconds", 0.0}, {"rate", 0.0},
+                           {"streams", 0}, {"exit_code", to_int(ExitCode::usage)}, {"message", message}};
+    if (!command.empty()) summary["command"] = command;
+    emit_json_event(summary);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     ParsedCommandLine parsed = parse_command_line(argc, argv);
-    if (!parsed.options) return parsed.exit_status;
+    if (!parsed.options) {
+        if (parsed.exit_status != 0 && parsed.json) emit_usage_summary(parsed.command, parsed.error);
+        return parsed.exit_status;
+    }
     const Options &o = *parsed.options;
 
     namespace log = rftp::log;
@@ -65,9 +77,7 @@ int main(int argc, char **argv) {
     auto url = rftp::client::parse_url(o.url);
     if (!url) {
         std::fprintf(stderr, "rftp: %s\n", log::printable(url.error().message).c_str());
-        if (o.json)
-            emit_json_event({{"event", "summary"}, {"result", "error"}, {"exit_code", to_int(ExitCode::usage)},
-                             {"message", url.error().message}});
+        if (o.json) emit_usage_summary(command_name(o.command), url.error().message);
         return to_int(ExitCode::usage);
     }
     install_interrupt_handlers();

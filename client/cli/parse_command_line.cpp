@@ -100,53 +100,55 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     auto *hash = app.add_subcommand("hash", "print the server's SHA-256 of a remote file");
     hash->add_option("URL", o.url)->required();
 
+    // A usage error keeps what --json needs for its summary (main.cpp).
+    ParsedCommandLine refused{std::nullopt, to_int(ExitCode::usage)};
+    for (const auto &a : args) {
+        if (a == "--json") refused.json = true;
+        if (refused.command.empty())
+            for (const char *name : {"put", "get", "ls", "mkdir", "rm", "mv", "hash"})
+                if (a == name) refused.command = a;
+    }
+    auto usage_error = [&refused](std::string message) {
+        std::fprintf(stderr, "rftp: %s\n", message.c_str());
+        refused.error = std::move(message);
+        return refused;
+    };
     try {
         std::vector<std::string> reversed(args.rbegin(), args.rend());
         app.parse(reversed);
     } catch (const CLI::ParseError &e) {
         int rc = app.exit(e);
-        return ParsedCommandLine{std::nullopt, rc == 0 ? 0 : to_int(ExitCode::usage)};
+        if (rc == 0) return ParsedCommandLine{std::nullopt, 0};
+        refused.error = e.what();
+        return refused;
     }
     auto size = parse_byte_size(block_size);
-    if (!size || *size < (64u << 10) || *size > (1ull << 30)) {
-        std::fprintf(stderr, "rftp: --block-size: %s\n",
-                     size ? "must be between 64K and 1G" : size.error().message.c_str());
-        return ParsedCommandLine{std::nullopt, to_int(ExitCode::usage)};
-    }
+    if (!size || *size < (64u << 10) || *size > (1ull << 30))
+        return usage_error(std::string("--block-size: ") + (size ? "must be between 64K and 1G" : size.error().message));
     o.block_size = *size;
     o.block_size_given = block_opt->count() > 0;
     if (o.block_size_given) o.rdma_block_size = *size;
     o.transport = transport == "rdma" ? Transport::rdma : transport == "tcp" ? Transport::tcp : Transport::auto_select;
     auto pool = parse_byte_size(rdma_pool);
-    if (!pool || *pool < (1u << 20) || *pool > (64ull << 30)) {
-        std::fprintf(stderr, "rftp: --rdma-pool: %s\n", pool ? "must be between 1M and 64G" : pool.error().message.c_str());
-        return ParsedCommandLine{std::nullopt, to_int(ExitCode::usage)};
-    }
+    if (!pool || *pool < (1u << 20) || *pool > (64ull << 30))
+        return usage_error(std::string("--rdma-pool: ") + (pool ? "must be between 1M and 64G" : pool.error().message));
     o.rdma_pool = *pool;
     if (!device_size.empty()) {
         auto n = parse_byte_size(device_size);
-        if (!n) {
-            std::fprintf(stderr, "rftp: --size: %s\n", n.error().message.c_str());
-            return ParsedCommandLine{std::nullopt, to_int(ExitCode::usage)};
-        }
+        if (!n) return usage_error("--size: " + n.error().message);
         o.size = *n;
     }
     if (want_progress) o.progress = true;
     if (no_progress) o.progress = false;
     o.block_checksums = !no_block_checksums;
 
-    auto two_or_more = [](const std::vector<std::string> &args, const char *form) {
-        if (args.size() >= 2) return true;
-        std::fprintf(stderr, "rftp: expected %s\n", form);
-        return false;
-    };
     if (put->parsed()) {
-        if (!two_or_more(put_args, "put LOCAL... URL")) return ParsedCommandLine{std::nullopt, to_int(ExitCode::usage)};
+        if (put_args.size() < 2) return usage_error("expected put LOCAL... URL");
         o.url = put_args.back();
         o.locals.assign(put_args.begin(), put_args.end() - 1);
         o.local = o.locals.front();
     } else if (get->parsed()) {
-        if (!two_or_more(get_args, "get URL... LOCAL")) return ParsedCommandLine{std::nullopt, to_int(ExitCode::usage)};
+        if (get_args.size() < 2) return usage_error("expected get URL... LOCAL");
         o.local = get_args.back();
         o.urls.assign(get_args.begin(), get_args.end() - 1);
         o.url = o.urls.front();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "client/cli/options.h"
 
@@ -11,6 +12,9 @@ namespace rftp::client {
 struct ParsedCommandLine {
     std::optional<Options> options;  // absent: exit now with exit_status
     int exit_status = 0;             // 0 after --help/--version, 2 on a usage error
+    std::string error;               // a usage error's message (already on stderr)
+    std::string command;             // the subcommand named, where one was
+    bool json = false;               // --json was asked for
 };
 
 ParsedCommandLine parse_command_line(int argc, char **argv);

@@ -141,6 +141,23 @@ def test_json_events_parse_and_summary_counts_bytes(vsftpd, client_env, tmp_path
     assert summary["bytes"] == 123457 and summary["result"] == "ok"
 
 
+@pytest.mark.parametrize("args, command, message", [
+    (["get", "--block-size", "1K", "ftp://127.0.0.1/x", "y"], "get", "--block-size: must be between 64K and 1G"),
+    (["get", "ftp://127.0.0.1/x"], "get", "expected get URL... LOCAL"),
+    (["--bogus", "ls", "ftp://127.0.0.1/"], "ls", "--bogus"),
+    (["ls", "bad://x"], "ls", "unknown scheme"),
+])
+def test_a_usage_error_under_json_still_ends_with_a_summary(client_env, args, command, message):
+    """docs/cli.md: the summary is always last, a usage error's too, with
+    the fields every summary has (a script reads exit_code and message)."""
+    r = rftp(client_env, "--json", *args)
+    assert r.returncode == 2, r.stderr
+    [summary] = [json.loads(line) for line in r.stdout.splitlines()]
+    assert summary["event"] == "summary" and summary["result"] == "error" and summary["exit_code"] == 2, summary
+    assert message in summary["message"] and summary["command"] == command, summary
+    assert summary["bytes"] == 0 and "seconds" in summary, summary
+
+
 def test_ls_mkdir_mv_rm(vsftpd, client_env, tmp_path):
     assert rftp(client_env, "mkdir", vsftpd.url("/pub/newdir")).returncode == 0
     assert (vsftpd.pub / "newdir").is_dir()
