@@ -76,13 +76,20 @@ void BackgroundTasks::serve(uint64_t id) {
 bool BackgroundTasks::completed(const std::function<void()> &work) {
     // A thread function that throws ends the process: every session, for one
     // command's failure. The session whose work it was is told instead.
+    // Saying why allocates, and memory may be what ran out: then it goes unsaid.
+    auto say = [](const char *why) noexcept {
+        try {
+            log::error(std::string("event=task_failed reason=") + log::quote(why));
+        } catch (...) {
+        }
+    };
     try {
         work();
         return true;
     } catch (const std::exception &e) {
-        log::error(std::string("event=task_failed reason=") + log::quote(e.what()));
+        say(e.what());
     } catch (...) {
-        log::error("event=task_failed reason=\"an exception of unknown type\"");
+        say("an exception of unknown type");
     }
     return false;
 }

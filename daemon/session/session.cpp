@@ -337,8 +337,21 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
     auto started = std::chrono::steady_clock::now();
     std::string fields = log_prefix() + " event=transfer " + what;
     std::weak_ptr<Session> weak = weak_from_this();
-    server_.tasks().run([outcome, body = std::move(body)] { *outcome = body(); },
-                        [weak, job, outcome, started, fields] {
+    // Out of memory mid-transfer (a throw): a failed transfer like any other
+    // (451, logged, an ABOR answered), and a channel it ran on, its state
+    // cut short anywhere, is not trusted with another.
+    auto threw = std::make_shared<bool>(false);
+    server_.tasks().run([outcome, threw, job, body = std::move(body)] {
+                            try {
+                                *outcome = body();
+                            } catch (const std::exception &e) {
+                                *threw = true;
+                                *outcome = failed_outcome(Error{-ENOMEM, std::string("the server could not go on (") +
+                                                                             e.what() + ")"},
+                                                          job->aborted(), job->progress.bytes.load());
+                            }
+                        },
+                        [weak, job, outcome, threw, started, fields] {
                             // Logged even when the client is gone: the log is
                             // how an operator learns a transfer failed.
                             double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -361,7 +374,8 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             self->transfer_.reset();
                             // A channel the transfer broke cannot serve another:
                             // its pinned memory goes back now, not at the next command.
-                            if (self->state.rdma && self->state.rdma->channel() && !self->state.rdma->usable())
+                            if (self->state.rdma && self->state.rdma->channel() &&
+                                (*threw || !self->state.rdma->usable()))
                                 self->drop_rdma();
                             if (outcome->digest) self->state.last_digest = std::move(outcome->digest);
                             // One held upload at a time: the last one's lock goes,
@@ -371,14 +385,12 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             if (self->abort_requested_) self->reply(226, "ABOR command successful.");
                             self->finish_busy();
                         },
-                        // No thread for it, or it threw (out of memory): logged by the tasks.
+                        // No thread for it (a throw is caught in the work itself).
                         [weak, fields] {
-                            log::warning(fields + " result=failed reason=\"the server could not run the transfer\"");
+                            log::warning(fields + " result=failed reason=\"no thread for the transfer\"");
                             auto self = weak.lock();
                             if (!self || self->closed_) return;
                             self->transfer_.reset();
-                            if (self->state.rdma && self->state.rdma->channel() && !self->state.rdma->usable())
-                                self->drop_rdma();
                             self->reply(451, "Requested action aborted: the server has no thread or memory to spare; "
                                              "try again later.");
                             self->finish_busy();

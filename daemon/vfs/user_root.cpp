@@ -1,6 +1,7 @@
 #include "daemon/vfs/user_root.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
@@ -30,8 +31,18 @@ struct DirCloser {
 }  // namespace
 
 std::string root_as_resolved_at_start(const std::string &configured) {
-    std::unique_ptr<char, decltype(&::free)> real(::realpath(configured.c_str(), nullptr), &::free);
-    return real ? std::string(real.get()) : configured;
+    // The longest part of the path that exists is resolved; the rest (a
+    // storage mount not there yet) follows as written.
+    std::string head = configured, rest;
+    for (;;) {
+        std::unique_ptr<char, decltype(&::free)> real(::realpath(head.c_str(), nullptr), &::free);
+        if (real) return std::string(real.get()) == "/" && !rest.empty() ? rest : real.get() + rest;
+        if (errno != ENOENT && errno != ENOTDIR) return configured;
+        const auto slash = head.find_last_of('/');
+        if (slash == std::string::npos || head == "/") return configured;
+        rest = head.substr(slash) + rest;
+        head = slash == 0 ? "/" : head.substr(0, slash);
+    }
 }
 
 Result<UserRoot> UserRoot::open(const std::string &root_dir, bool writable) {
@@ -45,7 +56,8 @@ Result<UserRoot> UserRoot::open(const std::string &root_dir, bool writable) {
     while (fd < 0 && (errno == EINTR || errno == EAGAIN));
     if (fd < 0 && errno == ELOOP)
         return fail_msg("user root " + root_dir + " is reached through a symbolic link that was not there when rftpd "
-                        "started; restart rftpd if the link is meant to be there",
+                        "started (made since, or in a part of the path missing then); restart rftpd if the link is "
+                        "meant to be there",
                         -ELOOP);
     if (fd < 0) return fail_errno("user root " + root_dir);
     return UserRoot(UniqueFd(static_cast<int>(fd)), writable);

@@ -191,6 +191,9 @@ TEST(UserRootPath, ALinkOnTheRootsPathCountsOnlyAsResolvedAtStart) {
     EXPECT_EQ(root.error().code, -ELOOP) << root.error().message;
     EXPECT_EQ(rftp::daemon::root_as_resolved_at_start("/proc/self"), "/proc/" + std::to_string(::getpid()));
     EXPECT_EQ(rftp::daemon::root_as_resolved_at_start("/no/such/root"), "/no/such/root");
+    // A root on a mount not there yet: what exists of its path is resolved.
+    EXPECT_EQ(rftp::daemon::root_as_resolved_at_start("/proc/self/no/such"),
+              "/proc/" + std::to_string(::getpid()) + "/no/such");
 }
 
 TEST_F(UserRootTest, NulInsideAVirtualPathIsRefused) {
