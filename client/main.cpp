@@ -1,12 +1,15 @@
 // rftp (also rput/rget): parses the command line, runs one subcommand, and
 // is the one place that reports how it ended: a message on stderr, a JSON
 // "summary" event with --json, and the exit status from exit_codes.h.
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include "client/exit_codes.h"
 #include "client/interrupt.h"
 #include "client/progress/json_events.h"
+#include "client/stdout_output.h"
 #include "client/url.h"
 #include "common/log.h"
 
@@ -48,6 +52,19 @@ OutcomeStatus dispatch(CommandContext &ctx) {
         case Command::hash: return run_hash(ctx);
     }
     return fail_as(ExitCode::usage, "unknown command");
+}
+
+// Why what went to stdout did not all arrive; nothing when it did, or when
+// its reader went away (a pipe whose reading end is closed polls as an error).
+std::optional<std::string> stdout_lost() {
+    flush_stdout();
+    if (!stdout_error() && !std::ferror(stdout)) return std::nullopt;
+    struct stat st {};
+    if (::fstat(STDOUT_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+        struct pollfd out {STDOUT_FILENO, POLLOUT, 0};
+        if (::poll(&out, 1, 0) == 1 && (out.revents & (POLLERR | POLLHUP))) return std::nullopt;
+    }
+    return std::string(std::strerror(stdout_error() ? stdout_error() : EIO));
 }
 
 // --json promises a summary last, whatever went wrong; a usage error's has
@@ -109,12 +126,8 @@ int main(int argc, char **argv) {
     // What went to stdout (a listing, a digest, JSON events) must have
     // arrived: `rftp ls URL > listing.txt` on a full disk is no success. A
     // reader that stopped reading (`| head`) only wanted no more.
-    int err = json_output_error();
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) err = errno;
-    if (err) {
-        if (result && err != EPIPE)
-            result = fail_as(ExitCode::local_file, std::string("writing to standard output failed: ") + std::strerror(err));
-    }
+    if (auto lost = stdout_lost(); lost && result)
+        result = fail_as(ExitCode::local_file, "writing to standard output failed: " + *lost);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     ExitCode exit = result ? ExitCode::ok : result.error().exit;
     const RunSummary &s = ctx.summary;

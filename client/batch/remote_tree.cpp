@@ -1,6 +1,7 @@
 #include "client/batch/remote_tree.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <sstream>
 #include <string_view>
@@ -96,6 +97,21 @@ bool parse_unix_list_line(const std::string &line, RemoteEntry &entry) {
 
 // The name a LIST line of another type than - or d gives ("name -> target"
 // for a link), else the whole line.
+// "lrwxrwxrwx", "crw-rw----", "Dr--r--r--": a type letter, then nine
+// permission letters (the tenth column may hold +, @ or . for ACLs).
+static bool starts_with_a_mode(const std::string &line) {
+    if (line.size() < 10 || !std::isalpha(static_cast<unsigned char>(line[0]))) return false;
+    return std::all_of(line.begin() + 1, line.begin() + 10,
+                       [](char c) { return std::string_view("rwxsStTlL-").find(c) != std::string_view::npos; });
+}
+
+// "total 12", or its translation ("insgesamt 12") from a server's ls.
+static bool is_total_line(const std::string &line) {
+    const auto space = line.find(' ');
+    return space != std::string::npos && space > 0 && space + 1 < line.size() &&
+           line.find_first_not_of("0123456789", space + 1) == std::string::npos;
+}
+
 static std::string listed_name(const std::string &line) {
     RemoteEntry as_file;
     if (!parse_unix_list_line("-" + line.substr(1), as_file)) return line;
@@ -107,23 +123,31 @@ static std::string not_fetched(const std::string &dir, const std::string &entry,
            " (rftp copies files and the directories holding them; fetch a link's target by its own name)";
 }
 
-Outcome<RawListing> fetch_listing(Session &session, const std::string &path, const std::string &what) {
+namespace {
+
+// LIST -a: vsftpd and ProFTPD leave names beginning with a dot out of a
+// plain LIST, and a Zarr store's .zarray files are data. A server that
+// refuses it (5xx) is asked plainly, as wget does; only when that plain LIST
+// works is the option taken for refused, for the rest of the session (a 550
+// for one unreadable directory says nothing about the option).
+enum class ListForm { machine, with_dotfiles, plain };
+
+Outcome<RawListing> fetch_listing_as(Session &session, const std::string &path, const std::string &what,
+                                     ListForm form) {
     RawListing listing;
-    listing.machine = session.features.mlst;
-    // LIST -a: vsftpd and ProFTPD leave names beginning with a dot out of a
-    // plain LIST, and a Zarr store's .zarray files are data. A server that
-    // refuses the option (5xx) is asked again without it, as wget does.
-    const bool with_dotfiles = !listing.machine && !session.list_refuses_options;
+    listing.machine = form == ListForm::machine;
     // Listings always use one plain connection, whatever OPTS PARALLEL says.
     auto socks = open_data_connections(session, 1);
     if (!socks) return std::unexpected(socks.error());
-    auto started = session.control.command(listing.machine ? "MLSD " + path : with_dotfiles ? "LIST -a " + path
-                                                                                             : "LIST " + path);
+    auto started = session.control.command(form == ListForm::machine         ? "MLSD " + path
+                                           : form == ListForm::with_dotfiles ? "LIST -a " + path
+                                                                             : "LIST " + path);
     if (!started) return std::unexpected(started.error());
-    if (with_dotfiles && started->code >= 500) {
-        session.list_refuses_options = true;
+    if (form == ListForm::with_dotfiles && started->code >= 500) {
         socks->clear();
-        return fetch_listing(session, path, what);
+        auto plainly = fetch_listing_as(session, path, what, ListForm::plain);
+        if (plainly) session.list_refuses_options = true;
+        return plainly;
     }
     if (!started->positive_preliminary()) return refused(what, *started);
     auto text = read_all((*socks)[0].get(), kMaxListingBytes);
@@ -143,6 +167,15 @@ Outcome<RawListing> fetch_listing(Session &session, const std::string &path, con
     if (!done->positive_completion()) return refused(what, *done);
     listing.text = std::move(*text);
     return listing;
+}
+
+}  // namespace
+
+Outcome<RawListing> fetch_listing(Session &session, const std::string &path, const std::string &what) {
+    const ListForm form = session.features.mlst          ? ListForm::machine
+                          : session.list_refuses_options ? ListForm::plain
+                                                         : ListForm::with_dotfiles;
+    return fetch_listing_as(session, path, what, form);
 }
 
 Outcome<RemoteDirectory> list_remote_directory(Session &session, const std::string &path) {
@@ -180,9 +213,9 @@ Outcome<RemoteDirectory> list_remote_directory(Session &session, const std::stri
             // devices) is not an entry to fetch.
             if (line[0] == '-' || line[0] == 'd')
                 dir.unusable.push_back("unreadable LIST line in " + path + ": " + log::quote(line));
-            else if (line[0] == 'l' || line[0] == 'b' || line[0] == 'c' || line[0] == 'p' || line[0] == 's')
+            else if (starts_with_a_mode(line))  // l, b, c, p, s; Solaris D and P, BSD w, HP n
                 dir.skipped.push_back(not_fetched(path, listed_name(line), line[0] == 'l' ? "symbolic link" : "special file"));
-            else if (!line.starts_with("total "))
+            else if (!is_total_line(line))
                 // A DOS or EPLF listing rftp cannot read at all: every line of it.
                 dir.unusable.push_back("LIST line in " + path + " rftp does not read (not a Unix listing): " +
                                        log::quote(line));

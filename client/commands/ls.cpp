@@ -10,6 +10,7 @@
 #include "client/commands/commands.h"
 #include "common/log.h"
 #include "client/progress/json_events.h"
+#include "client/stdout_output.h"
 #include "protocol/mlsx_facts.h"
 
 namespace rftp::client {
@@ -53,8 +54,10 @@ void print_entry(const ftp::MlsxEntry &e, bool json, const std::string &shown_na
     if (perms.empty()) perms = e.fact("perm").value_or("");
     std::string size = e.size() ? std::to_string(*e.size()) : "-";
     std::string when = e.modify() ? ftp::format_mlsx_time(*e.modify()) : "";
-    std::printf("%c%-9s %12s %16s %s\n", type_letter(e.type()), perms.c_str(), size.c_str(), when.c_str(),
-                shown_name.c_str());
+    char head[64];
+    std::snprintf(head, sizeof head, "%c%-9s %12s %16s ", type_letter(e.type()), perms.c_str(), size.c_str(),
+                  when.c_str());
+    print_to_stdout(head + shown_name + "\n");
 }
 
 }  // namespace
@@ -81,7 +84,7 @@ OutcomeStatus run_ls(CommandContext &ctx) {
             // LIST -a (fetch_listing) may name the directory and its parent.
             if (RemoteEntry e; parse_unix_list_line(line, e) && (e.name == "." || e.name == "..")) continue;
             if (ctx.options.json) emit_json_event({{"event", "entry"}, {"line", line}});
-            else std::printf("%s\n", shown(line).c_str());
+            else print_to_stdout(shown(line) + "\n");
             continue;
         }
         auto entry = ftp::parse_mlsx_line(line);
@@ -92,7 +95,7 @@ OutcomeStatus run_ls(CommandContext &ctx) {
         if (entry->type() == "cdir" || entry->type() == "pdir") continue;  // "." and ".."
         print_entry(*entry, ctx.options.json, shown(entry->name));
     }
-    std::fflush(stdout);
+    flush_stdout();
     close_session(*session);
     return {};
 }

@@ -37,7 +37,6 @@ Outcome<UploadSource> open_upload_source(const std::string &path, std::optional<
     source.device = S_ISCHR(st.st_mode);
     source.size = source.device ? *device_size : static_cast<uint64_t>(st.st_size);
     if (!source.device) source.identity = ftp::source_token(source.size, st.st_mtim, st.st_ctim);
-    source.modified = st.st_mtim;
     return source;
 }
 
@@ -129,16 +128,25 @@ OutcomeStatus verify_upload(Session &session, const std::string &remote, const U
     return remove_wrong_upload(session, where, failure);
 }
 
-// Rewritten while rftp sent it: the same size, a new modification time. The
-// copy may hold old bytes and new, and a digest taken of the bytes as they
-// went agrees with that mix: the copy is removed as a wrong one (exit 7).
-// A file that grew is let through: an appended log's first bytes are whole
-// (docs/cli.md). held: the copy is rftpd's partial file, never in place.
-OutcomeStatus refuse_if_rewritten_while_sent(Session &session, const std::string &remote, const UploadSource &source,
-                                             bool held) {
+// The source's modification time as its sending begins (a change before
+// then, between the open and the transfer, is the identity checks' to see).
+struct timespec modified_now(const UploadSource &source) {
     struct stat st {};
-    if (source.device || ::fstat(source.fd.get(), &st) != 0 || static_cast<uint64_t>(st.st_size) != source.size ||
-        (st.st_mtim.tv_sec == source.modified.tv_sec && st.st_mtim.tv_nsec == source.modified.tv_nsec))
+    return ::fstat(source.fd.get(), &st) == 0 ? st.st_mtim : timespec{};
+}
+
+// Rewritten while rftp sent it: the same size, a new modification time since
+// the sending began. The copy may hold old bytes and new, and a digest taken
+// of the bytes as they went agrees with that mix: the copy is removed as a
+// wrong one (exit 7). A file that grew is let through: an appended log's
+// first bytes are whole (docs/cli.md). held: the copy is rftpd's partial
+// file, never in place. Nothing is kept of an upload to rftpd's /dev/null.
+OutcomeStatus refuse_if_rewritten_while_sent(Session &session, const std::string &remote, const UploadSource &source,
+                                             const struct timespec &sent_from, bool held) {
+    struct stat st {};
+    if (source.device || remote == ftp::kDiscardPath || ::fstat(source.fd.get(), &st) != 0 ||
+        static_cast<uint64_t>(st.st_size) != source.size ||
+        (st.st_mtim.tv_sec == sent_from.tv_sec && st.st_mtim.tv_nsec == sent_from.tv_nsec))
         return {};
     Failure failure{ExitCode::verification, source.path + " was written to while rftp sent it (its size the same, "
                                             "its modification time not): the copy may mix old bytes and new; send it "
@@ -170,6 +178,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         copied_first = (*found)->copied_first;
         if (offset > 0) report.note(remote + ": resuming at byte " + std::to_string(offset));
     }
+    const struct timespec sent_from = modified_now(source);
     // With --verify, rftpd keeps the upload aside until its digest is known
     // right: over RDMA or framed streams (a plain stream's checks after it
     // assume a file in place).
@@ -188,7 +197,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         auto sent = put_over_rdma(session, **rdma_channel, {source.fd.get(), offset, size, copied_first, hold}, remote,
                                   hooks, report, o.verify);
         if (!sent) return sent;
-        if (auto same = refuse_if_rewritten_while_sent(session, remote, source, hold); !same) return same;
+        if (auto same = refuse_if_rewritten_while_sent(session, remote, source, sent_from, hold); !same) return same;
         if (o.verify) return verify_upload(session, remote, source, true, report.sha256, hold);
         return {};
     }
@@ -303,7 +312,7 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
             return std::unexpected(mismatch);
         }
     }
-    if (auto same = refuse_if_rewritten_while_sent(session, remote, source, hold); !same) return same;
+    if (auto same = refuse_if_rewritten_while_sent(session, remote, source, sent_from, hold); !same) return same;
     if (o.verify) return verify_upload(session, remote, source, true, report.sha256, hold);
     return {};
 }

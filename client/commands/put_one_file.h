@@ -25,7 +25,6 @@ struct UploadSource {
     // A regular file's size and modification time (protocol/source_identity.h):
     // what rftpd records on a partial upload, for a resume to compare.
     std::optional<std::string> identity;
-    struct timespec modified {};  // a regular file's modification time when opened
 };
 
 // device_size: with --size, a character device (/dev/zero) may be the

@@ -31,6 +31,8 @@ std::string resume_command(const char *verb, const Options &o, const std::vector
     if (o.block_size_given) cmd += " --block-size " + byte_size(o.block_size);
     if (!o.block_checksums) cmd += " --no-block-checksums";
     if (o.sequential_writes) cmd += " --sequential-writes";
+    if (o.rdma_pool != defaults.rdma_pool) cmd += " --rdma-pool " + byte_size(o.rdma_pool);
+    if (o.iodepth != defaults.iodepth) cmd += " --iodepth " + std::to_string(o.iodepth);
     if (o.timeout_seconds != defaults.timeout_seconds) cmd += " --timeout " + std::to_string(o.timeout_seconds);
     cmd += " --";
     for (const auto &a : args) cmd += " " + shell_quoted(a);

@@ -14,7 +14,8 @@ namespace rftp::client {
 // with spaces or quotes survive, and after "--", so a name beginning with
 // "-" is not taken for an option. The choices carried over are those that
 // change what the run does or how it goes (streams, sessions, transport,
-// block size, checksums, --continue-on-error, a timeout), not its output.
+// block size, checksums, the RDMA pool and depth, --continue-on-error, a
+// timeout), not its output.
 std::string resume_command(const char *verb, const Options &o, const std::vector<std::string> &args);
 
 }  // namespace rftp::client

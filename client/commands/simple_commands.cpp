@@ -5,6 +5,7 @@
 #include "client/commands/commands.h"
 #include "client/commands/transfer_steps.h"
 #include "client/progress/json_events.h"
+#include "client/stdout_output.h"
 #include "client/session.h"
 
 namespace rftp::client {
@@ -59,8 +60,8 @@ OutcomeStatus run_hash(CommandContext &ctx) {
     auto digest = remote_sha256(*session, ctx.url.path);
     if (!digest) return fail_as(digest.error().exit, "hash " + ctx.url.path + ": " + digest.error().message);
     if (ctx.options.json) emit_json_event({{"event", "hash"}, {"algorithm", "SHA-256"}, {"digest", *digest}, {"path", ctx.url.path}});
-    else std::printf("%s  %s\n", digest->c_str(), ctx.url.path.c_str());
-    std::fflush(stdout);
+    else print_to_stdout(*digest + "  " + ctx.url.path + "\n");
+    flush_stdout();
     close_session(*session);
     return {};
 }

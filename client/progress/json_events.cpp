@@ -1,17 +1,13 @@
 #include "client/progress/json_events.h"
 
+#include "client/stdout_output.h"
+
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <mutex>
 
 namespace rftp::client {
-namespace {
-std::atomic<int> first_write_error{0};
-}  // namespace
-
-int json_output_error() { return first_write_error.load(); }
 
 void emit_json_event(const nlohmann::json &event) {
     // Replace invalid UTF-8 (odd file names) instead of failing mid-stream.
@@ -25,8 +21,7 @@ void emit_json_event(const nlohmann::json &event) {
         ssize_t n = ::write(STDOUT_FILENO, line.data() + done, line.size() - done);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {  // stdout gone: nothing sensible left to tell here; main says it
-            int expected = 0;
-            first_write_error.compare_exchange_strong(expected, n < 0 ? errno : EIO);
+            remember_stdout_error(n < 0 ? errno : EIO);
             return;
         }
         done += static_cast<std::size_t>(n);

@@ -7,9 +7,7 @@
 
 namespace rftp::client {
 
+// A failed write is remembered (client/stdout_output.h).
 void emit_json_event(const nlohmann::json &event);
-
-// The errno of the first event that could not be written out (0: none).
-int json_output_error();
 
 }  // namespace rftp::client

@@ -31,9 +31,11 @@ TEST(ResumeCommand, TheRunsChoicesAreCarriedOver) {
     o.block_size_given = true;
     o.block_checksums = false;
     o.timeout_seconds = 300;
+    o.rdma_pool = 16u << 20;  // a small RLIMIT_MEMLOCK needed it
+    o.iodepth = 4;
     EXPECT_EQ(resume_command("get", o, {"rftp://h/d", "out"}),
               "rftp get -c -r --verify -P 8 -j 2 --continue-on-error --transport tcp --block-size 4M "
-              "--no-block-checksums --timeout 300 -- 'rftp://h/d' 'out'");
+              "--no-block-checksums --rdma-pool 16M --iodepth 4 --timeout 300 -- 'rftp://h/d' 'out'");
 }
 
 TEST(ResumeCommand, DefaultsAreLeftOut) {
