@@ -43,6 +43,7 @@ constexpr std::size_t kMaxTreeEntries = 10'000'000;
 struct TreeWalk {
     Session &session;
     DownloadPlan &plan;
+    std::string target;  // the local directory the user named
     std::size_t entries = 0;
     bool stopped = false;            // the entry bound was hit: nothing more is listed
     std::vector<std::string> above;  // unique facts of the directories being listed, outermost first
@@ -69,6 +70,15 @@ OutcomeStatus TreeWalk::add(const std::string &remote_dir, const std::string &lo
         return {};
     }
     struct stat st {};
+    // Below the target the user named, a directory rftp makes is not reached
+    // through a link: one planted there (a shared target directory) would
+    // send the tree's files wherever it points, with the user's rights.
+    if (local_dir != target && ::lstat(local_dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+        fail(local_dir, remote_dir, ExitCode::local_file,
+             local_dir + " is a symbolic link; rftp does not write a tree's files through one (remove it, or get " +
+                 remote_dir + " into the link's target by name)");
+        return {};
+    }
     if (::stat(local_dir.c_str(), &st) < 0 || !S_ISDIR(st.st_mode)) {
         fail(local_dir, remote_dir, ExitCode::local_file, local_dir + " exists and is not a directory");
         return {};
@@ -133,7 +143,7 @@ Outcome<DownloadPlan> plan_download(Session &session, const std::vector<std::str
             auto is_dir = remote_is_directory(session, remote);
             if (!is_dir) return std::unexpected(is_dir.error());
             if (*is_dir) {
-                TreeWalk walk{session, plan};
+                TreeWalk walk{session, plan, local_dir};
                 if (auto ok = walk.add(remote, local, 0); !ok) return std::unexpected(ok.error());
                 continue;
             }

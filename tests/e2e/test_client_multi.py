@@ -236,6 +236,39 @@ def test_continue_skips_complete_files_and_moves_nothing(rftpd, alice_env, tmp_p
     assert tree_digests(dst / "src") == tree_digests(src)
 
 
+def test_get_r_writes_nothing_through_a_link_planted_in_the_target(rftpd, alice_env, tmp_path):
+    """In a shared target directory another user plants a link where get -r
+    will make a directory (the tree's own name, or one inside it): rftp must
+    not write the tree's files wherever it points, with the user's rights.
+    The target the user named may itself be a link."""
+    root = rftpd.roots["alice"]
+    (root / "t" / "sub").mkdir(parents=True)
+    (root / "t" / "top.bin").write_bytes(b"top")
+    (root / "t" / "sub" / "deep.bin").write_bytes(b"deep")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "t").symlink_to(elsewhere)
+    r = rftp(alice_env, "--continue-on-error", "get", "-r", alice_url(rftpd, "/t"), shared)
+    assert r.returncode == 6, r.stderr
+    assert b"is a symbolic link; rftp does not write a tree's files through one" in r.stderr, r.stderr
+    assert list(elsewhere.iterdir()) == []
+    # One level down, the same.
+    (shared / "t").unlink()
+    (shared / "t").mkdir()
+    (shared / "t" / "sub").symlink_to(elsewhere)
+    r = rftp(alice_env, "--continue-on-error", "get", "-r", alice_url(rftpd, "/t"), shared)
+    assert r.returncode == 6, r.stderr
+    assert list(elsewhere.iterdir()) == [] and (shared / "t" / "top.bin").read_bytes() == b"top"
+    # The target named on the command line is the user's choice, link or not.
+    named = tmp_path / "named"
+    named.symlink_to(elsewhere)
+    r = rftp(alice_env, "get", "-r", alice_url(rftpd, "/t/sub"), named)
+    assert r.returncode == 0, r.stderr
+    assert (elsewhere / "sub" / "deep.bin").read_bytes() == b"deep"
+
+
 def test_two_files_bound_for_one_path_are_refused_before_either_moves(rftpd, alice_env, tmp_path):
     """Two downloads into one local file would interleave over one partial
     file and each rename the mix; two uploads to one name would leave
