@@ -18,14 +18,14 @@ if [ "$(id -u)" != 0 ] || [ ! -e /sys/class/zram-control/hot_add ]; then
     echo "  run it as: make bench-two-devices OTHER_DIR=/a/directory/on/another/disk" >&2
     exit 2
 fi
-id=$(cat /sys/class/zram-control/hot_add)
-mnt=$(mktemp -d /tmp/rftp-zram.XXXXXX)
+id="" mnt=""
 cleanup() {
-    umount "$mnt" 2>/dev/null || true
-    rmdir "$mnt" 2>/dev/null || true
-    echo "$id" > /sys/class/zram-control/hot_remove 2>/dev/null || true
+    [ -n "$mnt" ] && { umount "$mnt" 2>/dev/null || true; rmdir "$mnt" 2>/dev/null || true; }
+    [ -n "$id" ] && { echo "$id" > /sys/class/zram-control/hot_remove 2>/dev/null || true; }
 }
 trap cleanup EXIT
+id=$(cat /sys/class/zram-control/hot_add)
+mnt=$(mktemp -d /tmp/rftp-zram.XXXXXX)
 zram=/sys/block/zram$id
 # lz4 if offered: the cheapest of the kernel's compressors for these CPUs.
 grep -qw lz4 "$zram/comp_algorithm" && echo lz4 > "$zram/comp_algorithm"

@@ -75,18 +75,20 @@ def main():
         shutil.rmtree(work)
         shutil.rmtree(other)
         return 2
-    daemon = Daemon(work / "daemon", ["127.0.0.1"], port=2132)
-    on_a = daemon.root / "src.bin"
-    on_b = other / "src.bin"
-    with open(on_a, "wb") as f:  # distinct MiBs, cheaply
-        block = os.urandom(MiB)
-        for i in range(a.size_mib):
-            f.write(i.to_bytes(8, "little") + block[8:])
-    shutil.copyfile(on_a, on_b)
-    probe_a, probe_b = work / "fio.bin", other / "fio.bin"
-    url = "rftp://alice@127.0.0.1:2132"
+    daemon = None
     rows = []
     try:
+        daemon = Daemon(work / "daemon", ["127.0.0.1"], port=2132)
+        on_a = daemon.root / "src.bin"
+        on_b = other / "src.bin"
+        with open(on_a, "wb") as f:  # distinct MiBs, cheaply
+            block = os.urandom(MiB)
+            for i in range(a.size_mib):
+                f.write(i.to_bytes(8, "little") + block[8:])
+        shutil.copyfile(on_a, on_b)
+        probe_a, probe_b = work / "fio.bin", other / "fio.bin"
+        url = "rftp://alice@127.0.0.1:2132"
+
         def median_of(measure):
             return sorted(measure() for _ in range(a.runs))[a.runs // 2]
 
@@ -128,7 +130,8 @@ def main():
                     lambda: slower_fio(on_b, probe_a, a.size_mib),
                     lambda: (daemon.root / "up.bin").unlink(missing_ok=True))
     finally:
-        daemon.stop()
+        if daemon:
+            daemon.stop()
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(other, ignore_errors=True)
 
