@@ -454,13 +454,19 @@ def main():
     table = "\n".join(lines)
     print(table)
     if a.doc == "yes":
-        begin, end = f"<!-- bench-disk:{a.where}:begin -->", f"<!-- bench-disk:{a.where}:end -->"
-        doc = ROOT / "docs" / "benchmarks.md"
-        text = doc.read_text()
-        if begin in text:
-            pre, rest = text.split(begin, 1)
-            doc.write_text(pre + begin + "\n" + table + "\n" + end + rest.split(end, 1)[1])
+        record_in_doc(f"bench-disk:{a.where}", table)
     return 0 if all(r.get("ok", True) for r in rows) else 1
+
+
+def record_in_doc(marker: str, table: str) -> None:
+    """Puts table in docs/benchmarks.md between <!-- marker:begin --> and
+    <!-- marker:end -->, in place of what stood there."""
+    begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
+    doc = ROOT / "docs" / "benchmarks.md"
+    text = doc.read_text()
+    if begin in text:
+        pre, rest = text.split(begin, 1)
+        doc.write_text(pre + begin + "\n" + table + "\n" + end + rest.split(end, 1)[1])
 
 
 if __name__ == "__main__":

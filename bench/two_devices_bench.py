@@ -32,8 +32,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from disk_bench import (BLOCK, DEPTH, MiB, ROOT, Daemon, drop_caches, fio, fio_pages_seen,  # noqa: E402
-                        median_row, network_limit, rftp)
+from disk_bench import (BLOCK, DEPTH, MiB, Daemon, fio, fio_pages_seen, median_row, network_limit,  # noqa: E402
+                        record_in_doc, rftp)
 
 
 def filesystem(path: Path) -> str:
@@ -160,12 +160,7 @@ def main():
     table = "\n".join(lines)
     print(table)
     if a.doc == "yes":
-        begin, end = "<!-- bench-two-devices:begin -->", "<!-- bench-two-devices:end -->"
-        doc = ROOT / "docs" / "benchmarks.md"
-        text = doc.read_text()
-        if begin in text:
-            pre, rest = text.split(begin, 1)
-            doc.write_text(pre + begin + "\n" + table + "\n" + end + rest.split(end, 1)[1])
+        record_in_doc("bench-two-devices", table)
     return 0 if all(r.get("ok", True) for r in rows) else 1
 
 

@@ -156,27 +156,33 @@ TEST(ConfigLoader, BlockSizeAcceptsIntegersAndSuffixes) {
     EXPECT_FALSE(parse_byte_size("99999999999999999999G"));
 }
 
+namespace {
+
+// A new file under /tmp holding text; the caller unlinks it.
+std::string temp_config(const std::string &text) {
+    char tmpl[] = "/tmp/rftp-config-XXXXXX";
+    int fd = ::mkstemp(tmpl);
+    EXPECT_GE(fd, 0);
+    ::close(fd);
+    std::ofstream(tmpl) << text;
+    return tmpl;
+}
+
+}  // namespace
+
 TEST(ConfigLoader, LoadsTheShippedExampleFile) {
     // A copy of its own: the checkout's may belong to another user than the
     // one running the tests, which rftpd rightly refuses.
-    char tmpl[] = "/tmp/rftp-example-XXXXXX";
-    int fd = ::mkstemp(tmpl);
-    ASSERT_GE(fd, 0);
-    ::close(fd);
-    std::filesystem::copy_file(source_dir() / "conf" / "rftpd.yaml", tmpl,
+    const std::string path = temp_config("");
+    std::filesystem::copy_file(source_dir() / "conf" / "rftpd.yaml", path,
                                std::filesystem::copy_options::overwrite_existing);
-    auto o = load_config_file(tmpl);
-    ::unlink(tmpl);
+    auto o = load_config_file(path);
+    ::unlink(path.c_str());
     ASSERT_TRUE(o) << o.error().message;
 }
 
 TEST(ConfigLoader, LoadsARealFileAndNamesItInErrors) {
-    char tmpl[] = "/tmp/rftp-config-XXXXXX";
-    int fd = ::mkstemp(tmpl);
-    ASSERT_GE(fd, 0);
-    ::close(fd);
-    const std::string path = tmpl;
-    std::ofstream(path) << "timeouts:\n  idle: 42\n";
+    const std::string path = temp_config("timeouts:\n  idle: 42\n");
     auto ok = load_config_file(path);
     ASSERT_TRUE(ok) << ok.error().message;
     EXPECT_EQ(ok->idle_timeout_s, 42u);
@@ -196,12 +202,7 @@ TEST(ConfigLoader, LoadsARealFileAndNamesItInErrors) {
 
 TEST(ConfigLoader, RefusesAFileOthersMayWrite) {
     // Whoever may write it chooses who logs in and where.
-    char tmpl[] = "/tmp/rftp-config-XXXXXX";
-    int fd = ::mkstemp(tmpl);
-    ASSERT_GE(fd, 0);
-    ::close(fd);
-    const std::string path = tmpl;
-    std::ofstream(path) << "timeouts:\n  idle: 42\n";
+    const std::string path = temp_config("timeouts:\n  idle: 42\n");
     ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
     auto anyone = load_config_file(path);
     ASSERT_FALSE(anyone);
