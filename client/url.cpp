@@ -103,6 +103,9 @@ Result<Url> parse_url(std::string_view text) {
         std::size_t close = authority.find(']');
         if (close == std::string_view::npos) return bad("missing ']' after IPv6 address");
         url.host = std::string(authority.substr(1, close - 1));
+        // A zone (fe80::1%eth0) is written %25 in a URL (RFC 6874); a bare %
+        // is taken too, as browsers and curl do.
+        if (auto zone = url.host.find("%25"); zone != std::string::npos) url.host.erase(zone + 1, 2);
         std::string_view after = authority.substr(close + 1);
         if (!after.empty()) {
             if (after[0] != ':') return bad("unexpected text after ']'");

@@ -161,6 +161,11 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     else if (rm->parsed()) o.command = Command::rm;
     else if (mv->parsed()) o.command = Command::mv;
     else o.command = Command::hash;
+    // Accepted and then ignored, --size would leave the user believing it
+    // counted (a get of that many bytes, or a tree of devices).
+    if (o.size && (o.command != Command::put || o.many_files()))
+        return usage_error("--size is for put from one device such as /dev/zero (how many bytes to send); " +
+                           std::string(o.command == Command::put ? "not with several sources or -r" : "leave it out"));
     return ParsedCommandLine{std::move(o), 0};
 }
 

@@ -146,6 +146,9 @@ def test_json_events_parse_and_summary_counts_bytes(vsftpd, client_env, tmp_path
     (["get", "ftp://127.0.0.1/x"], "get", "expected get URL... LOCAL"),
     (["--bogus", "ls", "ftp://127.0.0.1/"], "ls", "--bogus"),
     (["ls", "bad://x"], "ls", "unknown scheme"),
+    # Accepted and ignored, it would mislead: a get of that many bytes, a tree of devices.
+    (["get", "--size", "5", "ftp://127.0.0.1/x", "y"], "get", "--size is for put from one device"),
+    (["put", "-r", "--size", "1M", "/dev/zero", "ftp://127.0.0.1/d/"], "put", "not with several sources or -r"),
 ])
 def test_a_usage_error_under_json_still_ends_with_a_summary(client_env, args, command, message):
     """docs/cli.md: the summary is always last, a usage error's too, with

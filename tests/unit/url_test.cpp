@@ -45,6 +45,15 @@ TEST(Url, Ipv6InBrackets) {
     EXPECT_EQ(v->port, 21);
 }
 
+TEST(Url, AnIpv6ZoneIsWrittenPercent25) {
+    // RFC 6874: the zone's % is itself percent-encoded; getaddrinfo takes it plain.
+    for (const char *text : {"rftp://[fe80::1%25lo]:2121/x", "rftp://[fe80::1%lo]:2121/x"}) {
+        auto u = parse_url(text);
+        ASSERT_TRUE(u) << text << ": " << u.error().message;
+        EXPECT_EQ(u->host, "fe80::1%lo") << text;
+    }
+}
+
 TEST(Url, PercentDecodesUserAndPath) {
     auto u = parse_url("rftp://j%40doe.org@h/my%20dir/f%25.txt");
     ASSERT_TRUE(u) << u.error().message;
