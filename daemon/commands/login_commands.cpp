@@ -59,16 +59,18 @@ void cmd_pass(Session &s, const std::string &arg) {
                 s.state.root = std::make_shared<const UserRoot>(std::move(*attempt->root));
                 s.state.cwd = "/";
                 s.state.stream_kept = std::make_shared<middleware::StreamCache>();
-                log::info("session=" + std::to_string(s.id()) + " user=" + log::quote(s.state.user) +
-                          " event=login access=" + (s.state.root->writable() ? "read-write" : "read-only"));
+                log::info(s.log_prefix() + " event=login access=" +
+                          (s.state.root->writable() ? "read-write" : "read-only"));
                 s.reply(230, "Login successful.");
                 return;
             }
+            // With the peer's address on the line: what fail2ban and its kind
+            // match to slow a guesser down (rftpd counts failures per session only).
             if (attempt->grant.error().code != kLoginIncorrect)
-                log::error("session=" + std::to_string(s.id()) + " event=login_error user=" + log::quote(attempt->user) +
+                log::error(s.log_prefix() + " event=login_error user=" + log::quote(attempt->user) +
                            " error=" + log::quote(attempt->grant.error().message));
             else
-                log::notice("session=" + std::to_string(s.id()) + " event=login_failed user=" + log::quote(attempt->user));
+                log::notice(s.log_prefix() + " event=login_failed user=" + log::quote(attempt->user));
             if (++s.state.failed_logins >= s.options().max_login_failures) {
                 s.reply_and_close(421, "Too many failed logins; closing.", "too many failed logins");
                 return;

@@ -9,6 +9,7 @@ import hashlib
 import io
 import os
 import random
+import re
 import socket
 import struct
 import threading
@@ -672,6 +673,8 @@ def test_wrong_passwords_close_the_session(rftpd_factory):
     assert c.code("USER nobody") == 331
     assert c.code("PASS x") == 421
     assert c.closed_after()
+    # Each failure names the address it came from, for fail2ban and its kind.
+    assert re.search(r"session=\d+ peer=127\.0\.0\.1 event=login_failed user=nobody", d.log()), d.log()
     assert_daemon_healthy(d)
 
 
