@@ -310,11 +310,15 @@ void Session::drop_rdma() {
     // copies the loop keeps are then empty. With no thread to spare it is
     // done here after all: a pause, not a leak.
     auto held = std::make_shared<std::shared_ptr<SessionRdma>>(std::move(rdma));
-    auto release = [held] {
+    auto tried = std::make_shared<bool>(false);
+    auto release = [held, tried] {
+        *tried = true;
         (*held)->cancel();
         held->reset();
     };
-    server_.tasks().run(release, [] {}, release);
+    // Refused after it threw, it is not tried again on the loop: the
+    // reference goes, and with it whatever cancel() left.
+    server_.tasks().run(release, [] {}, [release, held, tried] { *tried ? held->reset() : release(); });
 }
 
 std::shared_ptr<TransferJob> Session::new_transfer_job(std::unique_ptr<DataChannel> channel) {
