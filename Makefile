@@ -50,8 +50,10 @@ bench-disk: build
 bench-two-devices: build
 	@bash bench/two-devices-bench.sh $(BUILD) $(OTHER_DIR) $(BENCH_ARGS)
 
+# --prefix: a build directory configured before (make demo) keeps the
+# prefix it was configured with, whatever PREFIX says now.
 install: build
-	cmake --install $(BUILD)
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD)

@@ -39,3 +39,10 @@ if [[ " ${missing[*]} " == *" vsftpd "* ]] && [ ! -e /usr/sbin/policy-rc.d ]; th
   trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
 fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The package also enables that service for every boot: a cleartext FTP
+# server on port 21 accepting local passwords, which nobody here asked for
+# (and which would hold rftpd off port 21). A vsftpd installed before is the
+# admin's own and is left as it is.
+if [[ " ${missing[*]} " == *" vsftpd "* ]] && command -v systemctl >/dev/null; then
+  $SUDO systemctl disable vsftpd.service >/dev/null 2>&1 || true
+fi

@@ -59,7 +59,7 @@ void cmd_pass(Session &s, const std::string &arg) {
                 s.state.root = std::make_shared<const UserRoot>(std::move(*attempt->root));
                 s.state.cwd = "/";
                 s.state.stream_kept = std::make_shared<middleware::StreamCache>();
-                log::info(s.log_prefix() + " event=login access=" +
+                log::notice(s.log_prefix() + " event=login access=" +
                           (s.state.root->writable() ? "read-write" : "read-only"));
                 s.reply(230, "Login successful.");
                 return;

@@ -19,11 +19,12 @@ namespace rftp::daemon {
 namespace {
 
 std::string change_line(const Session &s, const char *event, const std::string &path) {
-    return "session=" + std::to_string(s.id()) + " user=" + log::quote(s.state.user) + " event=" + event +
-           " path=" + log::quote(path);
+    return s.log_prefix() + " event=" + event + " path=" + log::quote(path);
 }
 
-void log_change(Session &s, const char *event, const std::string &path) { log::info(change_line(s, event, path)); }
+// At notice, as a transfer's end is: the audit trail (who changed what)
+// stays when log.level is raised to notice to drop connect and reply chatter.
+void log_change(Session &s, const char *event, const std::string &path) { log::notice(change_line(s, event, path)); }
 
 // A partial upload's source, for a resume to compare with its own file:
 // "X.rftp-source=<token>;" as SRCE named it, and nothing where the file
@@ -66,7 +67,7 @@ void change_off_loop(Session &s, std::string logged, std::function<Status()> cha
     s.run_blocking_work(
         [result, logged = std::move(logged), change = std::move(change)] {
             *result = change();
-            if (*result) log::info(logged);
+            if (*result) log::notice(logged);
         },
         [result, then = std::move(then)] { then(*result); });
 }

@@ -370,7 +370,8 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             const std::string &disk = job->progress.disk_summary;
                             // Blocks damaged on the way and sent again: a link worth a look.
                             const uint64_t resent = job->progress.blocks_resent.load();
-                            log::info(fields + numbers + (outcome->detail.empty() ? "" : " " + outcome->detail) + reason +
+                            // At notice: the audit trail outlives log.level notice.
+                            log::notice(fields + numbers + (outcome->detail.empty() ? "" : " " + outcome->detail) + reason +
                                       (resent ? " blocks_resent=" + std::to_string(resent) : "") +
                                       (disk.empty() ? "" : " " + disk));
                             auto self = weak.lock();
