@@ -55,12 +55,54 @@ void append_printable(std::string &out, char c) {
     out += kHex[u & 15];
 }
 
+void append_hex(std::string &out, unsigned char u) {
+    out += "\\x";
+    out += kHex[u >> 4];
+    out += kHex[u & 15];
+}
+
+// The length of the well-formed UTF-8 character at text[i] (2 to 4 bytes),
+// or 0: a stray byte, an overlong or surrogate form, or a C1 control
+// (U+0080..U+009F, which terminals obey). journalctl shows a message with
+// one such byte as "[N blob data]", so a client could hide its own lines.
+std::size_t utf8_character(std::string_view text, std::size_t i) {
+    auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char lead = at(i);
+    std::size_t n = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 && lead <= 0xDF ? 2 : 0;
+    if (n == 0 || i + n > text.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k)
+        if ((at(i + k) & 0xC0) != 0x80) return 0;
+    const unsigned char second = at(i + 1);
+    if (lead == 0xC2 && second <= 0x9F) return 0;              // C1 controls
+    if (lead == 0xE0 && second < 0xA0) return 0;               // overlong
+    if (lead == 0xED && second > 0x9F) return 0;               // surrogates
+    if (lead == 0xF0 && second < 0x90) return 0;               // overlong
+    if (lead == 0xF4 && second > 0x8F) return 0;               // beyond U+10FFFF
+    return n;
+}
+
+// Appends what text[i] begins (escaped where it is no printable character)
+// and returns where the next one begins.
+std::size_t append_shown(std::string &out, std::string_view text, std::size_t i) {
+    const auto u = static_cast<unsigned char>(text[i]);
+    if (u < 0x80) {
+        append_printable(out, text[i]);
+        return i + 1;
+    }
+    if (std::size_t n = utf8_character(text, i)) {
+        out.append(text.substr(i, n));
+        return i + n;
+    }
+    append_hex(out, u);
+    return i + 1;
+}
+
 }  // namespace
 
 std::string printable(std::string_view text) {
     std::string out;
     out.reserve(text.size());
-    for (char c : text) append_printable(out, c);
+    for (std::size_t i = 0; i < text.size();) i = append_shown(out, text, i);
     return out;
 }
 
@@ -89,9 +131,15 @@ void write(Level level, std::string_view line) {
         out += level_name(level);
         out += ": ";
     }
-    for (char c : line) {
-        if (c == '\n' || c == '\r') out += ' ';
-        else append_printable(out, c);
+    // Whatever a client sent, the line stays one line of text the journal
+    // shows: breaks become spaces, anything else unprintable \xNN.
+    for (std::size_t i = 0; i < line.size();) {
+        if (line[i] == '\n' || line[i] == '\r') {
+            out += ' ';
+            ++i;
+        } else {
+            i = append_shown(out, line, i);
+        }
     }
     out += '\n';
     // A short write to stderr is not worth more than one retry of the rest.
@@ -103,19 +151,20 @@ void write(Level level, std::string_view line) {
 std::string quote(std::string_view value) {
     bool needs = value.empty();
     for (unsigned char c : value)
-        if (c <= ' ' || c == '"' || c == '\\' || c == '=' || c == 0x7f) needs = true;
+        if (c <= ' ' || c == '"' || c == '\\' || c == '=' || c >= 0x7f) needs = true;
     if (!needs) return std::string(value);
     std::string out = "\"";
-    for (unsigned char c : value) {
+    for (std::size_t i = 0; i < value.size();) {
+        const auto c = static_cast<unsigned char>(value[i]);
         if (c == '"' || c == '\\') {
             out += '\\';
             out += static_cast<char>(c);
+            ++i;
         } else if (c < ' ' || c == 0x7f) {
-            out += "\\x";
-            out += kHex[c >> 4];
-            out += kHex[c & 15];
+            append_hex(out, c);
+            ++i;
         } else {
-            out += static_cast<char>(c);
+            i = append_shown(out, value, i);
         }
     }
     out += '"';

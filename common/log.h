@@ -27,11 +27,13 @@ inline void notice(std::string_view l) { write(Level::notice, l); }
 inline void info(std::string_view l) { write(Level::info, l); }
 inline void debug(std::string_view l) { write(Level::debug, l); }
 
-// The text with control bytes (other than tab) written as \xNN, for printing
-// what a peer sent on a terminal. write() applies it to every line.
+// The text with control bytes (other than tab), C1 controls and every byte
+// that is not well-formed UTF-8 written as \xNN, for printing what a peer
+// sent on a terminal or into the journal. write() applies it to every line.
 std::string printable(std::string_view text);
 
-// Quotes a value for a key=value field when it holds spaces, quotes or controls.
+// Quotes a value for a key=value field when it holds spaces, quotes, controls
+// or bytes beyond ASCII (those that are no UTF-8 written as \xNN).
 std::string quote(std::string_view value);
 
 }  // namespace rftp::log
