@@ -68,7 +68,7 @@ void append_hex(std::string &out, unsigned char u) {
 std::size_t utf8_character(std::string_view text, std::size_t i) {
     auto at = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
     const unsigned char lead = at(i);
-    std::size_t n = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 && lead <= 0xDF ? 2 : 0;
+    std::size_t n = lead >= 0xF0 && lead <= 0xF4 ? 4 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xC2 && lead <= 0xDF ? 2 : 0;
     if (n == 0 || i + n > text.size()) return 0;
     for (std::size_t k = 1; k < n; ++k)
         if ((at(i + k) & 0xC0) != 0x80) return 0;

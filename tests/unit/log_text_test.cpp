@@ -26,5 +26,6 @@ TEST(LogText, BytesThatAreNoUtf8AreEscaped) {
     EXPECT_EQ(printable("\xc0\xaf"), "\\xc0\\xaf");           // overlong '/'
     EXPECT_EQ(printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
     EXPECT_EQ(printable("\xc2\x85"), "\\xc2\\x85");           // NEL, a C1 control
+    EXPECT_EQ(printable("\xf8\x88\x80"), "\\xf8\\x88\\x80");  // no lead byte of UTF-8 (F5..FF)
     EXPECT_EQ(quote("u\x80"), "\"u\\x80\"");
 }
