@@ -42,23 +42,18 @@ constexpr char kHex[] = "0123456789abcdef";
 
 bool is_control(unsigned char c) { return (c < ' ' && c != '\t') || c == 0x7f; }
 
-// Text from the network reaches terminals through logs and messages; a
-// control byte (an escape sequence, a carriage return) is shown, not obeyed.
-void append_printable(std::string &out, char c) {
-    auto u = static_cast<unsigned char>(c);
-    if (!is_control(u)) {
-        out += c;
-        return;
-    }
+void append_hex(std::string &out, unsigned char u) {
     out += "\\x";
     out += kHex[u >> 4];
     out += kHex[u & 15];
 }
 
-void append_hex(std::string &out, unsigned char u) {
-    out += "\\x";
-    out += kHex[u >> 4];
-    out += kHex[u & 15];
+// Text from the network reaches terminals through logs and messages; a
+// control byte (an escape sequence, a carriage return) is shown, not obeyed.
+void append_printable(std::string &out, char c) {
+    auto u = static_cast<unsigned char>(c);
+    if (is_control(u)) append_hex(out, u);
+    else out += c;
 }
 
 // The length of the well-formed UTF-8 character at text[i] (2 to 4 bytes),

@@ -95,35 +95,35 @@ bool parse_unix_list_line(const std::string &line, RemoteEntry &entry) {
     return false;
 }
 
-// The name a LIST line of another type than - or d gives ("name -> target"
-// for a link), else the whole line.
+namespace {
+
 // "lrwxrwxrwx", "crw-rw----", "Dr--r--r--": a type letter, then nine
 // permission letters (the tenth column may hold +, @ or . for ACLs).
-static bool starts_with_a_mode(const std::string &line) {
+bool starts_with_a_mode(const std::string &line) {
     if (line.size() < 10 || !std::isalpha(static_cast<unsigned char>(line[0]))) return false;
     return std::all_of(line.begin() + 1, line.begin() + 10,
                        [](char c) { return std::string_view("rwxsStTlL-").find(c) != std::string_view::npos; });
 }
 
 // "total 12", or its translation ("insgesamt 12") from a server's ls.
-static bool is_total_line(const std::string &line) {
+bool is_total_line(const std::string &line) {
     const auto space = line.find(' ');
     return space != std::string::npos && space > 0 && space + 1 < line.size() &&
            line.find_first_not_of("0123456789", space + 1) == std::string::npos;
 }
 
-static std::string listed_name(const std::string &line) {
+// The name a LIST line of another type than - or d gives ("name -> target"
+// for a link), else the whole line.
+std::string listed_name(const std::string &line) {
     RemoteEntry as_file;
     if (!parse_unix_list_line("-" + line.substr(1), as_file)) return line;
     return as_file.name;
 }
 
-static std::string not_fetched(const std::string &dir, const std::string &entry, const std::string &kind) {
+std::string not_fetched(const std::string &dir, const std::string &entry, const std::string &kind) {
     return "not fetched: " + log::quote(entry) + " in " + dir + " is a " + kind +
            " (rftp copies files and the directories holding them; fetch a link's target by its own name)";
 }
-
-namespace {
 
 // LIST -a: vsftpd and ProFTPD leave names beginning with a dot out of a
 // plain LIST, and a Zarr store's .zarray files are data. A server that

@@ -25,4 +25,10 @@ Result<uint64_t> parse_byte_size(std::string_view text) {
     return value << shift;
 }
 
+std::string byte_size_text(uint64_t bytes) {
+    if (bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + "M";
+    if (bytes % (1u << 10) == 0) return std::to_string(bytes >> 10) + "K";
+    return std::to_string(bytes);
+}
+
 }  // namespace rftp::client

@@ -1,5 +1,7 @@
 #include "client/commands/resume_command.h"
 
+#include "client/cli/byte_size.h"
+
 namespace rftp::client {
 namespace {
 
@@ -9,12 +11,6 @@ std::string shell_quoted(const std::string &s) {
     return q + "'";
 }
 
-
-std::string byte_size(uint64_t bytes) {
-    if (bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + "M";
-    if (bytes % (1u << 10) == 0) return std::to_string(bytes >> 10) + "K";
-    return std::to_string(bytes);
-}
 
 }  // namespace
 
@@ -28,10 +24,10 @@ std::string resume_command(const char *verb, const Options &o, const std::vector
     if (o.continue_on_error) cmd += " --continue-on-error";
     if (o.transport == Transport::rdma) cmd += " --transport rdma";
     if (o.transport == Transport::tcp) cmd += " --transport tcp";
-    if (o.block_size_given) cmd += " --block-size " + byte_size(o.block_size);
+    if (o.block_size_given) cmd += " --block-size " + byte_size_text(o.block_size);
     if (!o.block_checksums) cmd += " --no-block-checksums";
     if (o.sequential_writes) cmd += " --sequential-writes";
-    if (o.rdma_pool != defaults.rdma_pool) cmd += " --rdma-pool " + byte_size(o.rdma_pool);
+    if (o.rdma_pool != defaults.rdma_pool) cmd += " --rdma-pool " + byte_size_text(o.rdma_pool);
     if (o.iodepth != defaults.iodepth) cmd += " --iodepth " + std::to_string(o.iodepth);
     if (o.timeout_seconds != defaults.timeout_seconds) cmd += " --timeout " + std::to_string(o.timeout_seconds);
     cmd += " --";
