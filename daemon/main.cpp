@@ -14,6 +14,7 @@
 #include "daemon/config/config_loader.h"
 #include "daemon/rdma/session_rdma.h"
 #include "daemon/server/server.h"
+#include "daemon/server/service_manager.h"
 #include "daemon/vfs/user_root.h"
 
 using namespace rftp;
@@ -83,6 +84,14 @@ std::string resolved_root(const std::string &user, const std::string &configured
     return real;
 }
 
+// What `systemctl status rftpd` shows once rftpd is ready.
+std::string listening_status(const DaemonOptions &o) {
+    std::string where;
+    for (const auto &l : o.listen)
+        where += (where.empty() ? "" : ", ") + l.address + " port " + std::to_string(l.port);
+    return "Listening on " + where;
+}
+
 int serve(DaemonOptions options) {
     log::Level level;
     if (log::parse_level(options.log_level, level)) log::set_threshold(level);
@@ -101,6 +110,8 @@ int serve(DaemonOptions options) {
             log::error("event=startup_failed error=" + log::quote(s.error().message));
             server.stop("startup failed");
             status = kStartup;
+        } else {
+            tell_service_manager_ready(listening_status(server.options()));
         }
         uv_signal_t sigint, sigterm;
         for (auto [handle, signum] : {std::pair{&sigint, SIGINT}, std::pair{&sigterm, SIGTERM}}) {

@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "daemon/data/data_channel.h"
+#include "daemon/server/service_manager.h"
 #include "daemon/session/session.h"
 #include "middleware/rdma/device_check.h"
 
@@ -146,6 +147,8 @@ void Server::stop(const std::string &reason) {
     if (stopping_) return;
     stopping_ = true;
     log::notice("event=stopping reason=" + log::quote(reason) + " sessions=" + std::to_string(sessions_.size()));
+    tell_service_manager_stopping("Stopping (" + reason + "): ending " + std::to_string(sessions_.size()) +
+                                  " sessions");
     for (auto &l : listeners_) {
         uv_tcp_t *raw = l.release();
         uv_close(reinterpret_cast<uv_handle_t *>(raw), [](uv_handle_t *h) { delete reinterpret_cast<uv_tcp_t *>(h); });

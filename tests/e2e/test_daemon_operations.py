@@ -5,13 +5,14 @@ import ftplib
 import os
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import time
 
 import pytest
 
-from conftest import BUILD, PASSWORDS, Rftpd
+from conftest import BUILD, PASSWORDS, Rftpd, free_port, password_hash
 
 RFTPD = str(BUILD / "rftpd")
 
@@ -107,3 +108,71 @@ def test_journal_priorities_only_when_stderr_is_the_journal(tmp_path):
                                env=dict(os.environ, JOURNAL_STREAM=stream), timeout=30)
         assert r.returncode == 3
         assert out.read_text().startswith(expected), out.read_text()
+
+
+def _notify_socket(tmp_path):
+    """A datagram socket standing in for systemd's NOTIFY_SOCKET."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    path = tmp_path / "notify"
+    sock.bind(str(path))
+    return sock, path
+
+
+def _config_for_port(tmp_path, port):
+    root = tmp_path / "root"
+    root.mkdir(exist_ok=True)
+    config = tmp_path / "rftpd.yaml"
+    config.write_text(f"listen: [{{address: 127.0.0.1, port: {port}}}]\n"
+                      f"users:\n  - {{name: alice, password_hash: \"{password_hash(PASSWORDS['alice'])}\", "
+                      f"root: \"{root}\"}}\n")
+    return config
+
+
+def test_systemd_is_told_ready_once_clients_can_connect_and_told_when_it_stops(tmp_path):
+    """Type=notify: READY=1 comes only once the port is bound, so a deploy
+    script whose `systemctl restart` returned can connect at once; STOPPING=1
+    comes when SIGTERM begins the stop. STATUS= says where it listens."""
+    sock, path = _notify_socket(tmp_path)
+    port = free_port()
+    proc = subprocess.Popen([RFTPD, "--config", str(_config_for_port(tmp_path, port))], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, NOTIFY_SOCKET=str(path)))
+    try:
+        sock.settimeout(10)
+        ready = sock.recv(4096).decode()
+        assert "READY=1" in ready.split("\n"), ready
+        assert f"STATUS=Listening on 127.0.0.1 port {port}" in ready.split("\n"), ready
+        # No retry: told ready, it must already accept.
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+            assert c.recv(100).startswith(b"220")
+        proc.send_signal(signal.SIGTERM)
+        stopping = sock.recv(4096).decode()
+        assert "STOPPING=1" in stopping.split("\n"), stopping
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        sock.close()
+
+
+def test_systemd_is_never_told_ready_when_the_port_is_taken(tmp_path):
+    """With Type=notify a daemon that cannot listen fails `systemctl start`
+    itself: it exits 4 without ever saying READY=1."""
+    sock, path = _notify_socket(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = subprocess.run([RFTPD, "--config", str(_config_for_port(tmp_path, port))], capture_output=True, text=True,
+                           env=dict(os.environ, NOTIFY_SOCKET=str(path)), timeout=30)
+    assert r.returncode == 4, r.stderr
+    assert "event=startup_failed" in r.stderr
+    sock.setblocking(False)
+    messages = []
+    while True:
+        try:
+            messages.append(sock.recv(4096).decode())
+        except BlockingIOError:
+            break
+    sock.close()
+    assert not any("READY=1" in m.split("\n") for m in messages), messages
