@@ -53,7 +53,10 @@ void cmd_pass(Session &s, const std::string &arg) {
             }
         },
         [&s, attempt] {
+            LoginThrottle &throttle = s.server().login_throttle();
+            const std::string source = login_source(s.peer());
             if (attempt->grant && attempt->root) {
+                throttle.succeeded(source);
                 s.state.user = attempt->grant->user;
                 s.state.anonymous = attempt->grant->anonymous;
                 s.state.root = std::make_shared<const UserRoot>(std::move(*attempt->root));
@@ -65,12 +68,19 @@ void cmd_pass(Session &s, const std::string &arg) {
                 return;
             }
             // With the peer's address on the line: what fail2ban and its kind
-            // match to slow a guesser down (rftpd counts failures per session only).
-            if (attempt->grant.error().code != kLoginIncorrect)
+            // match. A wrong password slows the source's next logins; a root
+            // that cannot be opened is no guess and does not.
+            if (attempt->grant.error().code != kLoginIncorrect) {
                 log::error(s.log_prefix() + " event=login_error user=" + log::quote(attempt->user) +
                            " error=" + log::quote(attempt->grant.error().message));
-            else
-                log::notice(s.log_prefix() + " event=login_failed user=" + log::quote(attempt->user));
+            } else {
+                unsigned failures = throttle.failed(source, LoginThrottle::Clock::now());
+                auto delay = throttle.delay_after(failures);
+                char seconds[32];
+                std::snprintf(seconds, sizeof seconds, "%.3g", delay.count() / 1000.0);
+                log::notice(s.log_prefix() + " event=login_failed user=" + log::quote(attempt->user) +
+                            " failures=" + std::to_string(failures) + " delay_s=" + seconds);
+            }
             if (++s.state.failed_logins >= s.options().max_login_failures) {
                 s.reply_and_close(421, "Too many failed logins; closing.", "too many failed logins");
                 return;

@@ -64,6 +64,11 @@ struct DaemonOptions {
     unsigned idle_timeout_s = 300;       // no command for this long ends the session
     unsigned data_timeout_s = 60;        // a data connection that moves nothing for this long fails
     unsigned max_login_failures = 3;     // wrong passwords before the session is closed
+    // After a wrong password, later logins from the same address (IPv6: /64)
+    // wait their turn before their check, spaced by this delay, doubled at
+    // each further failure up to the most (daemon/auth/login_throttle.h).
+    unsigned failed_login_delay_s = 1;   // 0: no such delay
+    unsigned failed_login_max_delay_s = 30;
 
     unsigned max_streams = 16;           // parallel data connections per transfer
     uint32_t max_block_size = 64u << 20; // largest parallel-stream block, bytes

@@ -328,6 +328,8 @@ constexpr std::array kSettings{
     Setting{"limits.max_sessions", &set_uint<&DaemonOptions::max_sessions, 1, 100000>},
     Setting{"limits.max_sessions_per_ip", &set_uint<&DaemonOptions::max_sessions_per_ip, 1, 100000>},
     Setting{"limits.max_login_failures", &set_uint<&DaemonOptions::max_login_failures, 1, 100>},
+    Setting{"limits.failed_login_delay", &set_uint<&DaemonOptions::failed_login_delay_s, 0, 60>},
+    Setting{"limits.failed_login_max_delay", &set_uint<&DaemonOptions::failed_login_max_delay_s, 1, 3600>},
     Setting{"timeouts.login", &set_uint<&DaemonOptions::login_timeout_s, 1, 86400>},
     Setting{"timeouts.idle", &set_uint<&DaemonOptions::idle_timeout_s, 1, 86400>},
     Setting{"timeouts.data", &set_uint<&DaemonOptions::data_timeout_s, 1, 86400>},

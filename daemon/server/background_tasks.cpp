@@ -9,7 +9,8 @@
 
 namespace rftp::daemon {
 
-void BackgroundTasks::run(std::function<void()> work, std::function<void()> done, std::function<void()> refused) {
+void BackgroundTasks::run(std::string what, std::function<void()> work, std::function<void()> done,
+                          std::function<void()> refused) {
     std::unique_lock lock(mutex_);
     if (stopping_) {
         lock.unlock();
@@ -17,13 +18,14 @@ void BackgroundTasks::run(std::function<void()> work, std::function<void()> done
     }
     // Counted until done (or, for a work that threw, refused) has run on
     // the loop (finished_one).
-    auto counted = [this](std::function<void()> fn) {
-        return [this, fn = std::move(fn)] {
+    const uint64_t task = next_task_++;
+    auto counted = [this, task](std::function<void()> fn) {
+        return [this, task, fn = std::move(fn)] {
             fn();
-            finished_one();
+            finished_one(task);
         };
     };
-    ++unfinished_;
+    unfinished_.emplace(task, std::move(what));
     queue_.push_back({std::move(work), counted(std::move(done)), counted(refused)});
     if (queue_.size() <= idle_) {
         wake_.notify_one();
@@ -36,7 +38,7 @@ void BackgroundTasks::run(std::function<void()> work, std::function<void()> done
         threads_.emplace(id, std::thread([this, id] { serve(id); }));
     } catch (const std::system_error &e) {
         queue_.pop_back();
-        --unfinished_;
+        unfinished_.erase(task);
         const std::size_t busy = threads_.size() - idle_;
         lock.unlock();
         log::error(std::string("event=thread_refused reason=") + log::quote(e.what()) +
@@ -94,12 +96,19 @@ bool BackgroundTasks::completed(const std::function<void()> &work) {
     return false;
 }
 
-void BackgroundTasks::finished_one() {
-    if (--unfinished_ == 0 && all_done_) std::exchange(all_done_, nullptr)();
+void BackgroundTasks::finished_one(uint64_t task) {
+    unfinished_.erase(task);
+    if (unfinished_.empty() && all_done_) std::exchange(all_done_, nullptr)();
+}
+
+std::vector<std::string> BackgroundTasks::unfinished() const {
+    std::vector<std::string> what;
+    for (const auto &[task, text] : unfinished_) what.push_back(text);
+    return what;
 }
 
 void BackgroundTasks::when_all_done(std::function<void()> fn) {
-    if (unfinished_ == 0) return fn();
+    if (unfinished_.empty()) return fn();
     all_done_ = std::move(fn);
 }
 

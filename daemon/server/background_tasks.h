@@ -13,7 +13,9 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "daemon/server/loop_bridge.h"
 
@@ -33,9 +35,14 @@ public:
     // limit: systemd's TasksMax, RLIMIT_NPROC), neither runs: refused runs
     // instead, on the loop, and the daemon goes on serving. So does a work
     // that throws (std::bad_alloc): it is logged, and refused runs in place
-    // of done, which would take a result the work never finished.
-    void run(std::function<void()> work, std::function<void()> done, std::function<void()> refused);
+    // of done, which would take a result the work never finished. what
+    // names the work for the log, should it hold up the daemon's stop
+    // ("session=3 peer=... command=DELE argument=...").
+    void run(std::string what, std::function<void()> work, std::function<void()> done, std::function<void()> refused);
     std::size_t running() const;  // tasks under way
+    // What run() was told of each task whose done has not run yet, oldest
+    // first. Call on the loop.
+    std::vector<std::string> unfinished() const;
     std::size_t workers() const;  // threads, busy or waiting for a task
     // Runs fn on the loop once every task accepted so far has finished and
     // its done has run (at once if none is left). Call on the loop, at
@@ -62,11 +69,12 @@ private:
     bool stopping_ = false;
     uint64_t next_id_ = 0;
     std::map<uint64_t, std::thread> threads_;  // every worker not yet joined; changed on the loop thread only
-    // Loop thread only: tasks accepted whose done has not run yet, and what
-    // to run when none is left.
-    std::size_t unfinished_ = 0;
+    // Loop thread only: tasks accepted whose done has not run yet (by the
+    // order they came in: what each is), and what to run when none is left.
+    std::map<uint64_t, std::string> unfinished_;
+    uint64_t next_task_ = 0;
     std::function<void()> all_done_;
-    void finished_one();
+    void finished_one(uint64_t task);
 };
 
 }  // namespace rftp::daemon

@@ -17,7 +17,9 @@ Server::Server(uv_loop_t *loop, DaemonOptions options)
       authenticator_(options_),
       bridge_(loop),
       tasks_(bridge_),
-      rdma_budget_(options_.rdma.max_pinned) {}
+      rdma_budget_(options_.rdma.max_pinned),
+      login_throttle_(LoginThrottle::Settings{std::chrono::seconds(options_.failed_login_delay_s),
+                                              std::chrono::seconds(options_.failed_login_max_delay_s)}) {}
 
 // Says once, at start, whether RDMA will be offered and what stands in its way.
 static bool check_rdma(const RdmaOptions &o) {
@@ -104,9 +106,41 @@ unsigned Server::max_concurrent_logins() {
     return std::max(2u, std::thread::hardware_concurrency());
 }
 
-void Server::run_login(std::function<void()> work, std::function<void()> done, std::function<void()> refused) {
+struct Server::DelayedLogin {
+    uv_timer_t timer{};
+    Server *server = nullptr;
+    WaitingLogin login;
+};
+
+void Server::run_login(const std::string &source, std::string what, std::function<void()> work,
+                       std::function<void()> done, std::function<void()> refused) {
+    auto wait = login_throttle_.wait_before_check(source, LoginThrottle::Clock::now());
+    if (wait.count() == 0 || stopping_)
+        return start_login(std::move(what), std::move(work), std::move(done), std::move(refused));
+    auto *delayed = new DelayedLogin{{}, this, {std::move(what), std::move(work), std::move(done), std::move(refused)}};
+    uv_timer_init(loop_, &delayed->timer);
+    delayed->timer.data = delayed;
+    uv_timer_start(&delayed->timer, &Server::on_login_turn, static_cast<uint64_t>(wait.count()), 0);
+    delayed_logins_.insert(delayed);
+    log::debug("event=login_delayed source=" + source + " delay_ms=" + std::to_string(wait.count()));
+}
+
+void Server::on_login_turn(uv_timer_t *timer) {
+    auto *delayed = static_cast<DelayedLogin *>(timer->data);
+    Server *self = delayed->server;
+    self->delayed_logins_.erase(delayed);
+    WaitingLogin login = std::move(delayed->login);
+    uv_close(reinterpret_cast<uv_handle_t *>(timer), &Server::on_delayed_login_closed);
+    // The session may have gone meanwhile: its work then skips itself.
+    self->start_login(std::move(login.what), std::move(login.work), std::move(login.done), std::move(login.refused));
+}
+
+void Server::on_delayed_login_closed(uv_handle_t *timer) { delete static_cast<DelayedLogin *>(timer->data); }
+
+void Server::start_login(std::string what, std::function<void()> work, std::function<void()> done,
+                         std::function<void()> refused) {
     if (logins_running_ >= max_concurrent_logins()) {
-        logins_waiting_.push_back(WaitingLogin{std::move(work), std::move(done), std::move(refused)});
+        logins_waiting_.push_back(WaitingLogin{std::move(what), std::move(work), std::move(done), std::move(refused)});
         return;
     }
     ++logins_running_;
@@ -114,10 +148,10 @@ void Server::run_login(std::function<void()> work, std::function<void()> done, s
         if (logins_waiting_.empty() || stopping_) return;
         auto next = std::move(logins_waiting_.front());
         logins_waiting_.pop_front();
-        run_login(std::move(next.work), std::move(next.done), std::move(next.refused));
+        start_login(std::move(next.what), std::move(next.work), std::move(next.done), std::move(next.refused));
     };
     tasks_.run(
-        std::move(work),
+        std::move(what), std::move(work),
         [this, done = std::move(done), next_waiting] {
             --logins_running_;
             done();
@@ -143,9 +177,30 @@ void Server::close_when_tasks_are_done() {
     tasks_.when_all_done([this] { bridge_.close(); });
 }
 
+namespace {
+// A stop waits for the work under way, which a hung disk or network file
+// system can hold for minutes (until systemd's SIGKILL): the log says which
+// sessions' work that is, first after a few seconds, then now and again.
+constexpr uint64_t kFirstStopReportMs = 5000;
+constexpr uint64_t kStopReportEveryMs = 15000;
+}  // namespace
+
+void Server::on_stop_report(uv_timer_t *timer) {
+    auto *self = static_cast<Server *>(timer->data);
+    const std::string seconds = std::to_string((uv_now(self->loop_) - self->stop_began_ms_) / 1000);
+    for (const std::string &what : self->tasks_.unfinished())
+        log::warning("event=stop_waiting seconds=" + seconds + " for=" + log::quote(what));
+}
+
 void Server::stop(const std::string &reason) {
     if (stopping_) return;
     stopping_ = true;
+    stop_began_ms_ = uv_now(loop_);
+    uv_timer_init(loop_, &stop_report_);
+    stop_report_.data = this;
+    uv_timer_start(&stop_report_, &Server::on_stop_report, kFirstStopReportMs, kStopReportEveryMs);
+    // The work it reports on keeps the loop alive, not the report.
+    uv_unref(reinterpret_cast<uv_handle_t *>(&stop_report_));
     log::notice("event=stopping reason=" + log::quote(reason) + " sessions=" + std::to_string(sessions_.size()));
     tell_service_manager_stopping("Stopping (" + reason + "): ending " + std::to_string(sessions_.size()) +
                                   " sessions");
@@ -154,6 +209,9 @@ void Server::stop(const std::string &reason) {
         uv_close(reinterpret_cast<uv_handle_t *>(raw), [](uv_handle_t *h) { delete reinterpret_cast<uv_tcp_t *>(h); });
     }
     listeners_.clear();
+    // Logins waiting for their turn end with their sessions, below.
+    for (DelayedLogin *d : delayed_logins_) uv_close(reinterpret_cast<uv_handle_t *>(&d->timer), &Server::on_delayed_login_closed);
+    delayed_logins_.clear();
     // Copy: closing a session may erase it from the map.
     auto sessions = sessions_;
     for (auto &[id, s] : sessions) s->reply_and_close(421, "Service shutting down.", "daemon stopping");

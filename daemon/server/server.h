@@ -12,10 +12,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/result.h"
 #include "daemon/auth/authenticator.h"
+#include "daemon/auth/login_throttle.h"
 #include "daemon/config/options.h"
 #include "daemon/rdma/rdma_budget.h"
 #include "daemon/server/background_tasks.h"
@@ -48,9 +50,13 @@ public:
 
     // Runs a login check (one scrypt: 32 MiB and tens of milliseconds) with
     // at most max_concurrent_logins() at once; the rest wait their turn, so a
-    // client reconnecting in a loop cannot pile up threads and memory.
-    void run_login(std::function<void()> work, std::function<void()> done, std::function<void()> refused);
+    // client reconnecting in a loop cannot pile up threads and memory. A
+    // source (login_source(peer)) with recent wrong passwords waits first
+    // for its turn from the throttle, which the login's outcome updates.
+    void run_login(const std::string &source, std::string what, std::function<void()> work,
+                   std::function<void()> done, std::function<void()> refused);
     static unsigned max_concurrent_logins();
+    LoginThrottle &login_throttle() { return login_throttle_; }
 
     // Called by a session once its connection is fully closed.
     void session_ended(uint64_t id, const sockaddr_storage &peer);
@@ -59,6 +65,12 @@ private:
     static void on_connection(uv_stream_t *listener, int status);
     void admit(uv_stream_t *listener);
     void close_when_tasks_are_done();
+    void start_login(std::string what, std::function<void()> work, std::function<void()> done,
+                     std::function<void()> refused);
+    struct DelayedLogin;
+    static void on_login_turn(uv_timer_t *timer);
+    static void on_delayed_login_closed(uv_handle_t *timer);
+    static void on_stop_report(uv_timer_t *timer);
 
     uv_loop_t *loop_;
     DaemonOptions options_;
@@ -73,10 +85,16 @@ private:
     uint64_t next_session_id_ = 1;
     unsigned logins_running_ = 0;
     struct WaitingLogin {
+        std::string what;
         std::function<void()> work, done, refused;
     };
     std::deque<WaitingLogin> logins_waiting_;
+    LoginThrottle login_throttle_;
+    std::unordered_set<DelayedLogin *> delayed_logins_;  // each owns its timer; freed once libuv closed it
     bool stopping_ = false;
+    // Once stopping: says in the log what work the stop still waits for.
+    uv_timer_t stop_report_{};
+    uint64_t stop_began_ms_ = 0;
 };
 
 }  // namespace rftp::daemon

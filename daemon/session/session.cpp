@@ -219,8 +219,8 @@ void Session::execute(const std::string &line) {
         return;
     }
     // Never log a password, not even a wrong one.
-    log::debug(log_prefix() + " command=" + cmd->verb +
-               (cmd->verb == "PASS" ? "" : " argument=" + log::quote(cmd->argument)));
+    executing_ = "command=" + cmd->verb + (cmd->verb == "PASS" ? "" : " argument=" + log::quote(cmd->argument));
+    log::debug(log_prefix() + " " + executing_);
     if (!takes_pending_transfer(cmd->verb) && !keeps_pending_transfer(cmd->verb)) (void)take_pending_transfer(*this);
     const CommandSpec *spec = find_command(cmd->verb);
     if (!spec) {
@@ -286,8 +286,10 @@ void Session::run_blocking_work(std::function<void()> work, std::function<void()
     auto refused = [weak] {
         if (auto self = weak.lock(); self && !self->closed_) self->refuse_for_lack_of_resources();
     };
-    if (kind == WorkKind::login) server_.run_login(std::move(guarded), std::move(finish), std::move(refused));
-    else server_.tasks().run(std::move(guarded), std::move(finish), std::move(refused));
+    std::string what = log_prefix() + " " + executing_;
+    if (kind == WorkKind::login)
+        server_.run_login(login_source(peer_), std::move(what), std::move(guarded), std::move(finish), std::move(refused));
+    else server_.tasks().run(std::move(what), std::move(guarded), std::move(finish), std::move(refused));
 }
 
 std::shared_ptr<middleware::TransferProgress> Session::cancellable_work() {
@@ -318,7 +320,8 @@ void Session::drop_rdma() {
     };
     // Refused after it threw, it is not tried again on the loop: the
     // reference goes, and with it whatever cancel() left.
-    server_.tasks().run(release, [] {}, [release, held, tried] { *tried ? held->reset() : release(); });
+    server_.tasks().run(log_prefix() + " releasing its RDMA channel", release, [] {},
+                        [release, held, tried] { *tried ? held->reset() : release(); });
 }
 
 std::shared_ptr<TransferJob> Session::new_transfer_job(std::unique_ptr<DataChannel> channel) {
@@ -345,7 +348,7 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
     // (451, logged, an ABOR answered), and a channel it ran on, its state
     // cut short anywhere, is not trusted with another.
     auto threw = std::make_shared<bool>(false);
-    server_.tasks().run([outcome, threw, job, body = std::move(body)] {
+    server_.tasks().run(fields, [outcome, threw, job, body = std::move(body)] {
                             try {
                                 *outcome = body();
                             } catch (const std::exception &e) {

@@ -167,6 +167,7 @@ private:
     ftp::TelnetFilter telnet_;
     ftp::LineReader lines_;
     std::deque<std::string> waiting_lines_;  // commands that arrived while busy
+    std::string executing_;  // "command=VERB argument=..." of the command last run: names its work
     std::shared_ptr<TransferJob> transfer_;
     std::shared_ptr<middleware::TransferProgress> work_cancel_;  // cancellable_work()
     std::shared_ptr<Session> self_while_open_;  // keeps us alive until libuv closed our handles

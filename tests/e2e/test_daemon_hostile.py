@@ -658,7 +658,8 @@ def test_urgent_abor_as_sent_by_netkit_ftp_and_lftp(rftpd):
 
 
 def test_wrong_passwords_close_the_session(rftpd_factory):
-    d = rftpd_factory("limits: {max_login_failures: 2}\n")
+    # Without the per-address delay: this is about one session's count.
+    d = rftpd_factory("limits: {max_login_failures: 2, failed_login_delay: 0}\n")
     c = Control(d)
     assert c.code("USER alice") == 331
     assert c.code("PASS wrong") == 530
@@ -678,6 +679,44 @@ def test_wrong_passwords_close_the_session(rftpd_factory):
     assert_daemon_healthy(d)
 
 
+def test_a_guesser_who_reconnects_waits_longer_at_each_wrong_password(rftpd_factory):
+    """limits.failed_login_delay (daemon/SECURITY.md, "Authentication"):
+    closing a session after max_login_failures alone does not slow a guesser
+    who reconnects. After a wrong password every later login from the same
+    address waits its turn before its password is checked, in a new session
+    too, the spacing doubling up to the most; another address is not
+    slowed; a login that succeeds clears its address."""
+    d = rftpd_factory("limits: {failed_login_delay: 2, failed_login_max_delay: 4}\n")
+
+    def attempt(password, source=None):
+        c = Control(d, source=source)
+        assert c.code("USER alice") == 331
+        started = time.monotonic()
+        code = c.code(f"PASS {password}")
+        took = time.monotonic() - started
+        c.close()
+        return code, took
+
+    code, _ = attempt("wrong")
+    assert code == 530
+    code, took = attempt("wrong")  # one failure so far: 2 s after it
+    assert code == 530 and took >= 1.8, took
+    code, took = attempt("wrong")  # two: 4 s
+    assert code == 530 and took >= 3.8, took
+    # Another address logs in without waiting for the guesser's turns (the
+    # limit here is generous: well below the 4 s it would otherwise wait).
+    code, took = attempt(PASSWORDS["alice"], source="127.0.0.2")
+    assert code == 230 and took < 3, took
+    # The right password from the guesser's address waits its turn too (4 s,
+    # the most) and then clears the address.
+    code, took = attempt(PASSWORDS["alice"])
+    assert code == 230 and took >= 3.8, took
+    code, took = attempt(PASSWORDS["alice"])
+    assert code == 230 and took < 3, took
+    assert re.search(r"peer=127\.0\.0\.1 event=login_failed user=alice failures=3 delay_s=4\b", d.log()), d.log()
+    assert_daemon_healthy(d)
+
+
 def test_logins_are_checked_a_few_at_a_time(rftpd_factory):
     """scrypt takes a core and 32 MiB per login: a crowd of connections
     sending passwords at once has them checked as many at a time as the
@@ -685,7 +724,10 @@ def test_logins_are_checked_a_few_at_a_time(rftpd_factory):
     (daemon/SECURITY.md, "Limits")."""
     cap = max(2, os.cpu_count() or 1)
     crowd = cap + 8
-    d = rftpd_factory(f"limits: {{max_sessions: {crowd + 4}, max_sessions_per_ip: {crowd + 4}}}\n")
+    # Without the per-address delay, which would space these wrong passwords
+    # out (test_a_guesser_who_reconnects_waits_longer_at_each_wrong_password).
+    d = rftpd_factory(f"limits: {{max_sessions: {crowd + 4}, max_sessions_per_ip: {crowd + 4}, "
+                      f"failed_login_delay: 0}}\n")
     threads = lambda: len(os.listdir(f"/proc/{d.proc.pid}/task"))  # noqa: E731
     before = threads()
     clients = [Control(d) for _ in range(crowd)]

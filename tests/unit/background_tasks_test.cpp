@@ -54,7 +54,7 @@ TEST(BackgroundTasks, WorkRunsOffTheLoopAndDoneOnIt) {
     const auto loop_thread = std::this_thread::get_id();
     std::thread::id worked_on, done_on;
     bool done = false;
-    tasks.run([&] { worked_on = std::this_thread::get_id(); },
+    tasks.run("test", [&] { worked_on = std::this_thread::get_id(); },
               [&] {
                   done_on = std::this_thread::get_id();
                   done = true;
@@ -70,10 +70,10 @@ TEST(BackgroundTasks, AWorkerTakesTheNextTaskInsteadOfANewThread) {
     BackgroundTasks tasks(*l.bridge);
     std::thread::id first, second;
     int done = 0;
-    tasks.run([&] { first = std::this_thread::get_id(); }, [&] { ++done; }, [] {});
+    tasks.run("test", [&] { first = std::this_thread::get_id(); }, [&] { ++done; }, [] {});
     // The worker waits for more once it is back from posting done.
     ASSERT_TRUE(l.until([&] { return done == 1 && tasks.running() == 0; }));
-    tasks.run([&] { second = std::this_thread::get_id(); }, [&] { ++done; }, [] {});
+    tasks.run("test", [&] { second = std::this_thread::get_id(); }, [&] { ++done; }, [] {});
     ASSERT_TRUE(l.until([&] { return done == 2; }));
     EXPECT_EQ(first, second);
     EXPECT_EQ(tasks.workers(), 1u);
@@ -86,10 +86,10 @@ TEST(BackgroundTasks, ATaskAskedForWhenTheLastOneIsDoneFindsItsWorker) {
     BackgroundTasks tasks(*l.bridge);
     std::thread::id first, second;
     bool done = false;
-    tasks.run([&] { first = std::this_thread::get_id(); },
+    tasks.run("test", [&] { first = std::this_thread::get_id(); },
               [&] {
                   EXPECT_EQ(tasks.running(), 0u);
-                  tasks.run([&] { second = std::this_thread::get_id(); }, [&] { done = true; },
+                  tasks.run("test", [&] { second = std::this_thread::get_id(); }, [&] { done = true; },
                             [] { ADD_FAILURE() << "refused"; });
               },
               [] { ADD_FAILURE() << "refused"; });
@@ -109,7 +109,7 @@ TEST(BackgroundTasks, WhenAllDoneWaitsForTheLastCompletion) {
     std::mutex m;
     std::condition_variable cv;
     bool release = false, done = false, all_done = false;
-    tasks.run(
+    tasks.run("test",
         [&] {
             std::unique_lock lock(m);
             cv.wait(lock, [&] { return release; });
@@ -140,7 +140,7 @@ TEST(BackgroundTasks, AWorkThatThrowsIsRefusedAndTheWorkerServesOn) {
     const auto loop_thread = std::this_thread::get_id();
     std::thread::id first, second, refused_on;
     bool refused = false, all_done = false, next_done = false;
-    tasks.run(
+    tasks.run("test",
         [&] {
             first = std::this_thread::get_id();
             throw std::bad_alloc();
@@ -154,7 +154,7 @@ TEST(BackgroundTasks, AWorkThatThrowsIsRefusedAndTheWorkerServesOn) {
     ASSERT_TRUE(l.until([&] { return refused && all_done; }));
     EXPECT_EQ(refused_on, loop_thread);
     ASSERT_TRUE(l.until([&] { return tasks.running() == 0; }));
-    tasks.run([&] { second = std::this_thread::get_id(); }, [&] { next_done = true; },
+    tasks.run("test", [&] { second = std::this_thread::get_id(); }, [&] { next_done = true; },
               [] { ADD_FAILURE() << "refused"; });
     ASSERT_TRUE(l.until([&] { return next_done; }));
     EXPECT_EQ(first, second);
@@ -175,7 +175,7 @@ TEST(BackgroundTasks, ATaskNeverWaitsBehindAnother) {
         cv.notify_all();
         if (cv.wait_for(lock, 5s, [&] { return started == 2; })) ++met;
     };
-    for (int i = 0; i < 2; ++i) tasks.run(meet, [&] { ++done; }, [] { ADD_FAILURE() << "refused"; });
+    for (int i = 0; i < 2; ++i) tasks.run("test", meet, [&] { ++done; }, [] { ADD_FAILURE() << "refused"; });
     ASSERT_TRUE(l.until([&] { return done == 2; }));
     EXPECT_EQ(met.load(), 2);
     EXPECT_EQ(tasks.workers(), 2u);
@@ -189,7 +189,7 @@ TEST(BackgroundTasks, WhatTheWorkHeldIsGoneBeforeDoneRuns) {
     auto held = std::make_shared<int>(1);
     std::weak_ptr<int> watch = held;
     bool released_first = false, done = false;
-    tasks.run([held = std::move(held)] {}, [&] {
+    tasks.run("test", [held = std::move(held)] {}, [&] {
         released_first = watch.expired();
         done = true;
     }, [] {});
@@ -201,7 +201,7 @@ TEST(BackgroundTasks, AnIdleWorkerEnds) {
     Loop l;
     BackgroundTasks tasks(*l.bridge, 20ms);
     bool done = false;
-    tasks.run([] {}, [&] { done = true; }, [] {});
+    tasks.run("test", [] {}, [&] { done = true; }, [] {});
     ASSERT_TRUE(l.until([&] { return done; }));
     EXPECT_TRUE(l.until([&] { return tasks.workers() == 0; }));
 }
@@ -210,7 +210,7 @@ TEST(BackgroundTasks, JoinAllWaitsForTheTaskUnderWayThenRefusesMore) {
     Loop l;
     BackgroundTasks tasks(*l.bridge);
     std::atomic<bool> ran{false};
-    tasks.run(
+    tasks.run("test",
         [&] {
             std::this_thread::sleep_for(20ms);
             ran = true;
@@ -219,6 +219,23 @@ TEST(BackgroundTasks, JoinAllWaitsForTheTaskUnderWayThenRefusesMore) {
     tasks.join_all();
     EXPECT_TRUE(ran.load());
     bool refused = false;
-    tasks.run([] { ADD_FAILURE() << "ran after join_all"; }, [] {}, [&] { refused = true; });
+    tasks.run("test", [] { ADD_FAILURE() << "ran after join_all"; }, [] {}, [&] { refused = true; });
     EXPECT_TRUE(refused);
+}
+
+TEST(BackgroundTasks, SaysWhichTasksHaveNotFinished) {
+    // What a stop held up by slow work names in the log (event=stop_waiting).
+    Loop l;
+    BackgroundTasks tasks(*l.bridge);
+    std::atomic<bool> release{false};
+    bool quick_done = false, slow_done = false;
+    tasks.run("session=1 command=DELE", [&] { while (!release) std::this_thread::sleep_for(1ms); },
+              [&] { slow_done = true; }, [] {});
+    tasks.run("session=2 command=SIZE", [] {}, [&] { quick_done = true; }, [] {});
+    EXPECT_EQ(tasks.unfinished(), (std::vector<std::string>{"session=1 command=DELE", "session=2 command=SIZE"}));
+    ASSERT_TRUE(l.until([&] { return quick_done; }));
+    EXPECT_EQ(tasks.unfinished(), std::vector<std::string>{"session=1 command=DELE"});
+    release = true;
+    ASSERT_TRUE(l.until([&] { return slow_done; }));
+    EXPECT_TRUE(tasks.unfinished().empty());
 }

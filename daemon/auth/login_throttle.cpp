@@ -1,0 +1,78 @@
+#include "daemon/auth/login_throttle.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace rftp::daemon {
+
+LoginThrottle::Millis LoginThrottle::delay_after(unsigned failures) const {
+    if (failures == 0 || settings_.first_delay.count() == 0) return Millis{0};
+    Millis delay = settings_.first_delay;
+    for (unsigned i = 1; i < failures && delay < settings_.max_delay; ++i) delay *= 2;
+    return std::min(delay, settings_.max_delay);
+}
+
+LoginThrottle::Millis LoginThrottle::wait_before_check(const std::string &source, Clock::time_point now) {
+    auto it = sources_.find(source);
+    if (it == sources_.end()) return Millis{0};
+    if (forgotten(it->second, now)) {
+        sources_.erase(it);
+        return Millis{0};
+    }
+    Source &s = it->second;
+    Clock::time_point slot = std::max(now, s.next_check);
+    s.next_check = slot + delay_after(s.failures);
+    return std::chrono::ceil<Millis>(slot - now);
+}
+
+unsigned LoginThrottle::failed(const std::string &source, Clock::time_point now) {
+    if (settings_.first_delay.count() == 0) return 0;
+    auto it = sources_.find(source);
+    if (it == sources_.end()) {
+        make_room(now);
+        it = sources_.emplace(source, Source{}).first;
+        it->second.next_check = now;
+    } else if (forgotten(it->second, now)) {
+        it->second = Source{0, now, now};
+    }
+    Source &s = it->second;
+    ++s.failures;
+    s.last_failure = now;
+    s.next_check = std::max(s.next_check, now + delay_after(s.failures));
+    return s.failures;
+}
+
+void LoginThrottle::make_room(Clock::time_point now) {
+    if (sources_.size() < settings_.max_sources) return;
+    std::erase_if(sources_, [&](const auto &entry) { return forgotten(entry.second, now); });
+    if (sources_.size() < settings_.max_sources) return;
+    // Still full: the source quiet the longest goes (a crowd of addresses
+    // can push a guesser out, but then each of them was slowed instead).
+    auto oldest = std::min_element(sources_.begin(), sources_.end(), [](const auto &a, const auto &b) {
+        return a.second.last_failure < b.second.last_failure;
+    });
+    sources_.erase(oldest);
+}
+
+std::string login_source(const sockaddr_storage &peer) {
+    char text[INET6_ADDRSTRLEN] = "?";
+    if (peer.ss_family == AF_INET) {
+        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in &>(peer).sin_addr, text, sizeof text);
+        return text;
+    }
+    if (peer.ss_family != AF_INET6) return text;
+    const in6_addr &a = reinterpret_cast<const sockaddr_in6 &>(peer).sin6_addr;
+    if (IN6_IS_ADDR_V4MAPPED(&a)) {
+        inet_ntop(AF_INET, &a.s6_addr[12], text, sizeof text);
+        return text;
+    }
+    in6_addr prefix{};
+    std::memcpy(prefix.s6_addr, a.s6_addr, 8);
+    inet_ntop(AF_INET6, &prefix, text, sizeof text);
+    return std::string(text) + "/64";
+}
+
+}  // namespace rftp::daemon
