@@ -110,8 +110,6 @@ int serve(DaemonOptions options) {
             log::error("event=startup_failed error=" + log::quote(s.error().message));
             server.stop("startup failed");
             status = kStartup;
-        } else {
-            tell_service_manager_ready(listening_status(server.options()));
         }
         uv_signal_t sigint, sigterm;
         for (auto [handle, signum] : {std::pair{&sigint, SIGINT}, std::pair{&sigterm, SIGTERM}}) {
@@ -140,6 +138,9 @@ int serve(DaemonOptions options) {
             },
             SIGHUP);
         uv_unref(reinterpret_cast<uv_handle_t *>(&sighup));
+        // Ready once listening and the signals are handled: a stop sent at
+        // once must not find SIGTERM's default action.
+        if (status == kOk) tell_service_manager_ready(listening_status(server.options()));
         if (status == kOk) uv_run(&loop, UV_RUN_DEFAULT);
         // Close whatever is left (signal handles, a failed start) and drain.
         uv_walk(&loop, [](uv_handle_t *h, void *) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);

@@ -8,6 +8,10 @@
 
 namespace rftp::daemon {
 
+LoginThrottle::LoginThrottle(Settings settings) : settings_(settings) {
+    settings_.max_delay = std::max(settings_.max_delay, settings_.first_delay);
+}
+
 LoginThrottle::Millis LoginThrottle::delay_after(unsigned failures) const {
     if (failures == 0 || settings_.first_delay.count() == 0) return Millis{0};
     Millis delay = settings_.first_delay;
@@ -15,17 +19,30 @@ LoginThrottle::Millis LoginThrottle::delay_after(unsigned failures) const {
     return std::min(delay, settings_.max_delay);
 }
 
-LoginThrottle::Millis LoginThrottle::wait_before_check(const std::string &source, Clock::time_point now) {
+std::optional<LoginThrottle::Millis> LoginThrottle::book_check(const std::string &source, Clock::time_point now,
+                                                               Millis time_left) {
     auto it = sources_.find(source);
     if (it == sources_.end()) return Millis{0};
-    if (forgotten(it->second, now)) {
+    Source &s = it->second;
+    if (forgotten(s, now) && s.next_check <= now) {
         sources_.erase(it);
         return Millis{0};
     }
-    Source &s = it->second;
     Clock::time_point slot = std::max(now, s.next_check);
+    Millis wait = std::chrono::ceil<Millis>(slot - now);
+    if (wait > time_left) return std::nullopt;
+    // Counted now as the failure it most likely is: the turns after it are
+    // spaced as if it had failed, however many sessions ask at once.
+    ++s.failures;
+    ++s.booked;
     s.next_check = slot + delay_after(s.failures);
-    return std::chrono::ceil<Millis>(slot - now);
+    return wait;
+}
+
+LoginThrottle::Millis LoginThrottle::wait_for_next(const std::string &source, Clock::time_point now) const {
+    auto it = sources_.find(source);
+    if (it == sources_.end() || it->second.next_check <= now) return Millis{0};
+    return std::chrono::ceil<Millis>(it->second.next_check - now);
 }
 
 unsigned LoginThrottle::failed(const std::string &source, Clock::time_point now) {
@@ -35,11 +52,10 @@ unsigned LoginThrottle::failed(const std::string &source, Clock::time_point now)
         make_room(now);
         it = sources_.emplace(source, Source{}).first;
         it->second.next_check = now;
-    } else if (forgotten(it->second, now)) {
-        it->second = Source{0, now, now};
     }
     Source &s = it->second;
-    ++s.failures;
+    if (s.booked > 0) --s.booked;  // counted when its turn was booked
+    else ++s.failures;
     s.last_failure = now;
     s.next_check = std::max(s.next_check, now + delay_after(s.failures));
     return s.failures;
@@ -47,7 +63,7 @@ unsigned LoginThrottle::failed(const std::string &source, Clock::time_point now)
 
 void LoginThrottle::make_room(Clock::time_point now) {
     if (sources_.size() < settings_.max_sources) return;
-    std::erase_if(sources_, [&](const auto &entry) { return forgotten(entry.second, now); });
+    std::erase_if(sources_, [&](const auto &entry) { return forgotten(entry.second, now) && entry.second.next_check <= now; });
     if (sources_.size() < settings_.max_sources) return;
     // Still full: the source quiet the longest goes (a crowd of addresses
     // can push a guesser out, but then each of them was slowed instead).

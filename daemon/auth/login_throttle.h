@@ -1,18 +1,21 @@
 // Slows password guessing from one source across sessions. A session is
 // closed after limits.max_login_failures, but a guesser simply reconnects
 // (or opens max_sessions_per_ip sessions at once); so after a wrong password
-// every later login from the same source waits its turn before its password
+// every later login from the same source books a turn before its password
 // is even checked, one at a time, spaced by a delay that doubles with each
-// failure (1, 2, 4 ... up to the most). Waiting before the check, not before
-// the answer: a client that hangs up on a slow answer learns nothing sooner.
-// A successful login clears its source; one that stays quiet is forgotten.
-// Only ever used on the loop thread.
+// attempt (1, 2, 4 ... up to the most). A turn counts as a failure when it is
+// booked, not when the check fails: sessions opened all at once, or one
+// that hangs up before its answer, get no cheaper turns. A turn that would
+// come after the session's login time runs out is not booked: the login is
+// refused at once. A login to a real account that succeeds clears its
+// source; one that stays quiet is forgotten. Loop thread only.
 #pragma once
 
 #include <sys/socket.h>
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -25,26 +28,30 @@ public:
 
     struct Settings {
         Millis first_delay{1000};  // 0: no throttling
-        Millis max_delay{30000};
+        Millis max_delay{30000};   // raised to first_delay if below it
         std::chrono::seconds forget_after{900};  // a source with no failure for this long starts afresh
         std::size_t max_sources = 10000;          // bounds the memory a crowd of addresses can take
     };
 
-    explicit LoginThrottle(Settings settings) : settings_(settings) {}
+    explicit LoginThrottle(Settings settings);
 
-    // Reserves the next password check for source: how long this login
-    // waits first. Zero for a source without recent failures.
-    Millis wait_before_check(const std::string &source, Clock::time_point now);
+    // Books source's next password check, no later than within time_left:
+    // how long this login waits first (zero for a source without recent
+    // failures). Nothing, and nothing booked, when its turn would come later.
+    std::optional<Millis> book_check(const std::string &source, Clock::time_point now, Millis time_left);
     // A wrong password from source; returns its failures so far.
     unsigned failed(const std::string &source, Clock::time_point now);
     void succeeded(const std::string &source) { sources_.erase(source); }
-    // The spacing of checks after that many failures (for logs and tests).
+    // The spacing of checks after that many failures.
     Millis delay_after(unsigned failures) const;
+    // When source's next check could start at the earliest (for a refusal's text).
+    Millis wait_for_next(const std::string &source, Clock::time_point now) const;
     std::size_t sources() const { return sources_.size(); }
 
 private:
     struct Source {
-        unsigned failures = 0;
+        unsigned failures = 0;  // wrong passwords, and turns booked since
+        unsigned booked = 0;    // turns booked whose failure is already counted
         Clock::time_point last_failure;
         Clock::time_point next_check;  // the earliest the next check may start
     };

@@ -56,7 +56,8 @@ void cmd_pass(Session &s, const std::string &arg) {
             LoginThrottle &throttle = s.server().login_throttle();
             const std::string source = login_source(s.peer());
             if (attempt->grant && attempt->root) {
-                throttle.succeeded(source);
+                // Anyone may log in anonymously where that is on: it clears nothing.
+                if (!attempt->grant->anonymous) throttle.succeeded(source);
                 s.state.user = attempt->grant->user;
                 s.state.anonymous = attempt->grant->anonymous;
                 s.state.root = std::make_shared<const UserRoot>(std::move(*attempt->root));
@@ -75,11 +76,10 @@ void cmd_pass(Session &s, const std::string &arg) {
                            " error=" + log::quote(attempt->grant.error().message));
             } else {
                 unsigned failures = throttle.failed(source, LoginThrottle::Clock::now());
-                auto delay = throttle.delay_after(failures);
-                char seconds[32];
-                std::snprintf(seconds, sizeof seconds, "%.3g", delay.count() / 1000.0);
+                // The spacing of the source's next turns (whole seconds, as configured).
                 log::notice(s.log_prefix() + " event=login_failed user=" + log::quote(attempt->user) +
-                            " failures=" + std::to_string(failures) + " delay_s=" + seconds);
+                            " failures=" + std::to_string(failures) +
+                            " delay_s=" + std::to_string(throttle.delay_after(failures).count() / 1000));
             }
             if (++s.state.failed_logins >= s.options().max_login_failures) {
                 s.reply_and_close(421, "Too many failed logins; closing.", "too many failed logins");

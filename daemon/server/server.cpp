@@ -109,55 +109,66 @@ unsigned Server::max_concurrent_logins() {
 struct Server::DelayedLogin {
     uv_timer_t timer{};
     Server *server = nullptr;
-    WaitingLogin login;
+    LoginCheck check;
 };
 
-void Server::run_login(const std::string &source, std::string what, std::function<void()> work,
-                       std::function<void()> done, std::function<void()> refused) {
-    auto wait = login_throttle_.wait_before_check(source, LoginThrottle::Clock::now());
-    if (wait.count() == 0 || stopping_)
-        return start_login(std::move(what), std::move(work), std::move(done), std::move(refused));
-    auto *delayed = new DelayedLogin{{}, this, {std::move(what), std::move(work), std::move(done), std::move(refused)}};
+std::optional<std::chrono::milliseconds> Server::run_login(LoginCheck check) {
+    const auto now = LoginThrottle::Clock::now();
+    auto wait = login_throttle_.book_check(check.source, now, check.time_left);
+    if (!wait) return std::max(login_throttle_.wait_for_next(check.source, now), std::chrono::milliseconds(1000));
+    if (wait->count() == 0 || stopping_) {
+        start_login(std::move(check));
+        return std::nullopt;
+    }
+    log::debug("event=login_delayed session=" + std::to_string(check.session) + " source=" + check.source +
+               " delay_ms=" + std::to_string(wait->count()));
+    auto *delayed = new DelayedLogin{{}, this, std::move(check)};
     uv_timer_init(loop_, &delayed->timer);
     delayed->timer.data = delayed;
-    uv_timer_start(&delayed->timer, &Server::on_login_turn, static_cast<uint64_t>(wait.count()), 0);
-    delayed_logins_.insert(delayed);
-    log::debug("event=login_delayed source=" + source + " delay_ms=" + std::to_string(wait.count()));
+    uv_timer_start(&delayed->timer, &Server::on_login_turn, static_cast<uint64_t>(wait->count()), 0);
+    drop_delayed_login(delayed->check.session);  // one login at a time per session; none should be left
+    delayed_logins_[delayed->check.session] = delayed;
+    return std::nullopt;
+}
+
+void Server::drop_delayed_login(uint64_t session) {
+    auto it = delayed_logins_.find(session);
+    if (it == delayed_logins_.end()) return;
+    uv_close(reinterpret_cast<uv_handle_t *>(&it->second->timer), &Server::on_delayed_login_closed);
+    delayed_logins_.erase(it);
 }
 
 void Server::on_login_turn(uv_timer_t *timer) {
     auto *delayed = static_cast<DelayedLogin *>(timer->data);
     Server *self = delayed->server;
-    self->delayed_logins_.erase(delayed);
-    WaitingLogin login = std::move(delayed->login);
+    self->delayed_logins_.erase(delayed->check.session);
+    LoginCheck check = std::move(delayed->check);
     uv_close(reinterpret_cast<uv_handle_t *>(timer), &Server::on_delayed_login_closed);
-    // The session may have gone meanwhile: its work then skips itself.
-    self->start_login(std::move(login.what), std::move(login.work), std::move(login.done), std::move(login.refused));
+    self->start_login(std::move(check));
 }
 
 void Server::on_delayed_login_closed(uv_handle_t *timer) { delete static_cast<DelayedLogin *>(timer->data); }
 
-void Server::start_login(std::string what, std::function<void()> work, std::function<void()> done,
-                         std::function<void()> refused) {
+void Server::start_login(LoginCheck check) {
     if (logins_running_ >= max_concurrent_logins()) {
-        logins_waiting_.push_back(WaitingLogin{std::move(what), std::move(work), std::move(done), std::move(refused)});
+        logins_waiting_.push_back(std::move(check));
         return;
     }
     ++logins_running_;
     auto next_waiting = [this] {
         if (logins_waiting_.empty() || stopping_) return;
-        auto next = std::move(logins_waiting_.front());
+        LoginCheck next = std::move(logins_waiting_.front());
         logins_waiting_.pop_front();
-        start_login(std::move(next.what), std::move(next.work), std::move(next.done), std::move(next.refused));
+        start_login(std::move(next));
     };
     tasks_.run(
-        std::move(what), std::move(work),
-        [this, done = std::move(done), next_waiting] {
+        std::move(check.what), std::move(check.work),
+        [this, done = std::move(check.done), next_waiting] {
             --logins_running_;
             done();
             next_waiting();
         },
-        [this, refused = std::move(refused), next_waiting] {
+        [this, refused = std::move(check.refused), next_waiting] {
             --logins_running_;
             refused();
             next_waiting();  // each waiting login gets its own answer, not silence
@@ -174,7 +185,12 @@ void Server::session_ended(uint64_t id, const sockaddr_storage &peer) {
 void Server::close_when_tasks_are_done() {
     // A transfer the stop cut short ends on its worker and logs its line from
     // the loop: the loop lives until then, so the log says what was cut.
-    tasks_.when_all_done([this] { bridge_.close(); });
+    tasks_.when_all_done([this] {
+        bridge_.close();
+        // Called only once stopping, which started the report.
+        if (!uv_is_closing(reinterpret_cast<uv_handle_t *>(&stop_report_)))
+            uv_close(reinterpret_cast<uv_handle_t *>(&stop_report_), nullptr);
+    });
 }
 
 namespace {
@@ -210,7 +226,8 @@ void Server::stop(const std::string &reason) {
     }
     listeners_.clear();
     // Logins waiting for their turn end with their sessions, below.
-    for (DelayedLogin *d : delayed_logins_) uv_close(reinterpret_cast<uv_handle_t *>(&d->timer), &Server::on_delayed_login_closed);
+    for (auto &[session, d] : delayed_logins_)
+        uv_close(reinterpret_cast<uv_handle_t *>(&d->timer), &Server::on_delayed_login_closed);
     delayed_logins_.clear();
     // Copy: closing a session may erase it from the map.
     auto sessions = sessions_;

@@ -11,8 +11,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <chrono>
+#include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "common/result.h"
@@ -26,6 +27,15 @@
 namespace rftp::daemon {
 
 class Session;
+
+// One login's password check, for Server::run_login.
+struct LoginCheck {
+    uint64_t session = 0;  // whose: a check still waiting for its turn is dropped when the session ends
+    std::string source;    // login_source(peer)
+    std::chrono::milliseconds time_left{0};  // until the session's login timeout
+    std::string what;      // names the work (BackgroundTasks::run)
+    std::function<void()> work, done, refused;
+};
 
 class Server {
 public:
@@ -51,10 +61,14 @@ public:
     // Runs a login check (one scrypt: 32 MiB and tens of milliseconds) with
     // at most max_concurrent_logins() at once; the rest wait their turn, so a
     // client reconnecting in a loop cannot pile up threads and memory. A
-    // source (login_source(peer)) with recent wrong passwords waits first
-    // for its turn from the throttle, which the login's outcome updates.
-    void run_login(const std::string &source, std::string what, std::function<void()> work,
-                   std::function<void()> done, std::function<void()> refused);
+    // source with recent wrong passwords first waits for its turn from the
+    // throttle, which the login's outcome updates. When that turn would come
+    // after check.time_left nothing runs: the answer is how long the source
+    // has to wait before it could get one.
+    [[nodiscard]] std::optional<std::chrono::milliseconds> run_login(LoginCheck check);
+    // A session that ended drops its check still waiting for its turn (the
+    // turn stays taken: hanging up does not make the next one come sooner).
+    void drop_delayed_login(uint64_t session);
     static unsigned max_concurrent_logins();
     LoginThrottle &login_throttle() { return login_throttle_; }
 
@@ -65,8 +79,7 @@ private:
     static void on_connection(uv_stream_t *listener, int status);
     void admit(uv_stream_t *listener);
     void close_when_tasks_are_done();
-    void start_login(std::string what, std::function<void()> work, std::function<void()> done,
-                     std::function<void()> refused);
+    void start_login(LoginCheck check);
     struct DelayedLogin;
     static void on_login_turn(uv_timer_t *timer);
     static void on_delayed_login_closed(uv_handle_t *timer);
@@ -84,13 +97,10 @@ private:
     std::map<std::string, unsigned> sessions_per_address_;
     uint64_t next_session_id_ = 1;
     unsigned logins_running_ = 0;
-    struct WaitingLogin {
-        std::string what;
-        std::function<void()> work, done, refused;
-    };
-    std::deque<WaitingLogin> logins_waiting_;
+    std::deque<LoginCheck> logins_waiting_;
     LoginThrottle login_throttle_;
-    std::unordered_set<DelayedLogin *> delayed_logins_;  // each owns its timer; freed once libuv closed it
+    // By session: each owns its timer, freed once libuv closed it.
+    std::map<uint64_t, DelayedLogin *> delayed_logins_;
     bool stopping_ = false;
     // Once stopping: says in the log what work the stop still waits for.
     uv_timer_t stop_report_{};

@@ -22,7 +22,7 @@ void notify(const std::string &state, const std::string &status) {
     int r = sd_notify(0, message.c_str());
     if (r < 0)
         log::warning("event=notify_failed state=" + state + " error=" + log::quote(std::strerror(-r)) +
-                     " reason=\"systemd was not told; with Type=notify it will time the start out\"");
+                     " reason=\"the service manager was not told\"");
 }
 
 }  // namespace

@@ -142,6 +142,7 @@ void Session::close(const std::string &reason) {
     if (work_cancel_) work_cancel_->abort.store(true);
     if (state.data_channel) state.data_channel->cancel();
     drop_rdma();
+    server_.drop_delayed_login(id_);
     log::info(log_prefix() + " event=disconnect reason=" + log::quote(reason));
     uv_timer_stop(&timer_);
     for (uv_handle_t *h : {reinterpret_cast<uv_handle_t *>(&tcp_), reinterpret_cast<uv_handle_t *>(&timer_)})
@@ -287,9 +288,19 @@ void Session::run_blocking_work(std::function<void()> work, std::function<void()
         if (auto self = weak.lock(); self && !self->closed_) self->refuse_for_lack_of_resources();
     };
     std::string what = log_prefix() + " " + executing_;
-    if (kind == WorkKind::login)
-        server_.run_login(login_source(peer_), std::move(what), std::move(guarded), std::move(finish), std::move(refused));
-    else server_.tasks().run(std::move(what), std::move(guarded), std::move(finish), std::move(refused));
+    if (kind == WorkKind::general) return server_.tasks().run(std::move(what), std::move(guarded), std::move(finish), std::move(refused));
+    // The login timeout keeps counting while a login waits for its turn.
+    const uint64_t now = uv_now(tcp_.loop);
+    const std::chrono::milliseconds time_left(login_deadline_ms_ > now ? login_deadline_ms_ - now : 0);
+    const std::string source = login_source(peer_);
+    auto refused_for = server_.run_login(
+        LoginCheck{id_, source, time_left, std::move(what), std::move(guarded), std::move(finish), std::move(refused)});
+    if (!refused_for) return;
+    const auto seconds = std::to_string((refused_for->count() + 999) / 1000);
+    log::notice(log_prefix() + " event=login_refused reason=\"too many failed logins from " + source +
+                "\" retry_after_s=" + seconds);
+    reply_and_close(421, "Too many failed logins from your address; try again in " + seconds + " seconds.",
+                    "too many failed logins from its address");
 }
 
 std::shared_ptr<middleware::TransferProgress> Session::cancellable_work() {

@@ -158,12 +158,13 @@ def wait_for(predicate, what, deadline_s=TIMEOUT, step=0.02):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def assert_daemon_healthy(d):
-    """A fresh session logs in and round-trips a file byte for byte."""
+def assert_daemon_healthy(d, source=None):
+    """A fresh session (from source, when given) logs in and round-trips a
+    file byte for byte."""
     assert d.alive(), d.log()[-3000:]
     data = os.urandom(300_000)
     f = ftplib.FTP()
-    f.connect("127.0.0.1", d.port, timeout=TIMEOUT)
+    f.connect("127.0.0.1", d.port, timeout=TIMEOUT, source_address=(source, 0) if source else None)
     f.login("alice", PASSWORDS["alice"])
     f.storbinary("STOR health.bin", io.BytesIO(data))
     buf = bytearray()
@@ -715,6 +716,38 @@ def test_a_guesser_who_reconnects_waits_longer_at_each_wrong_password(rftpd_fact
     assert code == 230 and took < 3, took
     assert re.search(r"peer=127\.0\.0\.1 event=login_failed user=alice failures=3 delay_s=4\b", d.log()), d.log()
     assert_daemon_healthy(d)
+
+
+def test_a_login_whose_turn_comes_after_the_login_timeout_is_refused_at_once(rftpd_factory):
+    """A turn that would come after the session's login time is not booked:
+    the login is refused at once with 421 saying how long to wait, rather
+    than held past timeouts.login. An anonymous login, which anyone may make,
+    waits its turn like any other and clears nothing."""
+    d = rftpd_factory("limits: {failed_login_delay: 1, failed_login_max_delay: 8}\ntimeouts: {login: 3}\n",
+                      anonymous=True)
+
+    def attempt(user, password):
+        c = Control(d)
+        assert c.code(f"USER {user}") == 331
+        started = time.monotonic()
+        code, text = c.cmd(f"PASS {password}")
+        return c, code, text, time.monotonic() - started
+
+    c, code, _, _ = attempt("alice", "wrong")
+    assert code == 530
+    c.close()
+    c, code, _, took = attempt("anonymous", "guest@example.org")  # its turn: 1 s after the failure
+    assert code == 230 and took >= 0.8, took
+    c.close()
+    c, code, _, took = attempt("alice", "wrong")  # the anonymous login cleared nothing: 2 s
+    assert code == 530 and took >= 1.8, took
+    c.close()
+    c, code, text, took = attempt("alice", PASSWORDS["alice"])  # 4 s: after the 3 s of login time
+    assert code == 421 and "try again in" in text and took < 1.5, (text, took)
+    assert c.closed_after()
+    assert re.search(r"event=login_refused reason=\"too many failed logins from 127\.0\.0\.1\" retry_after_s=\d+",
+                     d.log()), d.log()
+    assert_daemon_healthy(d, source="127.0.0.2")  # another address is not held up
 
 
 def test_logins_are_checked_a_few_at_a_time(rftpd_factory):

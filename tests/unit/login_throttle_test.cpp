@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 
 using namespace std::chrono_literals;
 using rftp::daemon::login_source;
@@ -20,12 +21,13 @@ LoginThrottle::Settings settings(std::size_t max_sources = 10000) {
 }
 
 const LoginThrottle::Clock::time_point t0{};
+constexpr auto kLoginTime = 30000ms;  // what a session has left to log in
 
 }  // namespace
 
 TEST(LoginThrottle, ASourceWithoutFailuresNeverWaits) {
     LoginThrottle throttle(settings());
-    for (int i = 0; i < 5; ++i) EXPECT_EQ(throttle.wait_before_check("192.0.2.1", t0), 0ms);
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 0ms);
     EXPECT_EQ(throttle.sources(), 0u);
 }
 
@@ -38,36 +40,50 @@ TEST(LoginThrottle, EachFailureDoublesTheSpacingUpToTheMost) {
     // A guesser who reconnects after each answer: each next check waits the
     // spacing of the failures so far, counted from the last answer.
     auto now = t0;
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.1", now), 0ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", now, kLoginTime), 0ms);
     EXPECT_EQ(throttle.failed("192.0.2.1", now), 1u);
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.1", now), 1000ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", now, kLoginTime), 1000ms);
     now += 1000ms;
     EXPECT_EQ(throttle.failed("192.0.2.1", now), 2u);
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.1", now), 2000ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", now, kLoginTime), 2000ms);
     now += 2000ms;
     EXPECT_EQ(throttle.failed("192.0.2.1", now), 3u);
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.1", now + 1000ms), 3000ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", now + 1000ms, kLoginTime), 3000ms);
     // Another source is not slowed.
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.2", now), 0ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.2", now, kLoginTime), 0ms);
 }
 
-TEST(LoginThrottle, ManySessionsAtOnceAreCheckedOneAtATime) {
+TEST(LoginThrottle, SessionsOpenedAllAtOnceGetNoCheaperTurns) {
     LoginThrottle throttle(settings());
     throttle.failed("192.0.2.1", t0);
-    throttle.failed("192.0.2.1", t0);  // spacing 2 s
-    // Sixteen sessions asking in the same instant get sixteen turns.
-    for (int i = 0; i < 16; ++i) EXPECT_EQ(throttle.wait_before_check("192.0.2.1", t0), 2000ms * (i + 1)) << i;
-    // A failure among them raises the spacing of the turns after it only.
+    // Each turn booked counts as a failure for the turns after it: 1, 2, 4,
+    // 8 s apart, and the next would come after the login time: refused,
+    // and nothing booked for it.
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 1000ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 3000ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 7000ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 15000ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 23000ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), std::nullopt);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), std::nullopt);
+    EXPECT_EQ(throttle.wait_for_next("192.0.2.1", t0), 31000ms);
+    // Their failures were counted when booked, not again when they come.
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(throttle.failed("192.0.2.1", t0 + 23000ms), 6u);
+    EXPECT_EQ(throttle.failed("192.0.2.1", t0 + 23000ms), 7u);
+}
+
+TEST(LoginThrottle, HangingUpDoesNotBringTheNextTurnSooner) {
+    LoginThrottle throttle(settings());
     throttle.failed("192.0.2.1", t0);
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.1", t0), 34000ms);
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.1", t0), 38000ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 1000ms);  // its session ends before its turn
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0 + 10ms, kLoginTime), 2990ms);
 }
 
 TEST(LoginThrottle, ASuccessClearsItsSource) {
     LoginThrottle throttle(settings());
     throttle.failed("192.0.2.1", t0);
     throttle.succeeded("192.0.2.1");
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.1", t0), 0ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 0ms);
     EXPECT_EQ(throttle.failed("192.0.2.1", t0), 1u);  // counting starts again
 }
 
@@ -76,11 +92,11 @@ TEST(LoginThrottle, AQuietSourceIsForgotten) {
     for (int i = 0; i < 4; ++i) throttle.failed("192.0.2.1", t0);
     // Still counted after a long pause: the check comes at once, the next
     // one is spaced as before.
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.1", t0 + 899s), 0ms);
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.1", t0 + 899s), 8000ms);
-    EXPECT_EQ(throttle.failed("192.0.2.1", t0 + 899s), 5u);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0 + 899s, kLoginTime), 0ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0 + 899s, kLoginTime), 8000ms);
+    EXPECT_EQ(throttle.failed("192.0.2.1", t0 + 899s), 6u);
     // Fifteen quiet minutes after the last failure, it starts afresh.
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.1", t0 + 899s + 901s), 0ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0 + 899s + 901s, kLoginTime), 0ms);
     EXPECT_EQ(throttle.sources(), 0u);
     EXPECT_EQ(throttle.failed("192.0.2.1", t0 + 1801s), 1u);
 }
@@ -88,8 +104,14 @@ TEST(LoginThrottle, AQuietSourceIsForgotten) {
 TEST(LoginThrottle, OffWhenTheFirstDelayIsZero) {
     LoginThrottle throttle(LoginThrottle::Settings{0ms, 8000ms, 900s, 10000});
     EXPECT_EQ(throttle.failed("192.0.2.1", t0), 0u);
-    EXPECT_EQ(throttle.wait_before_check("192.0.2.1", t0), 0ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 0ms);
     EXPECT_EQ(throttle.sources(), 0u);
+}
+
+TEST(LoginThrottle, AMostBelowTheFirstDelayIsTheFirstDelay) {
+    LoginThrottle throttle(LoginThrottle::Settings{4000ms, 1000ms, 900s, 10000});
+    EXPECT_EQ(throttle.delay_after(1), 4000ms);
+    EXPECT_EQ(throttle.delay_after(3), 4000ms);
 }
 
 TEST(LoginThrottle, ACrowdOfSourcesTakesBoundedMemory) {
@@ -99,8 +121,8 @@ TEST(LoginThrottle, ACrowdOfSourcesTakesBoundedMemory) {
     throttle.failed("c", t0 + 2s);
     throttle.failed("d", t0 + 3s);  // full: the quietest ("a") goes
     EXPECT_EQ(throttle.sources(), 3u);
-    EXPECT_EQ(throttle.wait_before_check("a", t0 + 3s), 0ms);
-    EXPECT_GT(throttle.wait_before_check("d", t0 + 3s), 0ms);
+    EXPECT_EQ(throttle.book_check("a", t0 + 3s, kLoginTime), 0ms);
+    EXPECT_GT(throttle.book_check("d", t0 + 3s, kLoginTime), 0ms);
     // Forgotten sources make room before anyone recent is pushed out.
     throttle.failed("e", t0 + 1000s);
     EXPECT_EQ(throttle.sources(), 1u);
