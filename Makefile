@@ -5,17 +5,23 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 PYTEST  ?= python3 -m pytest
 
-.PHONY: all deps build test unit e2e rdma demo bench bench-rdma bench-disk bench-two-devices install clean
+.PHONY: all deps deps-runtime build test unit e2e rdma demo bench bench-rdma bench-disk bench-two-devices install clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
 
+# What building and running rftp needs, without the test and benchmark tools.
+deps-runtime:
+	@bash scripts/install-deps.sh runtime
+
 $(BUILD)/build.ninja: CMakeLists.txt
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_INSTALL_PREFIX=$(PREFIX)
 
 build: deps $(BUILD)/build.ninja
+	@# Configured before GoogleTest was there (make install): configure again, to build the unit tests.
+	@test -d $(BUILD)/tests/unit || cmake $(BUILD) >/dev/null
 	ninja -C $(BUILD) -j $(JOBS)
 	@ln -sf rftp $(BUILD)/rput && ln -sf rftp $(BUILD)/rget
 
@@ -23,6 +29,7 @@ test: build
 	$(MAKE) --no-print-directory unit e2e rdma
 
 unit:
+	@test -x $(BUILD)/tests/unit/unit_tests || { echo "make unit: no unit tests in $(BUILD) (GoogleTest missing?): run make build" >&2; exit 1; }
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 e2e:
@@ -50,9 +57,11 @@ bench-disk: build
 bench-two-devices: build
 	@bash bench/two-devices-bench.sh $(BUILD) $(OTHER_DIR) $(BENCH_ARGS)
 
-# --prefix: a build directory configured before (make demo) keeps the
-# prefix it was configured with, whatever PREFIX says now.
-install: build
+# Only what rftp needs on a server: no test tools, no vsftpd. --prefix: a
+# build directory configured before (make demo) keeps the prefix it was
+# configured with, whatever PREFIX says now.
+install: deps-runtime $(BUILD)/build.ninja
+	ninja -C $(BUILD) -j $(JOBS) rftpd rftp
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:

@@ -2,7 +2,18 @@
 # Installs every build, test and benchmark dependency from Debian's packages,
 # and only what is missing, so `make demo` and `make test` work on a fresh
 # Debian 12 machine. Run as root, or with sudo available.
+#
+#   install-deps.sh           everything: build, tests, benchmarks
+#   install-deps.sh runtime   only what building and running rftp needs
+#                             (make install: a server gets no test tools,
+#                             no vsftpd, no fio)
 set -euo pipefail
+
+PROFILE="${1:-all}"
+case "$PROFILE" in
+  all|runtime) ;;
+  *) echo "install-deps: unknown profile '$PROFILE' (all or runtime)" >&2; exit 2 ;;
+esac
 
 PACKAGES=(
   # build
@@ -12,13 +23,17 @@ PACKAGES=(
   libibverbs-dev librdmacm-dev libcli11-dev nlohmann-json3-dev libisal-dev
   # RDMA at run time: the verbs providers (mlx5, rxe, siw, ...) and rdma_cm
   ibverbs-providers rdma-core
-  # tests
-  libgtest-dev python3-pytest curl lftp vsftpd iproute2 strace
-  # a FUSE file system whose syncs fail (tests/e2e/failing_sync_fs.py)
-  python3-fuse fuse3
-  # benchmarks
-  iperf3 fio
 )
+if [ "$PROFILE" = all ]; then
+  PACKAGES+=(
+    # tests
+    libgtest-dev python3-pytest curl lftp vsftpd iproute2 strace
+    # a FUSE file system whose syncs fail (tests/e2e/failing_sync_fs.py)
+    python3-fuse fuse3
+    # benchmarks
+    iperf3 fio
+  )
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
