@@ -15,6 +15,7 @@
 #include "daemon/rdma/session_rdma.h"
 #include "daemon/server/server.h"
 #include "daemon/server/service_manager.h"
+#include "daemon/vfs/other_writers.h"
 #include "daemon/vfs/user_root.h"
 
 using namespace rftp;
@@ -76,11 +77,17 @@ Status channel_fits_budget(const RdmaOptions &o) {
 
 // A root the config reaches through symbolic links is resolved now, once
 // (daemon/SECURITY.md, "User roots").
+// A root whose parent directories someone else may change is served, with
+// a warning: refusing would break roots kept in users' homes, which the
+// operator may have chosen knowingly.
 std::string resolved_root(const std::string &user, const std::string &configured) {
     std::string real = root_as_resolved_at_start(configured);
     if (real != configured)
         log::notice("event=root_resolved user=" + log::quote(user) + " root=" + log::quote(configured) +
                     " real_path=" + log::quote(real));
+    if (auto problem = root_path_problem(real))
+        log::warning("event=root_unsafe user=" + log::quote(user) + " root=" + log::quote(real) +
+                     " reason=" + log::quote(*problem));
     return real;
 }
 

@@ -12,6 +12,7 @@
 
 #include "common/unique_fd.h"
 #include "daemon/config/schema.h"
+#include "daemon/vfs/other_writers.h"
 
 namespace rftp::daemon {
 namespace {
@@ -27,22 +28,8 @@ Result<std::string> read_small_file(const std::string &path) {
     if (::fstat(fd.get(), &st) != 0) return fail_errno("config " + path);
     if (!S_ISREG(st.st_mode)) return fail_msg("config " + path + ": not a regular file", -EINVAL);
     // Whoever may write the config chooses who logs in and which directory
-    // each user sees as /: only root and the daemon's own user may. (A
-    // group's write is theirs too where the group is root's or the daemon's
-    // own: a umask of 002 gives a user's files their private group.)
-    if (st.st_uid != 0 && st.st_uid != ::geteuid())
-        return fail_msg("config " + path + ": owned by uid " + std::to_string(st.st_uid) +
-                            ", neither root nor the user rftpd runs as; chown it to root",
-                        -EPERM);
-    const bool group_may_write = (st.st_mode & S_IWGRP) && st.st_gid != 0 && st.st_gid != ::getegid();
-    if ((st.st_mode & S_IWOTH) || group_may_write) {
-        char mode[8];
-        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-        return fail_msg("config " + path + ": writable by " +
-                            ((st.st_mode & S_IWOTH) ? std::string("anyone") : "group " + std::to_string(st.st_gid)) +
-                            " (mode " + mode + "); chmod go-w " + path,
-                        -EPERM);
-    }
+    // each user sees as /: only root and the daemon's own user may.
+    if (auto other = other_writer(path, st)) return fail_msg("config " + path + ": " + other->who + "; " + other->fix, -EPERM);
     if (st.st_size > kMaxConfigBytes) {
         return fail_msg("config " + path + ": larger than 1 MiB, not a config file?", -EFBIG);
     }

@@ -176,3 +176,29 @@ def test_systemd_is_never_told_ready_when_the_port_is_taken(tmp_path):
             break
     sock.close()
     assert not any("READY=1" in m.split("\n") for m in messages), messages
+
+
+def test_a_root_whose_parent_others_may_change_is_served_with_a_warning(tmp_path):
+    """Someone who may write a user root's parent can rename the root away
+    and put a directory of their own in its place. rftpd says so at start
+    (naming the directory and the fix) and serves on: roots kept in users'
+    homes may be the operator's choice. A safe layout says nothing."""
+    safe = Rftpd(tmp_path / "safe")
+    try:
+        assert "event=root_unsafe" not in safe.log()
+    finally:
+        safe.stop()
+    work = tmp_path / "shared"
+    work.mkdir()
+    work.chmod(0o777)  # without the sticky bit
+    d = Rftpd(work)
+    try:
+        log = d.log()
+        assert f'event=root_unsafe user=alice root={work / "alice"} reason="{work} is writable by anyone (mode 0777), ' \
+               f'who could put another directory in place of the root; chmod go-w {work}, or move the root"' in log, log
+        ftp = ftplib.FTP()
+        ftp.connect("127.0.0.1", d.port, timeout=30)
+        ftp.login("alice", PASSWORDS["alice"])
+        ftp.quit()
+    finally:
+        d.stop()
