@@ -10,14 +10,14 @@
 #include <string>
 
 #include "common/result.h"
+#include "protocol/token.h"
 
 namespace rftp::wire {
 
-inline constexpr std::size_t kTokenSize = 16;
 inline constexpr std::size_t kConnectDataSize = 24;  // fits the 56 bytes an IB/RoCE request carries
 inline constexpr uint16_t kConnectMagic = 0x5243;     // "RC"
 
-using ChannelToken = std::array<uint8_t, kTokenSize>;
+using ChannelToken = Token;
 
 struct ConnectData {
     uint8_t index = 0;  // 0: the control queue pair; 1..count-1: data queue pairs
@@ -29,8 +29,5 @@ std::array<uint8_t, kConnectDataSize> encode_connect(const ConnectData &d);
 // bytes may be longer than kConnectDataSize (InfiniBand pads private data);
 // checks magic, version and index < count.
 Result<ConnectData> decode_connect(std::span<const uint8_t> bytes);
-
-std::string token_hex(const ChannelToken &t);
-Result<ChannelToken> parse_token_hex(std::string_view hex);
 
 }  // namespace rftp::wire

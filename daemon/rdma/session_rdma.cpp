@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "middleware/block_memory.h"
+#include "middleware/random_token.h"
 #include "middleware/rdma/device_check.h"
 
 namespace rftp::daemon {
@@ -52,7 +53,7 @@ Result<std::shared_ptr<SessionRdma>> SessionRdma::prepare(RdmaBudget &budget, co
     auto listener = middleware::rdma::ChannelListener::listen(local, o.port_min, o.port_max);
     if (!listener) return fail(listener.error());
     r->listener_ = std::move(*listener);
-    auto token = middleware::rdma::new_channel_token();
+    auto token = middleware::new_random_token();
     if (!token) return fail(token.error());
     r->token_ = *token;
     return r;

@@ -1,7 +1,6 @@
 #include "middleware/rdma/device_check.h"
 
 #include <infiniband/verbs.h>
-#include <openssl/rand.h>
 #include <sys/resource.h>
 
 #include <cstdio>
@@ -36,12 +35,6 @@ std::optional<std::string> memlock_problem(std::size_t needed) {
     return "the locked-memory limit (RLIMIT_MEMLOCK) is " + human_bytes(lim.rlim_cur) + ", but RDMA needs " +
            human_bytes(needed) + " pinned for its block pool: raise it with `ulimit -l unlimited` in the shell, "
            "LimitMEMLOCK=infinity in the systemd unit, or a memlock line in /etc/security/limits.conf";
-}
-
-Result<wire::ChannelToken> new_channel_token() {
-    wire::ChannelToken t{};
-    if (RAND_bytes(t.data(), static_cast<int>(t.size())) != 1) return fail_msg("no random bytes for the channel token");
-    return t;
 }
 
 }  // namespace rftp::middleware::rdma

@@ -22,7 +22,4 @@ std::optional<std::string> memlock_problem(std::size_t needed);
 // "64 MiB" for messages.
 std::string human_bytes(std::size_t bytes);
 
-// A fresh one-time channel token from the system's random source.
-Result<wire::ChannelToken> new_channel_token();
-
 }  // namespace rftp::middleware::rdma

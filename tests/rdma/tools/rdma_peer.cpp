@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "middleware/integrity/block_checksum.h"
+#include "middleware/random_token.h"
 #include "middleware/rdma/cm_setup.h"
 #include "middleware/rdma/control_credits.h"
 #include "middleware/rdma/device_check.h"
@@ -91,7 +92,7 @@ bool connect_to_server(ChannelResources &res, char **argv, const wire::ChannelTo
 
 int wrong_token(int argc, char **argv) {
     auto res = ChannelResources::allocate(params_from(argc, argv));
-    auto token = new_channel_token();
+    auto token = middleware::new_random_token();
     if (!res || !token) return 2;
     auto ok = connect_channel(*res, parse_addr(argv[2]), static_cast<uint16_t>(std::stoul(argv[3])), *token, 10);
     if (ok) {
