@@ -9,6 +9,7 @@
 #include "client/interrupt.h"
 #include "client/tcp_dial.h"
 #include "common/log.h"
+#include "protocol/data_token.h"
 #include "protocol/host_port.h"
 
 namespace rftp::client {
@@ -34,6 +35,21 @@ Outcome<uint16_t> passive_port(Session &session) {
     return ep->port;
 }
 
+// The session's data token, first on a new data connection: rftpd serves
+// the connection only once it has seen it (protocol/data_token.h).
+OutcomeStatus show_data_token(int fd, const wire::Token &token) {
+    const auto header = wire::data_token_header(token);
+    std::size_t sent = 0;
+    while (sent < header.size()) {
+        ssize_t n = ::send(fd, header.data() + sent, header.size() - sent, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR && !interrupted()) continue;
+        if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
+        if (n < 0) return fail_as(ExitCode::connection, std::string("sending the data token: ") + std::strerror(errno));
+        sent += static_cast<std::size_t>(n);
+    }
+    return {};
+}
+
 }  // namespace
 
 Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned count) {
@@ -46,6 +62,10 @@ Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned 
         if (!dialed)
             return fail_as(dialed.error().exit, "data connection " + std::to_string(i + 1) + "/" +
                                                     std::to_string(count) + ": " + dialed.error().message);
+        if (session.data_token) {
+            if (auto shown = show_data_token(dialed->fd.get(), *session.data_token); !shown)
+                return std::unexpected(shown.error());
+        }
         socks.push_back(std::move(dialed->fd));
     }
     return socks;

@@ -43,6 +43,8 @@ Features parse_features(const std::vector<std::string> &lines) {
             f.source_identity = true;
         } else if (name == "HOLD") {
             f.hold = true;
+        } else if (name == "DATATOKEN") {
+            f.data_token = true;
         }
     }
     return f;

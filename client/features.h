@@ -22,6 +22,7 @@ struct Features {
     bool epsv = false;
     bool source_identity = false;  // rftpd's "SRCE": a partial upload records which local file it came from
     bool hold = false;  // rftpd's "HOLD": an upload kept aside, complete, until COMT puts it in place
+    bool data_token = false;  // rftpd's "DATATOKEN": data connections show a token, so no other program can take them
 
     // rftpd is the only server that advertises PARALLEL; it keeps uploads
     // in ".name.rftp-part" (docs/protocol.md "Uploads").

@@ -9,8 +9,10 @@
 #include "middleware/tcp/stream_cache.h"
 #include "middleware/rdma/channel.h"
 #include "middleware/tcp/parallel_transfer.h"
+#include "protocol/token.h"
 
 #include <memory>
+#include <optional>
 
 namespace rftp::client {
 
@@ -38,6 +40,9 @@ struct Session {
     bool out_of_step = false;
     // The server answered LIST -a with a 5xx: its listings are asked for plainly.
     bool list_refuses_options = false;
+    // OPTS DATATOKEN's answer: shown first on every data connection
+    // (protocol/data_token.h). Without it (another server, or refused) they go bare.
+    std::optional<wire::Token> data_token;
     // TCP transfer buffers and rings kept from one file to the next (stream_cache.h).
     std::unique_ptr<middleware::StreamCache> stream_kept = std::make_unique<middleware::StreamCache>();
 };

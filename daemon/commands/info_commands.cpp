@@ -7,13 +7,16 @@
 #include <ctime>
 #include <sstream>
 
+#include "common/log.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/command_table.h"
 #include "daemon/config/options.h"
 #include "daemon/listing/list_format.h"
 #include "daemon/server/server.h"
 #include "daemon/session/session.h"
+#include "middleware/random_token.h"
 #include "protocol/source_identity.h"
+#include "protocol/token.h"
 
 namespace rftp::daemon {
 namespace {
@@ -75,6 +78,21 @@ void opts_blocksum(Session &s, std::istringstream &in) {
     s.reply(200, s.state.block_checksums ? "CRC32C" : "NONE");
 }
 
+// OPTS DATATOKEN: hands the client the session's data token, made at the
+// first asking; from then on every passive data connection of the session
+// must show it first (protocol/data_token.h).
+void opts_datatoken(Session &s) {
+    if (!s.state.data_token) {
+        auto token = middleware::new_random_token();
+        if (!token) {
+            log::error(s.log_prefix() + " event=data_token_failed error=" + log::quote(token.error().message));
+            return s.reply(451, "No data token: the server has no random bytes to spare; data connections go without.");
+        }
+        s.state.data_token = *token;
+    }
+    s.reply(200, "DATATOKEN " + wire::token_hex(*s.state.data_token));
+}
+
 }  // namespace
 
 void cmd_noop(Session &s, const std::string &) { s.reply(200, "NOOP ok."); }
@@ -87,7 +105,7 @@ void cmd_feat(Session &s, const std::string &) {
     s.reply(211,
             "Features:\n"
             " EPRT\n EPSV\n MDTM\n MLST type*;size*;modify*;perm*;UNIX.mode*;X.rftp-source*;\n PASV\n REST STREAM\n"
-            " SIZE\n SRCE\n HOLD\n TVFS\n UTF8\n HASH SHA-256*\n BLOCKSUM " + blocksum + "\n PARALLEL " +
+            " SIZE\n SRCE\n HOLD\n DATATOKEN\n TVFS\n UTF8\n HASH SHA-256*\n BLOCKSUM " + blocksum + "\n PARALLEL " +
                 std::to_string(s.options().max_streams) + rdma + "\nEnd");
 }
 
@@ -114,6 +132,8 @@ void cmd_opts(Session &s, const std::string &arg) {
         opts_parallel(s, in);
     } else if (what == "BLOCKSUM") {
         opts_blocksum(s, in);
+    } else if (what == "DATATOKEN") {
+        opts_datatoken(s);
     } else {
         s.reply(501, "Option not understood.");
     }

@@ -7,12 +7,16 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <random>
 
 #include "common/log.h"
 #include "common/socket_address.h"
+#include "protocol/data_token.h"
 
 namespace rftp::daemon {
 namespace {
@@ -21,6 +25,36 @@ void set_timeouts(int fd, unsigned timeout_s) {
     timeval tv{static_cast<time_t>(timeout_s), 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+// A passive data connection from the client's host that has not shown the
+// session's data token yet (OPTS DATATOKEN).
+struct Unproven {
+    UniqueFd fd;
+    sockaddr_storage peer{};
+    std::array<uint8_t, wire::kDataTokenHeaderSize> got{};
+    std::size_t have = 0;
+};
+// Connections waiting to show their token at once: a program that opens
+// many and sends nothing holds no more descriptors than this.
+constexpr std::size_t kMaxUnproven = 16;
+
+enum class Proof { incomplete, shown, wrong, closed };
+
+// Reads what has arrived of u's token, never a byte past it: the data
+// that follows belongs to the transfer.
+Proof read_token(Unproven &u, const wire::Token &token) {
+    ssize_t n = ::recv(u.fd.get(), u.got.data() + u.have, u.got.size() - u.have, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return Proof::incomplete;
+    if (n <= 0) return Proof::closed;
+    u.have += static_cast<std::size_t>(n);
+    if (u.have < u.got.size()) return Proof::incomplete;
+    const auto expected = wire::data_token_header(token);
+    return CRYPTO_memcmp(expected.data(), u.got.data(), expected.size()) == 0 ? Proof::shown : Proof::wrong;
+}
+
+void refuse(const sockaddr_storage &peer, const std::string &why) {
+    log::warning("event=data_connection_refused from=" + address_text(peer) + " reason=" + log::quote(why));
 }
 
 }  // namespace
@@ -93,7 +127,8 @@ void DataChannel::cancel() {
     if (listener_) ::shutdown(listener_.get(), SHUT_RDWR);
 }
 
-Result<std::vector<UniqueFd>> DataChannel::open(int n, const sockaddr_storage &control_peer, unsigned timeout_s) {
+Result<std::vector<UniqueFd>> DataChannel::open(int n, const sockaddr_storage &control_peer,
+                                                const std::optional<wire::Token> &token, unsigned timeout_s) {
     std::vector<UniqueFd> socks;
     if (active_target_) {
         addrinfo hints{}, *res = nullptr;
@@ -114,14 +149,31 @@ Result<std::vector<UniqueFd>> DataChannel::open(int n, const sockaddr_storage &c
     }
 
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    std::vector<Unproven> unproven;
     while (static_cast<int>(socks.size()) < n) {
         if (cancelled_.load()) return fail(Error{-ECANCELED, "transfer aborted"});
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) return fail(Error{-ETIMEDOUT, "client did not open its data connection(s) in time"});
-        pollfd p{listener_.get(), POLLIN, 0};
-        int r = ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 1000)));
+        std::vector<pollfd> polled{{listener_.get(), POLLIN, 0}};
+        for (const auto &u : unproven) polled.push_back({u.fd.get(), POLLIN, 0});
+        int r = ::poll(polled.data(), polled.size(), static_cast<int>(std::min<long>(left.count(), 1000)));
         if (r < 0 && errno != EINTR) return fail_errno("poll data port");
         if (r <= 0) continue;
+        // From the back, so the indices of those not yet looked at hold.
+        for (std::size_t i = unproven.size(); i-- > 0;) {
+            if (!(polled[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            Proof proof = read_token(unproven[i], *token);
+            if (proof == Proof::incomplete) continue;
+            if (proof == Proof::shown) {
+                set_timeouts(unproven[i].fd.get(), timeout_s);
+                socks.push_back(std::move(unproven[i].fd));
+            } else {
+                refuse(unproven[i].peer, proof == Proof::wrong ? "wrong data token (not this session's client)"
+                                                               : "closed before showing the data token");
+            }
+            unproven.erase(unproven.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+        if (static_cast<int>(socks.size()) >= n || !(polled[0].revents & POLLIN)) continue;
         sockaddr_storage peer{};
         socklen_t len = sizeof peer;
         UniqueFd fd(::accept4(listener_.get(), reinterpret_cast<sockaddr *>(&peer), &len, SOCK_CLOEXEC));
@@ -132,12 +184,19 @@ Result<std::vector<UniqueFd>> DataChannel::open(int n, const sockaddr_storage &c
         }
         if (!same_host(peer, control_peer)) {
             // Someone else raced for the port (data-port theft): refuse, keep waiting.
-            log::warning("event=data_connection_refused from=" + address_text(peer) +
-                         " expected=" + address_text(control_peer));
+            refuse(peer, "not the client's address " + address_text(control_peer));
             continue;
         }
-        set_timeouts(fd.get(), timeout_s);
-        socks.push_back(std::move(fd));
+        if (!token) {
+            set_timeouts(fd.get(), timeout_s);
+            socks.push_back(std::move(fd));
+            continue;
+        }
+        if (unproven.size() >= kMaxUnproven) {
+            refuse(unproven.front().peer, "too many connections without the data token");
+            unproven.erase(unproven.begin());
+        }
+        unproven.push_back(Unproven{std::move(fd), peer});
     }
     return socks;
 }

@@ -10,11 +10,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "protocol/host_port.h"
+#include "protocol/token.h"
 
 namespace rftp::daemon {
 
@@ -30,10 +32,12 @@ public:
     uint16_t port() const { return port_; }
 
     // Opens n data connections. Passive: accepts n connections whose source
-    // address is the control peer's (others are closed and logged); fails
-    // after timeout_s with no progress. Every socket gets SO_RCVTIMEO and
-    // SO_SNDTIMEO of timeout_s.
-    Result<std::vector<UniqueFd>> open(int n, const sockaddr_storage &control_peer, unsigned timeout_s);
+    // address is the control peer's and, with a token, that show it first
+    // (protocol/data_token.h); others are closed and logged. Fails after
+    // timeout_s with no progress. Every socket gets SO_RCVTIMEO and
+    // SO_SNDTIMEO of timeout_s. Active mode takes no token: rftpd connects.
+    Result<std::vector<UniqueFd>> open(int n, const sockaddr_storage &control_peer,
+                                       const std::optional<wire::Token> &token, unsigned timeout_s);
 
     // Wakes a blocked open(); safe from another thread.
     void cancel();

@@ -6,7 +6,7 @@ namespace rftp::daemon {
 
 Result<std::vector<int>> TransferJob::open_connections(int n, const std::string &preliminary_text) {
     if (!channel_) return fail_msg("no data channel");
-    auto socks = channel_->open(n, peer_, timeout_s_);
+    auto socks = channel_->open(n, peer_, data_token_, timeout_s_);
     if (!socks) return fail(socks.error());
     std::vector<int> fds;
     {

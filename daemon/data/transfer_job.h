@@ -23,6 +23,7 @@
 #include "daemon/data/data_channel.h"
 #include "daemon/data/upload_target.h"
 #include "middleware/transfer_progress.h"
+#include "protocol/token.h"
 
 namespace rftp::daemon {
 
@@ -39,9 +40,14 @@ struct TransferOutcome {
 
 class TransferJob {
 public:
-    TransferJob(std::unique_ptr<DataChannel> channel, const sockaddr_storage &control_peer, unsigned timeout_s,
-                std::function<void(int, std::string)> send_reply)
-        : channel_(std::move(channel)), peer_(control_peer), timeout_s_(timeout_s), send_reply_(std::move(send_reply)) {}
+    // data_token: what each passive data connection must show first (OPTS DATATOKEN), if the client took one.
+    TransferJob(std::unique_ptr<DataChannel> channel, const sockaddr_storage &control_peer,
+                std::optional<wire::Token> data_token, unsigned timeout_s, std::function<void(int, std::string)> send_reply)
+        : channel_(std::move(channel)),
+          peer_(control_peer),
+          data_token_(data_token),
+          timeout_s_(timeout_s),
+          send_reply_(std::move(send_reply)) {}
 
     // On the transfer thread: opens n data connections, then sends the
     // preliminary reply (150) to the client through the loop.
@@ -61,6 +67,7 @@ public:
 private:
     std::unique_ptr<DataChannel> channel_;
     sockaddr_storage peer_;
+    std::optional<wire::Token> data_token_;
     unsigned timeout_s_;
     std::function<void(int, std::string)> send_reply_;
     std::mutex mutex_;

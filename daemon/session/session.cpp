@@ -343,7 +343,8 @@ std::shared_ptr<TransferJob> Session::new_transfer_job(std::unique_ptr<DataChann
             if (auto self = weak.lock(); self && !self->closed_) self->reply(code, text);
         });
     };
-    return std::make_shared<TransferJob>(std::move(channel), peer_, options().data_timeout_s, std::move(send_reply));
+    return std::make_shared<TransferJob>(std::move(channel), peer_, state.data_token, options().data_timeout_s,
+                                         std::move(send_reply));
 }
 
 void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, std::function<TransferOutcome()> body) {

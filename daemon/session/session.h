@@ -22,6 +22,7 @@
 #include "daemon/vfs/user_root.h"
 #include "middleware/tcp/stream_cache.h"
 #include "protocol/ftp_command.h"
+#include "protocol/token.h"
 #include "protocol/telnet_filter.h"
 
 namespace rftp::daemon {
@@ -77,6 +78,10 @@ struct SessionState {
     // OPTS BLOCKSUM: whether framed and RDMA blocks carry a checked CRC32C
     // (the client may turn them off for its own transfers).
     bool block_checksums = true;
+    // OPTS DATATOKEN: once the client took one, every passive data
+    // connection must show it first (protocol/data_token.h), so one another
+    // program opens to the port first is refused, not served.
+    std::optional<wire::Token> data_token;
     // TCP transfer buffers and rings kept between this session's transfers,
     // so a small file finds its memory mapped and faulted in and its disk
     // engine set up (stream_cache.h). New at each login: the buffers hold

@@ -59,6 +59,23 @@ def summary(result) -> dict:
     return json.loads(result.stdout.decode().splitlines()[-1])
 
 
+def test_rftp_shows_a_data_token_on_every_data_connection(rftpd, env, tmp_path):
+    """rftp takes the session's data token (OPTS DATATOKEN) and shows it on
+    each data connection, parallel streams and listings alike: rftpd,
+    which then serves no connection without it, moves the files and
+    refuses none (tests/e2e/test_daemon_hostile.py has the thief)."""
+    src = random_file(tmp_path / "src.bin", 9 * MiB + 3)
+    assert rftp(env, "put", "-P", "4", "--block-size", "1M", str(src), url(rftpd, "dst.bin")).returncode == 0
+    r = rftp(env, "ls", url(rftpd))
+    assert r.returncode == 0 and b"dst.bin" in r.stdout, r.stderr
+    back = tmp_path / "back.bin"
+    assert rftp(env, "get", "-P", "4", "--block-size", "1M", url(rftpd, "dst.bin"), str(back)).returncode == 0
+    assert sha256(back) == sha256(src)
+    log = rftpd.log()
+    assert log.count("command=OPTS argument=DATATOKEN") == 3, log
+    assert "event=data_connection_refused" not in log, log
+
+
 @pytest.mark.parametrize("streams", [1, 4])
 @pytest.mark.parametrize("size", [0, 1, 4095, 65537, 9 * MiB + 3])
 def test_put_get_round_trip(rftpd, env, tmp_path, streams, size):

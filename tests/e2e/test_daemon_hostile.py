@@ -875,6 +875,90 @@ def test_data_port_thief_from_another_address_is_refused(rftpd):
     c.cmd("QUIT")
 
 
+def take_data_token(c) -> bytes:
+    """OPTS DATATOKEN: the header every later data connection must start with."""
+    code, text = c.cmd("OPTS DATATOKEN")
+    assert code == 200, text
+    hexdigits = text.split("DATATOKEN ")[1].strip()
+    assert re.fullmatch(r"[0-9a-f]{32}", hexdigits), text
+    return b"RFTPDAT1" + bytes.fromhex(hexdigits)
+
+
+def test_a_thief_on_the_clients_own_host_gets_nothing_once_it_took_a_data_token(rftpd):
+    """Checking the address alone lets any program on the client's host (a
+    shared login node) or behind its NAT take a download or feed an upload
+    by connecting to the passive port first. Once the client took a data
+    token (rftp does), a passive connection is served only after showing
+    it: the thief's, first in the queue, silent or with a wrong token, is
+    closed and logged, and the client's own is served, listings too."""
+    data = os.urandom(500_000)
+    (rftpd.roots["alice"] / "t.bin").write_bytes(data)
+    c = Control(rftpd)
+    c.login()
+    assert "DATATOKEN" in c.cmd("FEAT")[1]
+    header = take_data_token(c)
+    assert take_data_token(c) == header  # one per session
+    c.code("TYPE I")
+    # A download: one thief silent, one with a wrong token, both before the client.
+    port = c.epsv_port()
+    silent = connect_data(port)
+    forger = connect_data(port)
+    forger.sendall(b"RFTPDAT1" + bytes(16))
+    mine = connect_data(port)
+    mine.sendall(header)
+    assert c.code("RETR t.bin") == 150
+    assert read_all(mine) == data
+    mine.close()
+    assert c.reply()[0] == 226
+    for thief in (silent, forger):
+        try:
+            assert read_all(thief) == b""
+        except ConnectionResetError:
+            pass
+        thief.close()
+    log = rftpd.log()
+    assert re.search(r'event=data_connection_refused from=127\.0\.0\.1 reason="wrong data token', log), log
+    # An upload: the thief's bytes, sent first, land nowhere.
+    port = c.epsv_port()
+    thief = connect_data(port)
+    thief.sendall(b"RFTPDAT1" + bytes(16) + b"INJECTED")
+    with connect_data(port) as mine:
+        mine.sendall(header + b"genuine")
+        assert c.code("STOR victim.bin") == 150
+    assert c.reply()[0] == 226
+    thief.close()
+    assert (rftpd.roots["alice"] / "victim.bin").read_bytes() == b"genuine"
+    # A listing shows the token too.
+    port = c.epsv_port()
+    with connect_data(port) as mine:
+        mine.sendall(header)
+        assert c.code("NLST") == 150
+        names = read_all(mine).decode().split()
+    assert c.reply()[0] == 226
+    assert sorted(names) == ["t.bin", "victim.bin"]
+    c.cmd("QUIT")
+
+
+def test_a_data_connection_without_the_token_is_not_served(rftpd_factory):
+    """A client that took a token and then does not show it (another
+    program on its host, racing it) gets no data: the transfer waits for
+    the real connection and, absent that, ends with 425."""
+    d = rftpd_factory("timeouts: {data: 1}\n")
+    (d.roots["alice"] / "f.bin").write_bytes(b"secret")
+    c = Control(d)
+    c.login()
+    take_data_token(c)
+    port = c.epsv_port()
+    with connect_data(port) as bare:
+        code, text = c.cmd("RETR f.bin")
+        assert code == 425, text
+        try:
+            assert read_all(bare) == b""
+        except ConnectionResetError:
+            pass
+    assert_daemon_healthy(d)
+
+
 def test_upload_port_thief_cannot_inject_data(rftpd_factory):
     d = rftpd_factory("timeouts: {data: 1}\n")
     c = Control(d)
