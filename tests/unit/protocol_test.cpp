@@ -2,6 +2,7 @@
 
 #include "protocol/block_frame.h"
 #include "protocol/checksum_failure.h"
+#include "protocol/data_token.h"
 #include "protocol/ftp_command.h"
 #include "protocol/ftp_reply.h"
 #include "protocol/host_port.h"
@@ -159,4 +160,14 @@ TEST(ChecksumFailure, TheSentenceNamesTheBlockAndHowOftenItFailed) {
     EXPECT_NE(once.find("the block at byte 12582912 (4194304 bytes) failed its CRC32C check;"), std::string::npos)
         << once;
     EXPECT_NE(checksum_failure_text(0, 1, 4).find("failed its CRC32C check 4 times; giving up"), std::string::npos);
+}
+
+TEST(DataToken, TheHeaderIsTheMagicThenTheToken) {
+    // docs/protocol.md, "Data connection token": 24 bytes, RFTPDAT1 and the 16 of the token.
+    auto token = rftp::wire::parse_token_hex("0f2031425364758697a8b9cadbecfd0e");
+    ASSERT_TRUE(token);
+    auto header = rftp::wire::data_token_header(*token);
+    ASSERT_EQ(header.size(), 24u);
+    EXPECT_EQ(std::string(header.begin(), header.begin() + 8), "RFTPDAT1");
+    EXPECT_TRUE(std::equal(header.begin() + 8, header.end(), token->begin()));
 }
