@@ -35,6 +35,31 @@ Outcome<uint16_t> passive_port(Session &session) {
     return ep->port;
 }
 
+// Asks rftpd, once per session and before its first data connection, for
+// the session's data token, so another program that connects to a passive
+// port first cannot take a download or feed an upload. A refusal is no
+// failure: data connections then go without. A 200 rftp cannot read is:
+// rftpd would then serve no data connection without a token.
+OutcomeStatus take_data_token(Session &session) {
+    session.data_token_asked = true;
+    auto reply = session.control.command("OPTS DATATOKEN");
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code != 200) {
+        log::warning("the server offers DATATOKEN but gave none (" + describe(*reply) +
+                     "); data connections go without it");
+        return {};
+    }
+    const std::string text = reply->text(), prefix = "DATATOKEN ";
+    std::string hex = text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : "";
+    hex = hex.substr(0, hex.find_first_of(" \n"));
+    auto token = wire::parse_token_hex(hex);
+    if (!token)
+        return fail_as(ExitCode::connection, "OPTS DATATOKEN: the server's answer holds no token (" +
+                                                 token.error().message + "): " + describe(*reply));
+    session.data_token = *token;
+    return {};
+}
+
 // The session's data token, first on a new data connection: rftpd serves
 // the connection only once it has seen it (protocol/data_token.h).
 OutcomeStatus show_data_token(int fd, const wire::Token &token) {
@@ -53,6 +78,10 @@ OutcomeStatus show_data_token(int fd, const wire::Token &token) {
 }  // namespace
 
 Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned count) {
+    // Only rftpd's DATATOKEN is known to mean this.
+    if (session.features.data_token && session.features.is_rftpd() && !session.data_token_asked) {
+        if (auto taken = take_data_token(session); !taken) return std::unexpected(taken.error());
+    }
     auto port = passive_port(session);
     if (!port) return std::unexpected(port.error());
     std::vector<UniqueFd> socks;

@@ -66,7 +66,9 @@ Outcome<ftp::Reply> FtpConnection::read_reply(int timeout_seconds) {
             if (state == ftp::ReplyAssembler::State::malformed)
                 return fail_as(ExitCode::connection, "control connection: malformed reply '" + line + "'");
             if (state == ftp::ReplyAssembler::State::complete) {
-                log::debug("<-- " + std::to_string(reply.code) + " " + reply.text());
+                // A data token is a secret like the password, which is not shown either.
+                const bool secret = reply.code == 200 && reply.text().rfind("DATATOKEN ", 0) == 0;
+                log::debug("<-- " + std::to_string(reply.code) + " " + (secret ? "DATATOKEN ****" : reply.text()));
                 return reply;
             }
             continue;

@@ -44,25 +44,6 @@ OutcomeStatus login(FtpConnection &control, const Url &url) {
     return {};
 }
 
-// Asks rftpd for the session's data token, so another program that
-// connects to a passive port first cannot take a download or feed an
-// upload. A refusal is no failure: data connections then go without.
-OutcomeStatus take_data_token(Session &session) {
-    auto reply = session.control.command("OPTS DATATOKEN");
-    if (!reply) return std::unexpected(reply.error());
-    const std::string text = reply->text();
-    const std::string prefix = "DATATOKEN ";
-    if (reply->code == 200 && text.rfind(prefix, 0) == 0) {
-        if (auto token = wire::parse_token_hex(text.substr(prefix.size(), 2 * wire::kTokenSize))) {
-            session.data_token = *token;
-            return {};
-        }
-    }
-    log::warning("the server offers DATATOKEN but gave none (" + describe(*reply) +
-                 "); data connections go without it");
-    return {};
-}
-
 }  // namespace
 
 Outcome<Session> open_session(const Url &url, int timeout_seconds) {
@@ -79,10 +60,6 @@ Outcome<Session> open_session(const Url &url, int timeout_seconds) {
     if (!feat) return std::unexpected(feat.error());
     if (feat->code == 211) session.features = parse_features(feat->lines);
     else log::info("server has no FEAT (" + describe(*feat) + "); using plain RFC 959 commands");
-    if (session.features.data_token) {
-        auto ok = take_data_token(session);
-        if (!ok) return std::unexpected(ok.error());
-    }
     return session;
 }
 

@@ -43,6 +43,7 @@ struct Session {
     // OPTS DATATOKEN's answer: shown first on every data connection
     // (protocol/data_token.h). Without it (another server, or refused) they go bare.
     std::optional<wire::Token> data_token;
+    bool data_token_asked = false;  // asked at the first data connection, once
     // TCP transfer buffers and rings kept from one file to the next (stream_cache.h).
     std::unique_ptr<middleware::StreamCache> stream_kept = std::make_unique<middleware::StreamCache>();
 };

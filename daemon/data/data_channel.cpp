@@ -36,8 +36,12 @@ struct Unproven {
     std::size_t have = 0;
 };
 // Connections waiting to show their token at once: a program that opens
-// many and sends nothing holds no more descriptors than this.
-constexpr std::size_t kMaxUnproven = 16;
+// many and sends nothing holds no more descriptors than this. When full,
+// the oldest goes: connections opened before the client's (they wait in
+// the backlog until the transfer command) make room for it, and the
+// client's own shows its token right after its connect, so a flood behind
+// it would need this many accepts in that moment to push it out.
+constexpr std::size_t kMaxUnproven = 64;
 
 enum class Proof { incomplete, shown, wrong, closed };
 
@@ -53,9 +57,24 @@ Proof read_token(Unproven &u, const wire::Token &token) {
     return CRYPTO_memcmp(expected.data(), u.got.data(), expected.size()) == 0 ? Proof::shown : Proof::wrong;
 }
 
-void refuse(const sockaddr_storage &peer, const std::string &why) {
-    log::warning("event=data_connection_refused from=" + address_text(peer) + " reason=" + log::quote(why));
-}
+// Says why connections were refused: the first few each, the rest counted
+// (one per transfer, when it stops waiting), so a flood floods no log.
+class Refusals {
+public:
+    ~Refusals() {
+        if (count_ > kEach)
+            log::warning("event=data_connections_refused count=" + std::to_string(count_) +
+                         " reason=\"as the ones above, and more not logged one by one\"");
+    }
+    void refuse(const sockaddr_storage &peer, const std::string &why) {
+        if (++count_ <= kEach)
+            log::warning("event=data_connection_refused from=" + address_text(peer) + " reason=" + log::quote(why));
+    }
+
+private:
+    static constexpr unsigned kEach = 3;
+    unsigned count_ = 0;
+};
 
 }  // namespace
 
@@ -150,6 +169,7 @@ Result<std::vector<UniqueFd>> DataChannel::open(int n, const sockaddr_storage &c
 
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     std::vector<Unproven> unproven;
+    Refusals refusals;
     while (static_cast<int>(socks.size()) < n) {
         if (cancelled_.load()) return fail(Error{-ECANCELED, "transfer aborted"});
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -160,7 +180,7 @@ Result<std::vector<UniqueFd>> DataChannel::open(int n, const sockaddr_storage &c
         if (r < 0 && errno != EINTR) return fail_errno("poll data port");
         if (r <= 0) continue;
         // From the back, so the indices of those not yet looked at hold.
-        for (std::size_t i = unproven.size(); i-- > 0;) {
+        for (std::size_t i = unproven.size(); i-- > 0 && static_cast<int>(socks.size()) < n;) {
             if (!(polled[i + 1].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             Proof proof = read_token(unproven[i], *token);
             if (proof == Proof::incomplete) continue;
@@ -168,7 +188,7 @@ Result<std::vector<UniqueFd>> DataChannel::open(int n, const sockaddr_storage &c
                 set_timeouts(unproven[i].fd.get(), timeout_s);
                 socks.push_back(std::move(unproven[i].fd));
             } else {
-                refuse(unproven[i].peer, proof == Proof::wrong ? "wrong data token (not this session's client)"
+                refusals.refuse(unproven[i].peer, proof == Proof::wrong ? "wrong data token (not this session's client)"
                                                                : "closed before showing the data token");
             }
             unproven.erase(unproven.begin() + static_cast<std::ptrdiff_t>(i));
@@ -184,7 +204,7 @@ Result<std::vector<UniqueFd>> DataChannel::open(int n, const sockaddr_storage &c
         }
         if (!same_host(peer, control_peer)) {
             // Someone else raced for the port (data-port theft): refuse, keep waiting.
-            refuse(peer, "not the client's address " + address_text(control_peer));
+            refusals.refuse(peer, "not the client's address " + address_text(control_peer));
             continue;
         }
         if (!token) {
@@ -193,8 +213,8 @@ Result<std::vector<UniqueFd>> DataChannel::open(int n, const sockaddr_storage &c
             continue;
         }
         if (unproven.size() >= kMaxUnproven) {
-            refuse(unproven.front().peer, "too many connections without the data token");
-            unproven.erase(unproven.begin());
+            refusals.refuse(unproven.front().peer, "too many connections without the data token");
+            unproven.erase(unproven.begin());  // the oldest: unproven is in the order accepted
         }
         unproven.push_back(Unproven{std::move(fd), peer});
     }

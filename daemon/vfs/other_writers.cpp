@@ -21,20 +21,46 @@ std::optional<OtherWriter> other_writer(const std::string &path, const struct st
     return OtherWriter{"writable by " + by + " (mode " + mode + ")", "chmod go-w " + path};
 }
 
+namespace {
+
+// Who besides root and rftpd may add an entry to dir, the sticky bit
+// notwithstanding: it keeps others from replacing an entry, not from
+// making one that is missing.
+std::optional<std::string> who_may_create_in(const struct stat &dir) {
+    if (dir.st_mode & S_IWOTH) return "anyone";
+    if ((dir.st_mode & S_IWGRP) && dir.st_gid != 0 && dir.st_gid != ::getegid())
+        return "group " + std::to_string(dir.st_gid);
+    return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> root_path_problem(const std::string &root) {
     if (root.size() < 2 || root[0] != '/') return std::nullopt;
     // Every directory above the root, from "/" down ("/", "/srv", "/srv/ftp"
-    // for /srv/ftp/alice); the root itself is the user's.
+    // for /srv/ftp/alice), then the root itself, only to see it is there.
     const auto last = root.find_last_not_of('/');
-    for (std::string::size_type slash = 0; slash < last; slash = root.find('/', slash + 1)) {
-        const std::string dir = slash == 0 ? "/" : root.substr(0, slash);
+    std::string parent;
+    struct stat parent_st {};
+    for (std::string::size_type slash = 0;; slash = root.find('/', slash + 1)) {
+        const bool is_root = slash == std::string::npos || slash > last;
+        const std::string dir = is_root ? root : slash == 0 ? "/" : root.substr(0, slash);
         struct stat st {};
-        if (::lstat(dir.c_str(), &st) != 0) return std::nullopt;  // not there yet
+        if (::lstat(dir.c_str(), &st) != 0) {
+            // Not there yet: whoever may create it in its parent will own it.
+            auto who = parent.empty() ? std::nullopt : who_may_create_in(parent_st);
+            if (!who) return std::nullopt;
+            return dir + " does not exist yet, and " + parent + " lets " + *who +
+                   " create it and so choose the root's contents; create it now (owned by root or rftpd), "
+                   "or move the root";
+        }
+        if (is_root) return std::nullopt;  // the root itself is the user's
         if (auto other = other_writer(dir, st))
             return dir + " is " + other->who + ", who could put another directory in place of the root; " +
-                   other->fix + ", or move the root";
+                   "move the root, or " + other->fix;
+        parent = dir;
+        parent_st = st;
     }
-    return std::nullopt;
 }
 
 }  // namespace rftp::daemon

@@ -222,3 +222,26 @@ def test_a_parallel_grant_larger_than_asked_is_refused(tmp_path):
     assert r.returncode == 5, r.stderr
     assert b"granted more than was asked" in r.stderr
     assert not any(c.upper().startswith(("EPSV", "PASV", "STOR")) for c in server.seen), server.seen
+
+
+@pytest.mark.parametrize("answer, code", [("200 DATATOKEN not-hex-at-all", 3), ("200 DATATOKEN", 3),
+                                          ("502 not here", 0)])
+def test_a_data_token_rftp_cannot_read_ends_the_run_a_refusal_does_not(tmp_path, answer, code):
+    """rftpd serves no data connection without the token once it gave one:
+    a 200 rftp cannot read would leave every transfer to wait out the data
+    timeout, so rftp says so at once (exit 3). A refusal is no failure: the
+    data connections go without a token (a listing here)."""
+    server = ScriptedServer({
+        "USER": "331 password please", "PASS": "230 in", "QUIT": "221 bye", "TYPE": "200 binary",
+        "FEAT": "211-Features:\r\n PARALLEL 16\r\n DATATOKEN\r\n EPSV\r\n211 End",
+        "OPTS DATATOKEN": answer, "LIST": "550 nothing to list",
+    })
+    r = run_rftp(tmp_path, "ls", f"rftp://u@127.0.0.1:{server.port}/")
+    assert "OPTS DATATOKEN" in server.seen, server.seen
+    if code:
+        assert r.returncode == code, r.stderr
+        assert b"OPTS DATATOKEN: the server's answer holds no token" in r.stderr, r.stderr
+        assert not any(c.upper().startswith(("EPSV", "LIST")) for c in server.seen), server.seen
+    else:
+        assert any(c.upper().startswith("EPSV") for c in server.seen), server.seen
+        assert b"gave none" in r.stderr, r.stderr

@@ -939,6 +939,35 @@ def test_a_thief_on_the_clients_own_host_gets_nothing_once_it_took_a_data_token(
     c.cmd("QUIT")
 
 
+def test_a_flood_of_silent_connections_does_not_keep_the_client_out(rftpd):
+    """A program on the client's host opens connection after connection to
+    the passive port and sends nothing: rftpd holds at most 64 waiting to
+    show the token, the oldest making room, so the client's own, coming
+    after the flood, is still served; the log counts the refused instead
+    of a line for each."""
+    data = os.urandom(200_000)
+    (rftpd.roots["alice"] / "t.bin").write_bytes(data)
+    c = Control(rftpd)
+    c.login()
+    header = take_data_token(c)
+    c.code("TYPE I")
+    port = c.epsv_port()
+    c.send(b"RETR t.bin\r\n")
+    flood = [connect_data(port) for _ in range(100)]
+    with connect_data(port) as mine:
+        mine.sendall(header)
+        code, text = c.reply()
+        assert code == 150, text
+        assert read_all(mine) == data
+    assert c.reply()[0] == 226
+    for s in flood:
+        s.close()
+    log = rftpd.log()
+    assert len(re.findall(r"event=data_connection_refused ", log)) == 3, log
+    assert re.search(r"event=data_connections_refused count=(\d+)", log), log
+    c.cmd("QUIT")
+
+
 def test_a_data_connection_without_the_token_is_not_served(rftpd_factory):
     """A client that took a token and then does not show it (another
     program on its host, racing it) gets no data: the transfer waits for

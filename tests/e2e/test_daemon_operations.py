@@ -195,7 +195,7 @@ def test_a_root_whose_parent_others_may_change_is_served_with_a_warning(tmp_path
     try:
         log = d.log()
         assert f'event=root_unsafe user=alice root={work / "alice"} reason="{work} is writable by anyone (mode 0777), ' \
-               f'who could put another directory in place of the root; chmod go-w {work}, or move the root"' in log, log
+               f'who could put another directory in place of the root; move the root, or chmod go-w {work}"' in log, log
         ftp = ftplib.FTP()
         ftp.connect("127.0.0.1", d.port, timeout=30)
         ftp.login("alice", PASSWORDS["alice"])

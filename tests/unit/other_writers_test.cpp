@@ -45,12 +45,28 @@ TEST_F(RootPathProblem, AParentAnyoneMayWriteIsNamedWithItsFix) {
     auto problem = root_path_problem(root());
     ASSERT_TRUE(problem);
     EXPECT_EQ(*problem, parent + " is writable by anyone (mode 0777), who could put another directory in place of "
-                                 "the root; chmod go-w " + parent + ", or move the root");
+                                 "the root; move the root, or chmod go-w " + parent);
     // Also where the rest of the root's path is not there yet.
     EXPECT_TRUE(root_path_problem(parent + "/not-yet/alice"));
     // Sticky, as /tmp: others may add entries, not replace ours.
     ASSERT_EQ(::chmod(parent.c_str(), 01777), 0);
     EXPECT_EQ(root_path_problem(root()), std::nullopt);
+}
+
+TEST_F(RootPathProblem, APartNotThereYetThatOthersMayCreateIsNamed) {
+    // Sticky or not, anyone may make what is missing, and own it.
+    const std::string parent = (base_ / "srv").string();
+    ASSERT_EQ(::chmod(parent.c_str(), 01777), 0);
+    auto problem = root_path_problem(parent + "/later/alice");
+    ASSERT_TRUE(problem);
+    EXPECT_EQ(*problem, parent + "/later does not exist yet, and " + parent + " lets anyone create it and so choose "
+                        "the root's contents; create it now (owned by root or rftpd), or move the root");
+    problem = root_path_problem(parent + "/bob");  // the root itself missing
+    ASSERT_TRUE(problem);
+    EXPECT_EQ(problem->rfind(parent + "/bob does not exist yet", 0), 0u) << *problem;
+    // Where only root and rftpd may create it, a missing root is no problem.
+    ASSERT_EQ(::chmod(parent.c_str(), 0755), 0);
+    EXPECT_EQ(root_path_problem(parent + "/later/alice"), std::nullopt);
 }
 
 TEST_F(RootPathProblem, AParentOwnedBySomeoneElseIsNamed) {
