@@ -8,8 +8,8 @@
 
 #include <sys/socket.h>
 
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <functional>
 #include <memory>
 #include <mutex>

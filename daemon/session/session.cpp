@@ -288,13 +288,19 @@ void Session::run_blocking_work(std::function<void()> work, std::function<void()
         if (auto self = weak.lock(); self && !self->closed_) self->refuse_for_lack_of_resources();
     };
     std::string what = log_prefix() + " " + executing_;
-    if (kind == WorkKind::general) return server_.tasks().run(std::move(what), std::move(guarded), std::move(finish), std::move(refused));
+    if (kind == WorkKind::login)
+        return run_login_check(std::move(what), std::move(guarded), std::move(finish), std::move(refused));
+    server_.tasks().run(std::move(what), std::move(guarded), std::move(finish), std::move(refused));
+}
+
+void Session::run_login_check(std::string what, std::function<void()> work, std::function<void()> done,
+                              std::function<void()> refused) {
     // The login timeout keeps counting while a login waits for its turn.
     const uint64_t now = uv_now(tcp_.loop);
     const std::chrono::milliseconds time_left(login_deadline_ms_ > now ? login_deadline_ms_ - now : 0);
     const std::string source = login_source(peer_);
     auto refused_for = server_.run_login(
-        LoginCheck{id_, source, time_left, std::move(what), std::move(guarded), std::move(finish), std::move(refused)});
+        LoginCheck{id_, source, time_left, std::move(what), std::move(work), std::move(done), std::move(refused)});
     if (!refused_for) return;
     const auto seconds = std::to_string((refused_for->count() + 999) / 1000);
     log::notice(log_prefix() + " event=login_refused reason=\"too many failed logins from " + source +

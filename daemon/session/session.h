@@ -156,6 +156,9 @@ private:
     void arm_timer();
     void finish_busy();
     void refuse_for_lack_of_resources();
+    // A login's password check, through the server's login cap and throttle.
+    void run_login_check(std::string what, std::function<void()> work, std::function<void()> done,
+                         std::function<void()> refused);
 
     Server &server_;
     uint64_t id_;
