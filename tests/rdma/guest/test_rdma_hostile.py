@@ -177,16 +177,31 @@ def test_low_memlock_limit_is_explained(tmp_path, daemon):
     assert (daemon.root / src.name).read_bytes() == src.read_bytes()
 
 
+def _a_held_port_with_a_free_one_after_it(addr):
+    """A listening socket on a port the kernel chose, whose next port is free
+    too (no socket, none in TIME_WAIT from an earlier test's connection):
+    the test's range is those two, and the next must be rftpd's to take."""
+    for _ in range(50):
+        holder = socket.socket()
+        holder.bind((addr, 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        with socket.socket() as probe:
+            try:
+                probe.bind((addr, taken + 1))
+                return holder, taken
+            except OSError:
+                holder.close()
+    raise AssertionError("no two free ports in a row")
+
+
 def test_a_taken_port_in_the_rdma_range_is_skipped(tmp_path_factory, device, tmp_path):
     """iWARP listens on a real TCP port, which the RDMA CM's port allocation
     does not know about: a port some TCP socket holds is skipped at
     rdma_listen (seen as a flaky 'rdma_listen: Address already in use'
     when the CM picked a port in use). On RoCE the same range just works."""
     name, addr = device
-    holder = socket.socket()
-    holder.bind((addr, 0))
-    holder.listen()
-    taken = holder.getsockname()[1]
+    holder, taken = _a_held_port_with_a_free_one_after_it(addr)
     d = Daemon(tmp_path_factory.mktemp(f"ports-{name}"), [addr], port=2128,
                extra_config=f"rdma: {{ports: {{min: {taken}, max: {taken + 1}}}}}\n")
     try:
