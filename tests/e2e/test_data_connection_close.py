@@ -16,15 +16,25 @@ from test_daemon_hostile import A, BLOCK, TIMEOUT, Control, assert_daemon_health
 TIME_WAIT = "06"
 
 
-def time_waits(port: int) -> tuple[int, int]:
-    """TIME_WAIT sockets on loopback whose own port is port (the daemon's
-    side of a data connection), and whose peer's port is (the client's side)."""
-    ours = theirs = 0
+def time_wait_sockets() -> set:
+    """Every TIME_WAIT socket on loopback, as (local port, remote port, line)."""
+    found = set()
     for line in open("/proc/net/tcp").read().splitlines()[1:]:
         fields = line.split()
         if fields[3] != TIME_WAIT:
             continue
         local, remote = (int(f.split(":")[1], 16) for f in fields[1:3])
+        found.add((local, remote, fields[1] + " " + fields[2]))
+    return found
+
+
+def time_waits(port: int, before=frozenset()) -> tuple[int, int]:
+    """TIME_WAIT sockets on loopback, not among those of before, whose own
+    port is port (the daemon's side of a data connection), and whose peer's
+    port is (the client's side). An earlier test's connections to a passive
+    port of the same number may still linger: before holds them."""
+    ours = theirs = 0
+    for local, remote, _ in time_wait_sockets() - before:
         ours += local == port
         theirs += remote == port
     return ours, theirs
@@ -35,6 +45,7 @@ def test_framed_transfers_leave_time_wait_with_the_client(rftpd_factory, env, tm
     port = free_port()
     d = rftpd_factory(f"passive_ports: {{min: {port}, max: {port}}}\n")
     src = random_file(tmp_path / "src.bin", 3 * MiB + 5)
+    before = frozenset(time_wait_sockets())
     for args in (["put", "-P", "2", "--block-size", "1M", str(src), url(d, "up.bin")],
                  ["get", "-P", "2", "--block-size", "1M", url(d, "up.bin"), str(tmp_path / "down.bin")]):
         r = rftp(env, "--no-progress", "--transport", "tcp", *args)
@@ -42,9 +53,9 @@ def test_framed_transfers_leave_time_wait_with_the_client(rftpd_factory, env, tm
     assert sha256(tmp_path / "down.bin") == sha256(src)
     # The sockets reach TIME_WAIT as the connections finish closing.
     deadline = time.monotonic() + 5
-    while time_waits(port)[1] < 4 and time.monotonic() < deadline:
+    while time_waits(port, before)[1] < 4 and time.monotonic() < deadline:
         time.sleep(0.05)
-    ours, theirs = time_waits(port)
+    ours, theirs = time_waits(port, before)
     assert (ours, theirs) == (0, 4), f"TIME_WAIT on the daemon's side {ours}, on the client's {theirs}"
 
 
