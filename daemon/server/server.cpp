@@ -204,8 +204,13 @@ constexpr uint64_t kStopReportEveryMs = 15000;
 void Server::on_stop_report(uv_timer_t *timer) {
     auto *self = static_cast<Server *>(timer->data);
     const std::string seconds = std::to_string((uv_now(self->loop_) - self->stop_began_ms_) / 1000);
-    for (const std::string &what : self->tasks_.unfinished())
+    const auto unfinished = self->tasks_.unfinished();
+    for (const std::string &what : unfinished)
         log::warning("event=stop_waiting seconds=" + seconds + " for=" + log::quote(what));
+    // What `systemctl status rftpd` shows while the stop hangs: the oldest.
+    if (!unfinished.empty())
+        tell_service_manager_status("Stopping: " + seconds + " s waiting for " + std::to_string(unfinished.size()) +
+                                    " piece(s) of work, the oldest: " + unfinished.front());
 }
 
 void Server::stop(const std::string &reason) {

@@ -13,5 +13,7 @@ namespace rftp::daemon {
 void tell_service_manager_ready(const std::string &status);
 // STOPPING=1 with a STATUS= line saying why and how many sessions end.
 void tell_service_manager_stopping(const std::string &status);
+// A new STATUS= line alone (what a stop still waits for).
+void tell_service_manager_status(const std::string &status);
 
 }  // namespace rftp::daemon

@@ -11,6 +11,7 @@ import io
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -120,7 +121,11 @@ def test_a_stop_held_by_slow_work_says_which_session_holds_it(tmp_path):
     shim = tmp_path / "slow_unlink.so"
     subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(shim), str(SHIM_SOURCE), "-ldl"], check=True)
     gate = tmp_path / "gate"
-    d = Rftpd(tmp_path / "d", env_extra={"LD_PRELOAD": str(shim), "SLOW_UNLINK_GATE": str(gate)})
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # systemd's NOTIFY_SOCKET, played
+    notify.bind(str(tmp_path / "notify"))
+    notify.settimeout(10)
+    d = Rftpd(tmp_path / "d", env_extra={"LD_PRELOAD": str(shim), "SLOW_UNLINK_GATE": str(gate),
+                                         "NOTIFY_SOCKET": str(tmp_path / "notify")})
     try:
         (d.roots["alice"] / "slow-held.bin").write_bytes(b"x")
         a = login(d)
@@ -134,6 +139,11 @@ def test_a_stop_held_by_slow_work_says_which_session_holds_it(tmp_path):
             time.sleep(0.05)
         assert re.search(r'event=stop_waiting seconds=\d+ for="session=\d+ peer=127\.0\.0\.1 user=alice '
                          r'command=DELE argument=slow-held\.bin"', d.log()), d.log()
+        # And `systemctl status rftpd` says so: READY, STOPPING, then the wait.
+        messages = [notify.recv(4096).decode() for _ in range(3)]
+        assert messages[0].startswith("READY=1") and messages[1].startswith("STOPPING=1"), messages
+        assert re.fullmatch(r"STATUS=Stopping: \d+ s waiting for 1 piece\(s\) of work, the oldest: session=\d+ "
+                            r"peer=127\.0\.0\.1 user=alice command=DELE argument=slow-held\.bin", messages[2]), messages
         assert d.alive()
         gate.touch()
         assert d.proc.wait(timeout=10) == 0, d.log()
@@ -141,3 +151,4 @@ def test_a_stop_held_by_slow_work_says_which_session_holds_it(tmp_path):
     finally:
         gate.touch()
         d.stop()
+        notify.close()
