@@ -67,7 +67,8 @@ Outcome<ftp::Reply> FtpConnection::read_reply(int timeout_seconds) {
                 return fail_as(ExitCode::connection, "control connection: malformed reply '" + line + "'");
             if (state == ftp::ReplyAssembler::State::complete) {
                 // A data token is a secret like the password, which is not shown either.
-                const bool secret = reply.code == 200 && reply.text().rfind("DATATOKEN ", 0) == 0;
+                const bool secret = reply.code == 200 && !reply.lines.empty() &&
+                                    reply.lines.front().rfind("DATATOKEN ", 0) == 0;
                 log::debug("<-- " + std::to_string(reply.code) + " " + (secret ? "DATATOKEN ****" : reply.text()));
                 return reply;
             }

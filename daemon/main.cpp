@@ -76,10 +76,9 @@ Status channel_fits_budget(const RdmaOptions &o) {
 }
 
 // A root the config reaches through symbolic links is resolved now, once
-// (daemon/SECURITY.md, "User roots").
-// A root whose parent directories someone else may change is served, with
-// a warning: refusing would break roots kept in users' homes, which the
-// operator may have chosen knowingly.
+// (daemon/SECURITY.md, "User roots"). One whose parent directories someone
+// else may change is served, with a warning: refusing would break roots kept
+// in users' homes, which the operator may have chosen knowingly.
 std::string resolved_root(const std::string &user, const std::string &configured) {
     std::string real = root_as_resolved_at_start(configured);
     if (real != configured)
@@ -147,8 +146,10 @@ int serve(DaemonOptions options) {
         uv_unref(reinterpret_cast<uv_handle_t *>(&sighup));
         // Ready once listening and the signals are handled: a stop sent at
         // once must not find SIGTERM's default action.
-        if (status == kOk) tell_service_manager_ready(listening_status(server.options()));
-        if (status == kOk) uv_run(&loop, UV_RUN_DEFAULT);
+        if (status == kOk) {
+            tell_service_manager_ready(listening_status(server.options()));
+            uv_run(&loop, UV_RUN_DEFAULT);
+        }
         // Close whatever is left (signal handles, a failed start) and drain.
         uv_walk(&loop, [](uv_handle_t *h, void *) { if (!uv_is_closing(h)) uv_close(h, nullptr); }, nullptr);
         uv_run(&loop, UV_RUN_DEFAULT);

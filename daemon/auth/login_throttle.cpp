@@ -1,10 +1,11 @@
 #include "daemon/auth/login_throttle.h"
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <algorithm>
 #include <cstring>
+
+#include "common/socket_address.h"
 
 namespace rftp::daemon {
 
@@ -74,21 +75,11 @@ void LoginThrottle::make_room(Clock::time_point now) {
 }
 
 std::string login_source(const sockaddr_storage &peer) {
-    char text[INET6_ADDRSTRLEN] = "?";
-    if (peer.ss_family == AF_INET) {
-        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in &>(peer).sin_addr, text, sizeof text);
-        return text;
-    }
-    if (peer.ss_family != AF_INET6) return text;
-    const in6_addr &a = reinterpret_cast<const sockaddr_in6 &>(peer).sin6_addr;
-    if (IN6_IS_ADDR_V4MAPPED(&a)) {
-        inet_ntop(AF_INET, &a.s6_addr[12], text, sizeof text);
-        return text;
-    }
-    in6_addr prefix{};
-    std::memcpy(prefix.s6_addr, a.s6_addr, 8);
-    inet_ntop(AF_INET6, &prefix, text, sizeof text);
-    return std::string(text) + "/64";
+    const auto &a = reinterpret_cast<const sockaddr_in6 &>(peer).sin6_addr;
+    if (peer.ss_family != AF_INET6 || IN6_IS_ADDR_V4MAPPED(&a)) return address_text(peer);
+    sockaddr_storage prefix = peer;
+    std::memset(reinterpret_cast<sockaddr_in6 &>(prefix).sin6_addr.s6_addr + 8, 0, 8);
+    return address_text(prefix) + "/64";
 }
 
 }  // namespace rftp::daemon

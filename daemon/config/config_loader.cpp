@@ -6,7 +6,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -29,7 +28,8 @@ Result<std::string> read_small_file(const std::string &path) {
     if (!S_ISREG(st.st_mode)) return fail_msg("config " + path + ": not a regular file", -EINVAL);
     // Whoever may write the config chooses who logs in and which directory
     // each user sees as /: only root and the daemon's own user may.
-    if (auto other = other_writer(path, st)) return fail_msg("config " + path + ": " + other->who + "; " + other->fix, -EPERM);
+    if (auto other = other_writer(path, st))
+        return fail_msg("config " + path + ": " + other->who + "; " + other->fix, -EPERM);
     if (st.st_size > kMaxConfigBytes) {
         return fail_msg("config " + path + ": larger than 1 MiB, not a config file?", -EFBIG);
     }

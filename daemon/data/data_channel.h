@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/socket_address.h"
 #include "common/unique_fd.h"
 #include "protocol/host_port.h"
 #include "protocol/token.h"
@@ -50,11 +51,6 @@ private:
     std::atomic<bool> cancelled_{false};
 };
 
-// "1.2.3.4" / "::1" of an address, for logs and comparisons.
-std::string address_text(const sockaddr_storage &addr);
-// A numeric address as address_text writes it ("2001:DB8::1" and
-// "::ffff:192.0.2.7" become "2001:db8::1" and "192.0.2.7"); other text as given.
-std::string canonical_address_text(const std::string &text);
 bool same_host(const sockaddr_storage &a, const sockaddr_storage &b);
 
 }  // namespace rftp::daemon

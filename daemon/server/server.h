@@ -7,11 +7,11 @@
 #include <sys/socket.h>
 #include <uv.h>
 
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
