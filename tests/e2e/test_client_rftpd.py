@@ -4,6 +4,7 @@ parallel streams, digests, resume after a killed client."""
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -74,6 +75,11 @@ def test_rftp_shows_a_data_token_on_every_data_connection(rftpd, env, tmp_path):
     log = rftpd.log()
     assert log.count("command=OPTS argument=DATATOKEN") == 3, log
     assert "event=data_connection_refused" not in log, log
+    # A secret like the password: rftp's protocol trace does not show it.
+    r = rftp(env, "-vv", "ls", url(rftpd))
+    assert r.returncode == 0, r.stderr
+    assert b"DATATOKEN ****" in r.stderr, r.stderr
+    assert not re.search(rb"DATATOKEN [0-9a-f]{32}", r.stderr), r.stderr
 
 
 @pytest.mark.parametrize("streams", [1, 4])
