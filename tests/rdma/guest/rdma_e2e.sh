@@ -5,7 +5,9 @@
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LOG=/tmp/rdma-e2e.log
 cd "$HERE" || exit 1
-python3 -m pytest -q -p no:cacheprovider -o addopts="" --basetemp=/tmp/rdma-e2e "$@" 2>&1 | tee "$LOG"
+# lab_timing: each test's time as it ends, the slowest at the end.
+PYTHONPATH=$HERE${PYTHONPATH:+:$PYTHONPATH} \
+    python3 -m pytest -q -p no:cacheprovider -p lab_timing -o addopts="" --basetemp=/tmp/rdma-e2e "$@" 2>&1 | tee "$LOG"
 rc=${PIPESTATUS[0]}
 last=$(tail -1 "$LOG")
 passed=$(grep -oE '[0-9]+ passed' <<<"$last" | grep -oE '[0-9]+' || true)

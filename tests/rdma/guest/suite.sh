@@ -15,18 +15,31 @@ TESTS=(
 )
 
 passed=0 failed=0
+# $LAB_RESULTS (tests/rdma/run.sh) gets what runs now and each part's time,
+# beside the pytest tests' own (lab_timing.py), for the host to report.
+export LAB_RESULTS=${LAB_RESULTS:-/tmp/suite-results}
+RESULTS=$LAB_RESULTS
+mkdir -p "$RESULTS"
 for t in "${TESTS[@]}"; do
-    echo "### ${t%% *}"
-    start=$SECONDS
+    part=${t%% *} part=${part##*/}
+    echo "### $part"
+    printf '%s\t%s\n' "$part" "$EPOCHSECONDS" > "$RESULTS/current"
+    outcome=failed
+    start=$EPOCHREALTIME
     $t 2>&1 | tee /tmp/suite-test.log
     last=$(tail -1 /tmp/suite-test.log)
-    echo "### ${t%% *} took $((SECONDS - start)) s"
+    took=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    echo "### $part took $took s"
     if [[ $last =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
         passed=$((passed + BASH_REMATCH[1])) failed=$((failed + BASH_REMATCH[2]))
+        ((BASH_REMATCH[2] == 0)) && outcome=passed
     else
-        echo "### ${t%% *} ended without a result line"
+        echo "### $part ended without a result line"
         failed=$((failed + 1))
     fi
+    # smoke.sh is one entry; the pytest part's tests have theirs already.
+    [[ $part = smoke.sh ]] && printf '%s\t%s\t%s\n' "$took" "$outcome" "$part" >> "$RESULTS/times.tsv"
 done
+: > "$RESULTS/current"
 echo "$passed passed, $failed failed"
 ((failed == 0))

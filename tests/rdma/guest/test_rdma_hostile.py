@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, Daemon, lab_devices, low_memlock, rftp, url, wait_for
+from conftest import BUILD, Daemon, bound, lab_devices, low_memlock, rftp, url, wait_for
 
 PEER = BUILD / "rdma_peer"
 
@@ -37,7 +37,7 @@ def test_wrong_token_is_refused(daemon, device, tmp_path):
     fields = radr(ftp)
     rejected_before = daemon.count(r"event=rdma_connection_rejected reason=\"wrong token")
     p = subprocess.run([str(PEER), "wrong-token", addr, fields["port"], fields["streams"]],
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=bound(60))
     assert p.returncode == 0, p.stdout + p.stderr
     assert "refused" in p.stdout
     assert daemon.count(r"event=rdma_connection_rejected reason=\"wrong token") == rejected_before + 1
@@ -53,11 +53,12 @@ def test_malformed_control_message_aborts_only_that_channel(daemon, device, tmp_
     ftp = daemon.ftp(addr)
     fields = radr(ftp)
     p = subprocess.run([str(PEER), "malformed", addr, fields["port"], fields["streams"], fields["block"],
-                        fields["depth"], fields["token"]], capture_output=True, text=True, timeout=60)
+                        fields["depth"], fields["token"]], capture_output=True, text=True, timeout=bound(60))
     assert p.returncode == 0, p.stdout + p.stderr
     assert "malformed RDMA control message" in p.stdout
-    assert re.search(r"event=rdma_channel_closed reason=\".*malformed RDMA control message: wrong magic",
-                     daemon.log())
+    # rftpd sends the peer its abort before it logs the channel's close.
+    wait_for(lambda: re.search(r"event=rdma_channel_closed reason=\".*malformed RDMA control message: wrong magic",
+                               daemon.log()), 20, "the channel's close to be logged")
     # That session's channel is gone, its resources are given back at once,
     # and the session itself still answers: RSTR asks for a new RADR.
     wait_for(lambda: daemon.rdma_totals(addr)["channels"] == 0, 20, "the failed channel's resources to be released")
@@ -90,7 +91,7 @@ def test_a_flood_of_grants_ends_only_that_channel(daemon, device, tmp_path):
     try:
         assert "connected" in peer.stdout.readline()
         assert ftp.sendcmd(f"RRTR {served.name}").startswith("150")
-        out, _ = peer.communicate(timeout=120)
+        out, _ = peer.communicate(timeout=bound(120))
     finally:
         peer.kill()
     assert peer.returncode == 0, out
@@ -98,7 +99,8 @@ def test_a_flood_of_grants_ends_only_that_channel(daemon, device, tmp_path):
     with pytest.raises(Exception) as failed:
         ftp.getresp()
     assert re.match(r"4\d\d ", str(failed.value)), failed.value
-    assert re.search(r"event=rdma_channel_closed reason=\".*(resent blocks|blocks not yet filled)", daemon.log())
+    wait_for(lambda: re.search(r"event=rdma_channel_closed reason=\".*(resent blocks|blocks not yet filled)",
+                               daemon.log()), 20, "the channel's close to be logged")
     wait_for(lambda: daemon.rdma_totals(addr)["channels"] == 0, 20, "the flooded channel's resources to be released")
     ftp.quit()
     transfer_still_works(daemon, addr, tmp_path, f"after-flood-{name}")
@@ -247,7 +249,7 @@ def test_a_replayed_notice_cannot_pass_a_slots_old_block_off_as_new(tmp_path_fac
             assert "connected" in peer.stdout.readline()
             assert ftp.sendcmd("TYPE I").startswith("200")
             assert ftp.sendcmd("RSTR replayed.bin").startswith("150")
-            out, _ = peer.communicate(timeout=120)
+            out, _ = peer.communicate(timeout=bound(120))
         finally:
             peer.kill()
         assert peer.returncode == 0, out

@@ -11,7 +11,7 @@ import re
 import subprocess
 import time
 
-from conftest import BUILD, PASSWORD, Daemon, rftp, url, wait_for
+from conftest import BUILD, PASSWORD, Daemon, bound, rftp, url, wait_for
 from test_rdma_transfers import BLOCK, digest, write_pattern
 
 FLIP = "RFTP_TEST_FLIP_BLOCKS"
@@ -155,7 +155,7 @@ def test_a_file_changed_during_a_download_is_hashed_again(daemon, device, tmp_pa
     wait_for(lambda: daemon.count(r"command=RRTR") > rrtrs, 60, "the RRTR")
     time.sleep(0.05)
     os.utime(served)  # a new modification time, while the blocks are on their way
-    out, err = p.communicate(timeout=300)
+    out, err = p.communicate(timeout=bound(300))
     assert p.returncode == 0, err
     assert '"result":"ok"' in out.splitlines()[-1], out[-500:]
     assert daemon.count(r"event=hash .* from=file") == from_file + 1, daemon.log()[-2000:]

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import BUILD, PASSWORD, Daemon, rftp, url
+from conftest import BUILD, PASSWORD, Daemon, bound, rftp, url
 from test_rdma_transfers import MiB, digest, write_pattern
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
@@ -31,7 +31,7 @@ def freeze_then_kill(victim: subprocess.Popen, runner: subprocess.Popen, journal
         if ready(journal):
             victim.send_signal(signal.SIGSTOP)
             victim.kill()
-            victim.wait(timeout=30)
+            victim.wait(timeout=bound(30))
             return True
         time.sleep(0.001)
     return False
@@ -54,7 +54,7 @@ def test_download_resumes_from_its_durable_prefix(device, tmp_path):
         for _attempt in range(3):
             client = start_rftp("get", "-P", "4", url(addr, "r.bin", port=PORT), str(dst), env_extra=FAST_CHECKPOINTS)
             caught = freeze_then_kill(client, client, journal)
-            client.wait(timeout=60)
+            client.wait(timeout=bound(60))
             if caught:
                 break
             dst.unlink(missing_ok=True)
@@ -83,10 +83,10 @@ def test_upload_resumes_from_its_durable_prefix(device, tmp_path):
             caught = freeze_then_kill(d.proc, client, journal)
             if caught:
                 break
-            client.wait(timeout=60)
+            client.wait(timeout=bound(60))
             (d.root / "w.bin").unlink(missing_ok=True)
         assert caught, "the upload was never caught after a checkpoint"
-        client.wait(timeout=120)  # its daemon is gone
+        client.wait(timeout=bound(120))  # its daemon is gone
     finally:
         d.stop()
         if not caught:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, PASSWORD, Daemon, rftp, url
+from conftest import BUILD, PASSWORD, Daemon, bound, rftp, url
 from test_rdma_transfers import MiB, digest, write_pattern
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
@@ -55,7 +55,7 @@ def test_a_restart_or_crash_mid_rdma_transfer_is_resumed_by_c(device, tmp_path, 
                                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True),
             lambda: Daemon(work, [addr], port=PORT), journal, final, SIZE,
             sig=signal.SIGTERM if how == "restart" else signal.SIGKILL)
-        d.proc.wait(timeout=20)
+        d.proc.wait(timeout=bound(20))
         if how == "restart":
             assert d.proc.returncode == 0, d.log()[-3000:]
             log = d.log()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PASSWORD, Daemon, lab_devices, rftp, url, wait_for
+from conftest import PASSWORD, Daemon, bound, lab_devices, rftp, url, wait_for
 from test_rdma_file_sizes import lab_disk
 from test_rdma_transfers import MiB, digest, start_client, write_pattern
 
@@ -38,7 +38,7 @@ def disk_daemon():
 
 def mlst_source(addr, name):
     f = ftplib.FTP()
-    f.connect(addr, PORT, timeout=20)
+    f.connect(addr, PORT, timeout=bound(20))
     f.login("alice", PASSWORD)
     try:
         reply = f.sendcmd(f"MLST {name}")

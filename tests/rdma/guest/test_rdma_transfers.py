@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, PASSWORD, expected_notice, rftp, url, wait_for
+from conftest import BUILD, PASSWORD, bound, expected_notice, rftp, url, wait_for
 
 MiB = 1 << 20
 BLOCK = 4 * MiB  # the client's default RDMA block
@@ -205,7 +205,7 @@ def test_interrupted_upload_stops_and_resumes(daemon, device, big_file, big_dige
     wait_for(lambda: partial.exists() and partial.stat().st_size > 32 * MiB or client.poll() is not None, 120,
              "the upload to get under way")
     client.send_signal(signal.SIGINT)
-    _, err = client.communicate(timeout=60)
+    _, err = client.communicate(timeout=bound(60))
     assert client.returncode == -signal.SIGINT, err  # died of it, as shells expect
     assert "resume with" in err.decode()
     rftp("put", "-c", "-P", "2", str(big_file), url(addr, remote))
@@ -225,7 +225,7 @@ def test_sequential_writes_to_a_pipe(daemon, device, served_big_file, big_digest
     while chunk := p.stdout.read(8 * MiB):
         h.update(chunk)
     err = p.stderr.read().decode()
-    assert p.wait(timeout=120) == 0, err
+    assert p.wait(timeout=bound(120)) == 0, err
     assert "RDMA channel on" in err, "the download should have gone over RDMA:\n" + err
     assert h.hexdigest() == big_digest
 
@@ -246,7 +246,7 @@ def test_get_to_stdout_lands_at_the_shells_position(daemon, device, odd_files, t
             shared.write(b"head\n")
             p = subprocess.run([str(BUILD / "rftp"), "--no-progress", "-v", "-P", "4", "get",
                                 url(addr, served.name), "-"], stdout=shared, stderr=subprocess.PIPE, env=env,
-                               timeout=120)
+                               timeout=bound(120))
             shared.write(b"done\n")
         err = p.stderr.decode()
         assert p.returncode == 0, err

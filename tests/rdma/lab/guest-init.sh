@@ -13,6 +13,7 @@
 # resolves it) and rxe only reaches devices in its own network namespace.
 #   veth0 192.0.2.1 -> rxe0 (soft-RoCE v2)
 #   veth1 192.0.2.2 -> siw0 (soft-iWARP)
+# LAB_DEVICES (lab.sh, run-in-guest.sh --devices) says which of the two to add.
 # TEST-NET-1 addresses; the kernel has no host network driver, so no packet
 # can leave the guest.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -40,7 +41,7 @@ if ! mount -t hostfs -o "$RFTP_LAB_SHARE" hostfs /run/lab; then
     poweroff -f
 fi
 S=/run/lab
-. "$S/lab.sh"     # LAB_CWD LAB_TIMEOUT LAB_CPU_MHZ LAB_MTU; LAB_RW_DIRS array
+. "$S/lab.sh"     # LAB_CWD LAB_TIMEOUT LAB_CPU_MHZ LAB_MTU LAB_DEVICES; LAB_RW_DIRS array
 
 # Host directories the tests may write (the project dir), at the same paths.
 # One under /tmp (a CI clone, say) sits below the guest's fresh tmpfs, so its
@@ -80,19 +81,34 @@ addr add 192.0.2.2/24 dev veth1
 link set veth0 up
 link set veth1 up
 EOF
-       rdma link add rxe0 type rxe netdev veth0 &&
-       rdma link add siw0 type siw netdev veth1; }; then
+       { [[ " $LAB_DEVICES " != *" rxe0 "* ]] || rdma link add rxe0 type rxe netdev veth0; } &&
+       { [[ " $LAB_DEVICES " != *" siw0 "* ]] || rdma link add siw0 type siw netdev veth1; }; }; then
     say "RDMA device setup failed"
     finish 126
 fi
 # The ports turn ACTIVE shortly after their netdev is up; give them a moment
 # so tests do not race the link (the smoke test still checks the state).
 for _ in $(seq 50); do
-    grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null &&
-        grep -q ACTIVE /sys/class/infiniband/siw0/ports/1/state 2>/dev/null && break
+    active=1
+    for dev in $LAB_DEVICES; do
+        grep -q ACTIVE "/sys/class/infiniband/$dev/ports/1/state" 2>/dev/null || active=0
+    done
+    ((active)) && break
     sleep 0.1
 done
 cut -d' ' -f1 /proc/uptime > "$S/boot-seconds"
+
+# How fast this guest is. A guest's cost is its process starts and system
+# calls (each one several host context switches), and hosts of the same kind
+# differ there by a factor of three or more, with steal on top. A fixed loop
+# of both, against what a reference guest takes (docs/testing.md), gives the
+# slowness that scales every bound below and in the tests (LAB_SLOWNESS).
+. "$(dirname "${BASH_SOURCE[0]}")/guest-speed.sh"
+measure_guest_speed > "$S/speed"
+. "$S/speed"
+say "speed: $LAB_SPEED_TEXT"
+LAB_BOUND=$(awk -v t="$LAB_TIMEOUT" -v s="$LAB_SLOWNESS" 'BEGIN { printf "%d", t * s }')
+echo "LAB_BOUND=$LAB_BOUND" >> "$S/speed"
 
 # The command's stdout/stderr go to tty1/tty2, which the host wires to its own
 # stdout/stderr; raw mode so the tty layer passes bytes unchanged.
@@ -102,9 +118,19 @@ stty -F /dev/tty2 raw -echo 2>/dev/null
     set +e
     . "$S/env.sh" 2>/dev/null
     # What the tests read to find the devices (after env.sh: the lab decides).
-    export RFTP_LAB_DEVICES="rxe0=192.0.2.1 siw0=192.0.2.2"
+    RFTP_LAB_DEVICES=
+    for dev in $LAB_DEVICES; do
+        case $dev in rxe0) RFTP_LAB_DEVICES+=" rxe0=192.0.2.1" ;; siw0) RFTP_LAB_DEVICES+=" siw0=192.0.2.2" ;; esac
+    done
+    export RFTP_LAB_DEVICES=${RFTP_LAB_DEVICES# }
     cd "$LAB_CWD" 2>/dev/null || cd /
-    # Guest-side timeout; the host has its own watchdog in case this hangs.
-    exec timeout -k 5 "$LAB_TIMEOUT" bash "$S/cmd.sh"
+    export LAB_SLOWNESS LAB_SPEED_TEXT
+    # Guest-side bound, scaled by the guest's speed; the host has its own
+    # watchdog in case this hangs.
+    timeout -k 5 "$LAB_BOUND" bash "$S/cmd.sh"
+    rc=$?
+    ((rc == 124)) && echo "the guest's bound of $LAB_BOUND s ($LAB_TIMEOUT s x slowness $LAB_SLOWNESS) was reached" \
+        "($LAB_SPEED_TEXT)" >&2
+    exit $rc
 ) </dev/null >/dev/tty1 2>/dev/tty2
 finish $?

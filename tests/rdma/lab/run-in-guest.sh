@@ -8,17 +8,28 @@
 #
 # Usage: run-in-guest.sh [options] [--] command [args...]
 #   -k, --kernel PATH  UML kernel (default: $RFTP_UML_KERNEL, else build-kernel.sh)
-#   -t, --timeout SEC  guest-side limit for the command (default 600); the
-#                      host kills UML at SEC+60 should the guest itself hang
+#   -t, --timeout SEC  guest-side limit for the command (default 600), for a
+#                      guest of the reference speed: the guest multiplies it
+#                      by the slowness it measures at boot (guest-speed.sh);
+#                      the host kills UML 60 s later should the guest hang
 #   -m, --mem SIZE     guest memory (default 2G; sparse, backed by /dev/shm)
 #   --rw DIR           also mount host DIR writable (repeatable)
 #   --disk SIZE        a real block device: a sparse ext4 image of SIZE (ubd0)
 #                      that the guest mounts at /run/disk ($LAB_DISK), where
 #                      O_DIRECT works (tmpfs and hostfs refuse it in 6.1)
 #   --stall SEC        the host also kills UML when the guest has printed
-#                      nothing for SEC seconds (a guest kernel that hangs
+#                      nothing for SEC seconds (times the guest's slowness;
+#                      a guest kernel that hangs
 #                      starves its own timeout), after asking the guest
 #                      kernel what it runs and what is blocked (printed)
+#   --devices LIST     the soft RDMA devices to add: "rxe0 siw0" (default),
+#                      "rxe0" or "siw0"
+#   --cpu N            run the guest on host CPU N alone. A guest is a kernel
+#                      process and the processes it traces, handing the CPU
+#                      to each other at every guest system call and fault;
+#                      on one CPU that is a plain context switch, across two
+#                      a wake-up of an idle CPU: on a virtual machine several
+#                      times slower (docs/testing.md)
 #   --times            print the boot time and the whole run's wall time
 #   -v, --verbose      --times, plus the guest kernel console
 # Exit status: the command's own; 124 = guest-side timeout; 125 = the guest
@@ -28,7 +39,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PROJECT=$(cd "$HERE/../../.." && pwd)
-KERNEL=${RFTP_UML_KERNEL:-} TIMEOUT=600 MEM=2G VERBOSE=0 TIMES=0 DISK= STALL=0
+KERNEL=${RFTP_UML_KERNEL:-} TIMEOUT=600 MEM=2G VERBOSE=0 TIMES=0 DISK= STALL=0 DEVICES="rxe0 siw0" CPU=
 RW=("$PROJECT")
 while (($#)); do
     case $1 in
@@ -38,6 +49,8 @@ while (($#)); do
         --rw) RW+=("$(realpath "$2")"); shift 2 ;;
         --disk) DISK=$2; shift 2 ;;
         --stall) STALL=$2; shift 2 ;;
+        --devices) DEVICES=$2; shift 2 ;;
+        --cpu) CPU=$2; shift 2 ;;
         --times) TIMES=1; shift ;;
         -v|--verbose) VERBOSE=1 TIMES=1; shift ;;
         --) shift; break ;;
@@ -65,6 +78,7 @@ export -p | grep -Ev '^declare -[a-zA-Z]*x[a-zA-Z]* (PWD|OLDPWD|SHLVL|_|BASHOPTS
     printf 'LAB_CWD=%q\n' "$PWD"
     printf 'LAB_TIMEOUT=%q\n' "$TIMEOUT"
     printf 'LAB_MTU=9000\n'
+    printf 'LAB_DEVICES=%q\n' "$DEVICES"
     printf 'LAB_CPU_MHZ=%q\n' "$(awk -F': *' '/^cpu MHz/{print $2; exit}' /proc/cpuinfo)"
     printf 'LAB_RW_DIRS=('; printf '%q ' "${RW[@]}"; printf ')\n'
     printf 'LAB_DISK=%q\n' "${DISK:+/run/disk}"
@@ -91,7 +105,9 @@ cat <"$WORK/err" >&2 & cat_err=$!
 
 start=$(date +%s.%N)
 # Guest RAM is a sparse file UML creates in $TMPDIR: keep it on tmpfs.
-TMPDIR=/dev/shm "$KERNEL" mem="$MEM" root=/dev/root rootfstype=hostfs rootflags=/ ro \
+PIN=()
+[[ -n $CPU ]] && PIN=(taskset -c "$CPU")
+TMPDIR=/dev/shm "${PIN[@]}" "$KERNEL" mem="$MEM" root=/dev/root rootfstype=hostfs rootflags=/ ro \
     init="$HERE/guest-init.sh" uml_dir="$WORK" "${UBD[@]}" \
     con=null ssl=null con0=null,fd:3 con1=null,fd:4 con2=null,fd:5 \
     RFTP_LAB_SHARE="$SHARE" \
@@ -149,19 +165,24 @@ dump_guest_tasks() {
     mc sysrq w
 }
 # Host-side watchdog, for a guest that hangs beyond its own timeout, or
-# (--stall) prints nothing for too long.
+# (--stall) prints nothing for too long. Both bounds are scaled by the
+# slowness the guest measured at boot (guest-speed.sh), once it has.
 (
     trap 'kill $sleeper 2>/dev/null; exit 0' TERM
-    deadline=$((SECONDS + TIMEOUT + 60))
+    started=$SECONDS bound=$TIMEOUT stall=$STALL scaled=0 LAB_SPEED_TEXT="not measured yet"
     while :; do
         sleep 5 & sleeper=$!
         wait $sleeper
-        if ((SECONDS >= deadline)); then
-            echo "run-in-guest: guest still running after $((TIMEOUT + 60)) s, killing it" >&2
+        if ((!scaled)) && [[ -f $SHARE/speed ]] && grep -q '^LAB_BOUND=' "$SHARE/speed"; then
+            . "$SHARE/speed"
+            bound=$LAB_BOUND stall=$(awk -v s="$STALL" -v f="$LAB_SLOWNESS" 'BEGIN { printf "%d", s * f }') scaled=1
+        fi
+        if ((SECONDS - started >= bound + 60)); then
+            echo "run-in-guest: guest still running after $((bound + 60)) s, killing it ($LAB_SPEED_TEXT)" >&2
             break
         fi
-        if ((STALL)) && [[ -f $PROGRESS ]] && (($(date +%s) - $(stat -c %Y "$PROGRESS") >= STALL)); then
-            echo "run-in-guest: the guest printed nothing for $STALL s, killing it" >&2
+        if ((stall)) && [[ -f $PROGRESS ]] && (($(date +%s) - $(stat -c %Y "$PROGRESS") >= stall)); then
+            echo "run-in-guest: the guest printed nothing for $stall s, killing it ($LAB_SPEED_TEXT)" >&2
             break
         fi
     done
@@ -180,7 +201,8 @@ elapsed=$(echo "$(date +%s.%N) - $start" | bc)
 ((VERBOSE)) && { echo "---- guest console ----"; cat "$LOG"; echo "----"; } >&2
 if [[ -f $SHARE/rc ]]; then
     rc=$(<"$SHARE/rc")
-    ((TIMES)) && echo "run-in-guest: booted in $(cat "$SHARE/boot-seconds" 2>/dev/null) s (guest uptime at command start), ${elapsed} s in all, rc=$rc" >&2
+    ((TIMES)) && echo "run-in-guest: booted in $(cat "$SHARE/boot-seconds" 2>/dev/null) s (guest uptime at command start), ${elapsed} s in all, rc=$rc;" \
+        "$(sed -n 's/^LAB_SPEED_TEXT="\(.*\)"$/\1/p' "$SHARE/speed" 2>/dev/null)" >&2
     if [[ $rc = 126 ]]; then
         echo "run-in-guest: RDMA device setup failed in the guest; console tail:" >&2
         grep -v '^$' "$LOG" | tail -20 >&2
