@@ -12,9 +12,21 @@
 
 namespace rftp {
 
+// What failed, beside the errno. A refusal of the program's own carries its
+// kind, so that it is never read as a system error of the same number (an
+// upload in progress is not EAGAIN's "no thread now"; a reserved name is
+// not the file system's EPERM), nor a system error as such a refusal.
+enum class ErrorKind : unsigned char {
+    system,         // code is the system's errno (or -1): what the kernel or a library said
+    busy,           // someone else holds it right now; the same request may work later
+    reserved_name,  // a name the program keeps for its own bookkeeping
+    bad_offset,     // a resume point that does not fit the file
+};
+
 struct Error {
     int code = -1;          // negative errno, or -1 when no errno applies
     std::string message;    // human sentence with context, no trailing newline
+    ErrorKind kind = ErrorKind::system;
 
     // "open /x: No such file or directory" from the current errno.
     static Error from_errno(const std::string &context, int err = errno) {
@@ -24,7 +36,7 @@ struct Error {
 
     // Prefixes more context as the error travels up: "upload a.bin: open ...".
     Error with_context(const std::string &context) const {
-        return Error{code, context + ": " + message};
+        return Error{code, context + ": " + message, kind};
     }
 };
 

@@ -46,6 +46,22 @@ TransferOutcome failed_outcome(const Error &e, bool aborted, uint64_t bytes) {
         return out;
     }
     out.result = "failed";
+    switch (e.kind) {
+        case ErrorKind::busy:
+            out.code = 450;
+            out.text = "File busy: " + e.message + ".";
+            return out;
+        case ErrorKind::reserved_name:
+            out.code = 553;
+            out.text = "File name not allowed: " + e.message + ".";
+            return out;
+        case ErrorKind::bad_offset:
+            out.code = 554;
+            out.text = "Invalid REST parameter: " + e.message + ".";
+            return out;
+        case ErrorKind::system:
+            break;
+    }
     if (e.code == kFileChanged) {
         // Not the disk failing: someone changed the file. A resume finds
         // that out too (its size or time differs) and starts over.

@@ -19,9 +19,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     auto target = prepare_upload(root, req.path, req.rest, req.append);
     if (!target) {
         const Error &e = target.error();
-        if (e.code == kBadRestartOffset) return {554, "Invalid REST parameter: " + e.message + ".", 0, "failed"};
-        if (e.code == kUploadInProgress) return {450, "File busy: " + e.message + ".", 0, "failed"};
-        if (e.code == kReservedName) return {553, "File name not allowed: " + e.message + ".", 0, "failed"};
+        if (e.kind != ErrorKind::system) return failed_outcome(e, false, 0);
         if (e.code == -ENOENT) return {553, "Could not create file: no such directory.", 0, "failed"};
         FtpReply r = fs_error_reply(e);
         return {r.code, r.text, 0, "failed"};

@@ -71,7 +71,7 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
     if (!root.writable()) return fail(Error{-EACCES, "read-only account"});
     if (vpath == "/") return fail(Error{-EISDIR, "cannot upload onto the root directory"});
     if (is_upload_bookkeeping(vpath))
-        return fail(Error{kReservedName, kUploadBookkeepingRule});
+        return fail(Error{-EINVAL, kUploadBookkeepingRule, ErrorKind::reserved_name});
     UploadTarget t;
     t.final = vpath;
     t.partial = partial_upload_path(vpath);
@@ -99,15 +99,15 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
     // A restart from the final file is checked before anything is created:
     // a refused REST leaves no partial file behind.
     if (start > 0 && !continue_partial) {
-        if (!final_st) return fail(Error{kBadRestartOffset, "nothing to resume: no partial upload and no file"});
+        if (!final_st) return fail(Error{-ERANGE, "nothing to resume: no partial upload and no file", ErrorKind::bad_offset});
         if (static_cast<uint64_t>(final_st->st_size) < start)
-            return fail(Error{kBadRestartOffset, "restart offset beyond the end of the file"});
+            return fail(Error{-ERANGE, "restart offset beyond the end of the file", ErrorKind::bad_offset});
     }
     auto fd = root.open_file(t.partial, continue_partial ? O_WRONLY | O_CLOEXEC : O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (!fd) return fail(fd.error());
     // Two sessions writing one partial file would interleave garbage.
     if (::flock(fd->get(), LOCK_EX | LOCK_NB) != 0 || !still_at(root, fd->get(), t.partial))
-        return fail(Error{kUploadInProgress, "another session is uploading this file"});
+        return fail(Error{-EBUSY, "another session is uploading this file", ErrorKind::busy});
     if (continue_partial) {
         if (auto s = apply_journal(root, fd->get(), t.partial); !s) return fail(s.error());
         if (::fstat(fd->get(), &*partial_st) != 0) return fail_errno("stat partial upload");
@@ -122,8 +122,9 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
             start = final_st ? static_cast<uint64_t>(final_st->st_size) : 0;
         }
         if (continue_partial && static_cast<uint64_t>(partial_st->st_size) < start)
-            return fail(Error{kBadRestartOffset, "restart offset beyond the " + std::to_string(partial_st->st_size) +
-                                                     " bytes received so far"});
+            return fail(Error{-ERANGE,
+                              "restart offset beyond the " + std::to_string(partial_st->st_size) + " bytes received so far",
+                              ErrorKind::bad_offset});
     }
     if (!continue_partial) {
         // Emptied before its stale journal goes: a daemon that dies in

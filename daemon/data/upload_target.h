@@ -12,13 +12,6 @@
 
 namespace rftp::daemon {
 
-// Error::code of a restart offset that does not fit the partial file (reply 554).
-inline constexpr int kBadRestartOffset = -ERANGE;
-// Error::code when another session is uploading the same file (reply 450).
-inline constexpr int kUploadInProgress = -EWOULDBLOCK;
-// Error::code of an upload onto one of rftpd's own names (reply 553).
-inline constexpr int kReservedName = -EPERM;
-
 struct UploadTarget {
     UniqueFd fd;          // the partial file, locked against a second uploader
     std::string partial;  // its virtual path
@@ -27,7 +20,9 @@ struct UploadTarget {
 };
 
 // rest: REST offset (0: a new upload). append: APPE, which continues the
-// partial file or the existing file from its end.
+// partial file or the existing file from its end. Refusals of its own carry
+// their ErrorKind: bad_offset (a restart offset that does not fit), busy
+// (another session uploads the file), reserved_name (one of rftpd's names).
 Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpath, uint64_t rest, bool append);
 
 // "/d/.name.rftp-part" -> "/d/.name.rftp-resume": the journal of a parallel

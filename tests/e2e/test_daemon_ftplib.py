@@ -6,6 +6,7 @@ import hashlib
 import io
 import os
 import socket
+import subprocess
 import threading
 import time
 
@@ -625,3 +626,23 @@ def test_anonymous_is_off_by_default_and_read_only_when_on(rftpd_factory):
     with pytest.raises(ftplib.error_perm, match="550"):
         f.storbinary("STOR x", io.BytesIO(b"x"))
     f.quit()
+
+
+def test_an_upload_the_file_system_refuses_is_550_not_a_reserved_name(rftpd):
+    """The file system's own EPERM (an immutable directory refuses a new
+    file, even to root) is a permission refusal: 550, not the 553 rftpd
+    gives a client that tries to upload onto one of rftpd's own names."""
+    root = rftpd.roots["alice"]
+    locked = root / "locked"
+    locked.mkdir()
+    if subprocess.run(["chattr", "+i", str(locked)], capture_output=True).returncode != 0:
+        pytest.skip(f"chattr +i is refused on {locked}'s file system (or not root)")
+    try:
+        f = login(rftpd)
+        with pytest.raises(ftplib.error_perm) as refused:
+            f.storbinary("STOR locked/new.bin", io.BytesIO(b"data"))
+        assert str(refused.value).startswith("550 Permission denied"), refused.value
+        f.quit()
+    finally:
+        subprocess.run(["chattr", "-i", str(locked)], check=True)
+    assert list(locked.iterdir()) == []

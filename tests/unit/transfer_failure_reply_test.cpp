@@ -9,6 +9,7 @@
 #include "daemon/data/transfer_job.h"
 
 using rftp::Error;
+using rftp::ErrorKind;
 using rftp::daemon::failed_outcome;
 using rftp::daemon::open_failed_outcome;
 
@@ -45,6 +46,24 @@ TEST(TransferFailureReply, AMissingThreadIsA451ToTryAgainLater) {
     auto out = failed_outcome(Error{-EAGAIN, "no thread for the disk engine"}, false, 0);
     EXPECT_EQ(out.code, 451);
     EXPECT_NE(out.text.find("try again later"), std::string::npos) << out.text;
+}
+
+TEST(TransferFailureReply, AnUploadInProgressIsFileBusyNotAMissingThread) {
+    auto out = failed_outcome(Error{-EBUSY, "another session is uploading this file", ErrorKind::busy}, false, 0);
+    EXPECT_EQ(out.code, 450) << out.text;
+    EXPECT_EQ(out.text, "File busy: another session is uploading this file.");
+    // The system's own EAGAIN stays what it was: no thread just now.
+    auto again = failed_outcome(Error{-EAGAIN, "no thread"}, false, 0);
+    EXPECT_EQ(again.code, 451);
+    EXPECT_NE(again.text.find("try again later"), std::string::npos) << again.text;
+}
+
+TEST(TransferFailureReply, ReservedNamesAndBadOffsetsKeepTheirRepliesWhateverTheirErrno) {
+    EXPECT_EQ(failed_outcome(Error{-EINVAL, "rftpd's own name", ErrorKind::reserved_name}, false, 0).code, 553);
+    EXPECT_EQ(failed_outcome(Error{-ERANGE, "past the end", ErrorKind::bad_offset}, false, 0).code, 554);
+    // Context added on the way up keeps the kind.
+    auto busy = Error{-EBUSY, "uploading", ErrorKind::busy}.with_context("STOR x");
+    EXPECT_EQ(failed_outcome(busy, false, 0).code, 450);
 }
 
 TEST(TransferFailureReply, TheNetworksFailuresAre426) {
