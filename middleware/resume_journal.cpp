@@ -15,12 +15,13 @@
 #include "common/log.h"
 #include "middleware/boot_id.h"
 #include "middleware/disk/plain_file.h"
+#include "middleware/test_switches.h"
 
 namespace rftp::middleware {
 
 std::chrono::milliseconds default_checkpoint_interval() {
     static const std::chrono::milliseconds every = [] {
-        if (const char *v = std::getenv("RFTP_TEST_CHECKPOINT_MS")) {
+        if (const char *v = test_switch("RFTP_TEST_CHECKPOINT_MS")) {
             long ms = std::strtol(v, nullptr, 10);
             if (ms > 0) return std::chrono::milliseconds(ms);
         }

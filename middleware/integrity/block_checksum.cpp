@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "middleware/test_switches.h"
 #include "protocol/big_endian.h"
 
 namespace rftp::middleware {
@@ -43,7 +44,7 @@ struct FaultPlan {
 const FaultPlan &fault_plan() {
     static const FaultPlan plan = [] {
         FaultPlan p;
-        if (const char *v = std::getenv("RFTP_TEST_FLIP_BLOCKS")) {
+        if (const char *v = test_switch("RFTP_TEST_FLIP_BLOCKS")) {
             char *rest = nullptr;
             p.blocks = std::strtol(v, &rest, 10);
             if (rest && *rest == '/') p.spacing = std::strtol(rest + 1, nullptr, 10);

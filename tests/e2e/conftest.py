@@ -17,6 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 from passed_test_files import note_the_tests_files, remove_if_passed  # noqa: E402,F401 (an autouse fixture)
 
 BUILD = Path(os.environ.get("RFTP_BUILD", Path(__file__).resolve().parents[2] / "build"))
+# rftpd and rftp as the tests run them: built with their test-only switches
+# (middleware/test_switches.h); BUILD holds the ones that ship.
+TESTING = BUILD / "testing"
 PASSWORDS = {"alice": "alice-secret", "bob": "bob-secret"}
 _hash_cache = {}
 
@@ -29,7 +32,7 @@ def free_port() -> int:
 
 def password_hash(password: str) -> str:
     if password not in _hash_cache:
-        out = subprocess.run([str(BUILD / "rftpd"), "--hash-password"], input=password + "\n",
+        out = subprocess.run([str(TESTING / "rftpd"), "--hash-password"], input=password + "\n",
                              capture_output=True, text=True, check=True)
         _hash_cache[password] = out.stdout.strip()
     return _hash_cache[password]
@@ -38,7 +41,8 @@ def password_hash(password: str) -> str:
 class Rftpd:
     """A running rftpd. alice is read-write in root/alice, bob read-only in root/bob."""
 
-    def __init__(self, workdir: Path, extra_config: str = "", anonymous: bool = False, wrapper=(), env_extra=None):
+    def __init__(self, workdir: Path, extra_config: str = "", anonymous: bool = False, wrapper=(), env_extra=None,
+                 program: Path = TESTING / "rftpd"):
         self.workdir = workdir
         self.port = free_port()
         self.roots = {"alice": workdir / "alice", "bob": workdir / "bob", "anonymous": workdir / "anon"}
@@ -56,8 +60,9 @@ class Rftpd:
         self.log_path = workdir / "rftpd.log"
         self._log = open(self.log_path, "w")
         # wrapper: a command to run the daemon under (strace, for the durability test).
-        # env_extra: the test-only fault switch, for one.
-        self.proc = subprocess.Popen([*wrapper, str(BUILD / "rftpd"), "--config", str(self.config)],
+        # env_extra: the test-only fault switch, for one. program: another
+        # build of rftpd (an installed one).
+        self.proc = subprocess.Popen([*wrapper, str(program), "--config", str(self.config)],
                                      stdout=self._log, stderr=subprocess.STDOUT,
                                      env=dict(os.environ, **(env_extra or {})))
         self._wait_listening()
@@ -111,11 +116,6 @@ def on_a_file_system_with_user_xattrs(directory: Path):
         pytest.skip("SKIPPED: this file system keeps no user extended attributes")
     finally:
         probe.unlink()
-
-
-@pytest.fixture(scope="session")
-def rftp_build() -> Path:
-    return BUILD
 
 
 @pytest.fixture

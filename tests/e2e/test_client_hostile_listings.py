@@ -12,9 +12,9 @@ import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import BUILD  # noqa: E402
+from conftest import TESTING  # noqa: E402
 
-RFTP = str(BUILD / "rftp")
+RFTP = str(TESTING / "rftp")
 
 
 class TreeServer:

@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
-from conftest import BUILD, on_a_file_system_with_user_xattrs
+from conftest import TESTING, on_a_file_system_with_user_xattrs
 
-RFTP = str(BUILD / "rftp")
+RFTP = str(TESTING / "rftp")
 
 
 class ScriptedServer:

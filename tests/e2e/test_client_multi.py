@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import BUILD, PASSWORDS  # noqa: E402
+from conftest import PASSWORDS, TESTING  # noqa: E402
 from vsftpd_server import VSFTPD, VsftpdServer  # noqa: E402
 
-RFTP = str(BUILD / "rftp")
+RFTP = str(TESTING / "rftp")
 
 
 def rftp(env, *args, timeout=300):

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, PASSWORDS
+from conftest import PASSWORDS, TESTING
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 from source_identity import source_token  # noqa: E402
 
-RFTP = str(BUILD / "rftp")
+RFTP = str(TESTING / "rftp")
 MiB = 1024 * 1024
 
 

@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from vsftpd_server import VSFTPD, VsftpdServer, free_port  # noqa: E402
 
-RFTP = os.path.join(os.environ.get("RFTP_BUILD", "build"), "rftp")
+RFTP = os.path.join(os.environ.get("RFTP_BUILD", "build"), "testing", "rftp")
 
 pytestmark = [
     pytest.mark.skipif(not os.path.exists(VSFTPD), reason="vsftpd not installed"),

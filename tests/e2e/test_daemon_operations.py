@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from conftest import BUILD, PASSWORDS, Rftpd, free_port, password_hash
+from conftest import BUILD, PASSWORDS, TESTING, Rftpd, free_port, password_hash
 
-RFTPD = str(BUILD / "rftpd")
+RFTPD = str(TESTING / "rftpd")
 
 
 def test_sighup_is_logged_and_ignored(tmp_path):

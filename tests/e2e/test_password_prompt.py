@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import BUILD  # noqa: E402
+from conftest import TESTING  # noqa: E402
 from test_client_hostile_server import PLAIN_SERVER, ScriptedServer  # noqa: E402
 
-RFTP = str(BUILD / "rftp")
+RFTP = str(TESTING / "rftp")
 
 
 def read_until(fd, marker: bytes, seconds=20) -> bytes:

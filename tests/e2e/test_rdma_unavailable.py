@@ -8,9 +8,9 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, PASSWORDS
+from conftest import PASSWORDS, TESTING
 
-RFTP = str(BUILD / "rftp")
+RFTP = str(TESTING / "rftp")
 
 
 def host_has_rdma() -> bool:

@@ -23,6 +23,9 @@ from passed_test_files import note_the_tests_files, remove_if_passed  # noqa: E4
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILD = Path(os.environ.get("RFTP_BUILD", ROOT / "build"))
+# rftpd and rftp as the tests run them: built with their test-only switches
+# (middleware/test_switches.h); BUILD holds the ones that ship.
+TESTING = BUILD / "testing"
 PASSWORD = "alice-secret"
 CONTROL_PORT = 2121
 # How many times slower this guest is than the reference guest the bounds
@@ -75,7 +78,7 @@ class Daemon:
             f"log: {{level: debug}}\n{extra_config}")
         self.log_path = workdir / "rftpd.log"
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([str(BUILD / "rftpd"), "--config", str(self.config)],
+        self.proc = subprocess.Popen([str(TESTING / "rftpd"), "--config", str(self.config)],
                                      stdout=self._log, stderr=subprocess.STDOUT, preexec_fn=preexec_fn,
                                      env=dict(os.environ, **(env_extra or {})))
         self.addresses = addresses
@@ -184,7 +187,7 @@ def rftp(*args, timeout=300, check=True, env_extra=None, preexec_fn=None):
     import json
     env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
     env.update(env_extra or {})
-    argv = [str(BUILD / "rftp"), "--json", "--no-progress", *args]
+    argv = [str(TESTING / "rftp"), "--json", "--no-progress", *args]
     # Not Popen's context manager: its exit waits for the process without bound.
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             preexec_fn=preexec_fn)

@@ -11,7 +11,7 @@ import re
 import subprocess
 import time
 
-from conftest import BUILD, PASSWORD, Daemon, bound, rftp, url, wait_for
+from conftest import PASSWORD, TESTING, Daemon, bound, rftp, url, wait_for
 from test_rdma_transfers import BLOCK, digest, write_pattern
 
 FLIP = "RFTP_TEST_FLIP_BLOCKS"
@@ -148,7 +148,7 @@ def test_a_file_changed_during_a_download_is_hashed_again(daemon, device, tmp_pa
     from_file = daemon.count(r"event=hash .* from=file")
     rrtrs = daemon.count(r"command=RRTR")
     # Small blocks, one in flight: the transfer lasts long enough to touch the file during it.
-    p = subprocess.Popen([str(BUILD / "rftp"), "--json", "--no-progress", "get", "--verify", "-P", "1",
+    p = subprocess.Popen([str(TESTING / "rftp"), "--json", "--no-progress", "get", "--verify", "-P", "1",
                           "--block-size", "64K", "--iodepth", "1", url(addr, served.name), str(local)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=dict(os.environ, RFTP_PASSWORD=PASSWORD))

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import BUILD, PASSWORD, Daemon, bound, rftp, url
+from conftest import PASSWORD, TESTING, Daemon, bound, rftp, url
 from test_rdma_transfers import MiB, digest, write_pattern
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
@@ -39,7 +39,7 @@ def freeze_then_kill(victim: subprocess.Popen, runner: subprocess.Popen, journal
 
 def start_rftp(*args, env_extra=None):
     env = dict(os.environ, RFTP_PASSWORD=PASSWORD, **(env_extra or {}))
-    return subprocess.Popen([str(BUILD / "rftp"), "--no-progress", *args], env=env, stdout=subprocess.DEVNULL,
+    return subprocess.Popen([str(TESTING / "rftp"), "--no-progress", *args], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
 
 

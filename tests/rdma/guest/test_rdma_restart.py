@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, PASSWORD, Daemon, bound, rftp, url
+from conftest import PASSWORD, TESTING, Daemon, bound, rftp, url
 from test_rdma_transfers import MiB, digest, write_pattern
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
@@ -51,7 +51,7 @@ def test_a_restart_or_crash_mid_rdma_transfer_is_resumed_by_c(device, tmp_path, 
             args = ["get", url(addr, "r.bin", port=PORT), str(final)]
         env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
         d, code, err = cut_by_a_restart(
-            d, lambda _: subprocess.Popen([str(BUILD / "rftp"), "--no-progress", args[0], "-P", "4", *args[1:]],
+            d, lambda _: subprocess.Popen([str(TESTING / "rftp"), "--no-progress", args[0], "-P", "4", *args[1:]],
                                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True),
             lambda: Daemon(work, [addr], port=PORT), journal, final, SIZE,
             sig=signal.SIGTERM if how == "restart" else signal.SIGKILL)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, PASSWORD, bound, expected_notice, rftp, url, wait_for
+from conftest import PASSWORD, TESTING, bound, expected_notice, rftp, url, wait_for
 
 MiB = 1 << 20
 BLOCK = 4 * MiB  # the client's default RDMA block
@@ -150,7 +150,7 @@ def test_memory_to_memory(daemon, device):
 
 def start_client(*args):
     env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
-    return subprocess.Popen([str(BUILD / "rftp"), "--no-progress", *args], env=env,
+    return subprocess.Popen([str(TESTING / "rftp"), "--no-progress", *args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
@@ -218,7 +218,7 @@ def test_sequential_writes_to_a_pipe(daemon, device, served_big_file, big_digest
     no offsets) receives exactly the file."""
     name, addr = device
     env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
-    rftp_cmd = [str(BUILD / "rftp"), "--no-progress", "-v", "--sequential-writes", "-P", "4", "get",
+    rftp_cmd = [str(TESTING / "rftp"), "--no-progress", "-v", "--sequential-writes", "-P", "4", "get",
                 url(addr, served_big_file), "-"]
     p = subprocess.Popen(rftp_cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     h = hashlib.sha256()
@@ -244,7 +244,7 @@ def test_get_to_stdout_lands_at_the_shells_position(daemon, device, odd_files, t
     try:
         with open(out, "wb", buffering=0) as shared:
             shared.write(b"head\n")
-            p = subprocess.run([str(BUILD / "rftp"), "--no-progress", "-v", "-P", "4", "get",
+            p = subprocess.run([str(TESTING / "rftp"), "--no-progress", "-v", "-P", "4", "get",
                                 url(addr, served.name), "-"], stdout=shared, stderr=subprocess.PIPE, env=env,
                                timeout=bound(120))
             shared.write(b"done\n")
