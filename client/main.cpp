@@ -20,9 +20,11 @@
 #include "client/progress/json_events.h"
 #include "client/stdout_output.h"
 #include "client/url.h"
+#include "common/byte_size.h"
 #include "common/log.h"
 
 using namespace rftp::client;
+using rftp::human_bytes;
 
 namespace {
 

@@ -8,6 +8,7 @@
 
 #include "client/commands/transfer_steps.h"
 #include "client/interrupt.h"
+#include "common/byte_size.h"
 #include "common/log.h"
 #include "middleware/rdma/cm_setup.h"
 #include "middleware/rdma/device_check.h"
@@ -141,7 +142,7 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
     session.rdma = std::move(*channel);
     auto st = session.rdma->stats();
     log::info("RDMA channel on " + st.device + ": " + std::to_string(p.streams) + " queue pair(s), block " +
-              rdma::human_bytes(p.block_size) + ", iodepth " + std::to_string(p.iodepth));
+              human_bytes(p.block_size) + ", iodepth " + std::to_string(p.iodepth));
     return session.rdma.get();
 }
 

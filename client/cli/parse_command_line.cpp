@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "client/cli/byte_size.h"
 #include "client/exit_codes.h"
+#include "common/byte_size.h"
+#include "common/path_text.h"
 
 #ifndef RFTP_VERSION
 #define RFTP_VERSION "0.1.0"
@@ -17,10 +18,10 @@
 namespace rftp::client {
 namespace {
 
-std::string basename_of(const char *path) {
-    std::string s = path ? path : "rftp";
-    auto slash = s.rfind('/');
-    return slash == std::string::npos ? s : s.substr(slash + 1);
+// A size option's value ("8M"), or why it is not one.
+Result<uint64_t> byte_size_option(const std::string &text) {
+    if (auto bytes = parse_byte_size(text)) return *bytes;
+    return fail_msg("bad size '" + text + "' (expected e.g. 65536, 512K, 8M, 1G)");
 }
 
 }  // namespace
@@ -28,7 +29,7 @@ std::string basename_of(const char *path) {
 ParsedCommandLine parse_command_line(int argc, char **argv) {
     // rput/rget are rftp with the subcommand filled in.
     std::vector<std::string> args;
-    std::string invoked = basename_of(argc > 0 ? argv[0] : nullptr);
+    std::string invoked = basename_of(argc > 0 && argv[0] ? argv[0] : "rftp");
     for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
     if (invoked == "rput") args.insert(args.begin(), "put");
     else if (invoked == "rget") args.insert(args.begin(), "get");
@@ -122,19 +123,19 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
         refused.error = e.what();
         return refused;
     }
-    auto size = parse_byte_size(block_size);
+    auto size = byte_size_option(block_size);
     if (!size || *size < (64u << 10) || *size > (1ull << 30))
         return usage_error(std::string("--block-size: ") + (size ? "must be between 64K and 1G" : size.error().message));
     o.block_size = *size;
     o.block_size_given = block_opt->count() > 0;
     if (o.block_size_given) o.rdma_block_size = *size;
     o.transport = transport == "rdma" ? Transport::rdma : transport == "tcp" ? Transport::tcp : Transport::auto_select;
-    auto pool = parse_byte_size(rdma_pool);
+    auto pool = byte_size_option(rdma_pool);
     if (!pool || *pool < (1u << 20) || *pool > (64ull << 30))
         return usage_error(std::string("--rdma-pool: ") + (pool ? "must be between 1M and 64G" : pool.error().message));
     o.rdma_pool = *pool;
     if (!device_size.empty()) {
-        auto n = parse_byte_size(device_size);
+        auto n = byte_size_option(device_size);
         if (!n) return usage_error("--size: " + n.error().message);
         o.size = *n;
     }

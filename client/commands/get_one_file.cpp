@@ -15,6 +15,7 @@
 #include "client/data_connection.h"
 #include "client/interrupt.h"
 #include "client/rdma_transport.h"
+#include "common/path_text.h"
 #include "middleware/disk/memory_endpoint.h"
 #include "middleware/disk/plain_file.h"
 #include "middleware/disk/preallocate.h"

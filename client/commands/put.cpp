@@ -5,6 +5,7 @@
 #include "client/commands/resume_command.h"
 #include "client/commands/put_one_file.h"
 #include "client/commands/transfer_steps.h"
+#include "common/path_text.h"
 
 namespace rftp::client {
 

@@ -1,6 +1,6 @@
 #include "client/commands/resume_command.h"
 
-#include "client/cli/byte_size.h"
+#include "common/byte_size.h"
 
 namespace rftp::client {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "client/ftp_connection.h"
 #include "client/interrupt.h"
+#include "common/path_text.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "middleware/integrity/file_digest.h"
@@ -255,11 +256,6 @@ std::string remote_partial_name(const std::string &path) {
     auto slash = path.rfind('/');
     std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
     return dir + "." + basename_of(path) + std::string(ftp::kPartialSuffix);
-}
-
-std::string basename_of(const std::string &path) {
-    auto slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 }  // namespace rftp::client

@@ -111,6 +111,4 @@ OutcomeStatus hold_next_upload(Session &session);
 // "dir/name" -> "dir/.name.rftp-part" (docs/protocol.md "Uploads").
 std::string remote_partial_name(const std::string &path);
 
-std::string basename_of(const std::string &path);
-
 }  // namespace rftp::client

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "client/progress/json_events.h"
+#include "common/byte_size.h"
 
 namespace rftp::client {
 

@@ -6,21 +6,10 @@
 
 #include <cstdio>
 
+#include "common/byte_size.h"
 #include "client/progress/json_events.h"
 
 namespace rftp::client {
-
-std::string human_bytes(double bytes) {
-    const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 5) {
-        bytes /= 1024;
-        ++u;
-    }
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-    return buf;
-}
 
 ProgressReporter::ProgressReporter(ProgressView view, const middleware::TransferProgress &progress, uint64_t offset,
                                    std::optional<uint64_t> total)

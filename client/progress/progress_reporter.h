@@ -45,7 +45,5 @@ private:
     std::thread thread_;
 };
 
-// "1.5 MiB" style.
-std::string human_bytes(double bytes);
 
 }  // namespace rftp::client

@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-#include "daemon/config/byte_size.h"
+#include "common/byte_size.h"
 
 namespace rftp::daemon {
 namespace {

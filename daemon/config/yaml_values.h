@@ -22,7 +22,7 @@ Result<bool> read_bool(const YAML::Node &node, const KeyLocation &at);
 // Any scalar as text; an empty value ("key:") reads as "". Never holds NUL.
 Result<std::string> read_string(const YAML::Node &node, const KeyLocation &at);
 
-// An integer or a "64M"-style size (daemon/config/byte_size.h), in [min, max] bytes.
+// An integer or a "64M"-style size (common/byte_size.h), in [min, max] bytes.
 Result<uint64_t> read_byte_size(const YAML::Node &node, const KeyLocation &at, uint64_t min, uint64_t max);
 
 // A non-empty absolute path. It need not exist yet.

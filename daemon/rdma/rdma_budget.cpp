@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/byte_size.h"
 #include "middleware/rdma/device_check.h"
 
 namespace rftp::daemon {
@@ -27,10 +28,10 @@ void RdmaBudget::Reservation::release() {
 Result<RdmaBudget::Reservation> RdmaBudget::reserve(uint64_t bytes, unsigned queue_pairs) {
     std::lock_guard lock(mutex_);
     if (totals_.pinned_bytes + bytes > max_pinned_)
-        return fail_msg("RDMA memory limit reached: " + middleware::rdma::human_bytes(totals_.pinned_bytes) + " of " +
-                            middleware::rdma::human_bytes(max_pinned_) + " pinned by " +
+        return fail_msg("RDMA memory limit reached: " + human_bytes(totals_.pinned_bytes) + " of " +
+                            human_bytes(max_pinned_) + " pinned by " +
                             std::to_string(totals_.channels) + " channel(s), this one needs " +
-                            middleware::rdma::human_bytes(bytes),
+                            human_bytes(bytes),
                         -ENOMEM);
     totals_.pinned_bytes += bytes;
     totals_.queue_pairs += queue_pairs;

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "common/byte_size.h"
+
 namespace rftp::middleware::rdma {
 
 std::vector<std::string> device_names() {
@@ -15,17 +17,6 @@ std::vector<std::string> device_names() {
     for (int i = 0; i < n; ++i) names.emplace_back(ibv_get_device_name(list[i]));
     ibv_free_device_list(list);
     return names;
-}
-
-std::string human_bytes(std::size_t bytes) {
-    static const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    double v = static_cast<double>(bytes);
-    int u = 0;
-    while (v >= 1024 && u < 4) v /= 1024, ++u;
-    char buf[32];
-    if (u == 0) std::snprintf(buf, sizeof buf, "%zu bytes", bytes);
-    else std::snprintf(buf, sizeof buf, v == static_cast<double>(static_cast<long long>(v)) ? "%.0f %s" : "%.1f %s", v, units[u]);
-    return buf;
 }
 
 std::optional<std::string> memlock_problem(std::size_t needed) {

@@ -19,7 +19,5 @@ std::vector<std::string> device_names();
 // Why `needed` bytes cannot be pinned under RLIMIT_MEMLOCK, or nullopt when they can.
 std::optional<std::string> memlock_problem(std::size_t needed);
 
-// "64 MiB" for messages.
-std::string human_bytes(std::size_t bytes);
 
 }  // namespace rftp::middleware::rdma
