@@ -47,6 +47,15 @@ static bool check_rdma(const RdmaOptions &o) {
 
 Server::~Server() = default;
 
+namespace {
+
+// Closes a listener the server owned; the close callback frees it.
+void close_listener(uv_tcp_t *listener) {
+    uv_close(reinterpret_cast<uv_handle_t *>(listener), [](uv_handle_t *h) { delete reinterpret_cast<uv_tcp_t *>(h); });
+}
+
+}  // namespace
+
 Status Server::start() {
     rdma_offered_ = check_rdma(options_.rdma);
     for (const auto &l : options_.listen) {
@@ -61,9 +70,9 @@ Status Server::start() {
         r = uv_tcp_bind(tcp.get(), reinterpret_cast<sockaddr *>(&addr), v6 ? UV_TCP_IPV6ONLY : 0);
         if (r == 0) r = uv_listen(reinterpret_cast<uv_stream_t *>(tcp.get()), 128, &Server::on_connection);
         if (r != 0) {
-            // The handle must still be closed; its memory is leaked on purpose
-            // (libuv needs it until the close callback, and start() failing ends the process).
-            uv_close(reinterpret_cast<uv_handle_t *>(tcp.release()), nullptr);
+            // libuv needs the handle until its close callback, which frees it:
+            // main drains the loop after a failed start.
+            close_listener(tcp.release());
             return fail_msg("listen on " + l.address + " port " + std::to_string(l.port) + ": " + uv_strerror(r), r);
         }
         log::notice("event=listening address=" + l.address + " port=" + std::to_string(l.port));
@@ -225,10 +234,7 @@ void Server::stop(const std::string &reason) {
     log::notice("event=stopping reason=" + log::quote(reason) + " sessions=" + std::to_string(sessions_.size()));
     tell_service_manager_stopping("Stopping (" + reason + "): ending " + std::to_string(sessions_.size()) +
                                   " sessions");
-    for (auto &l : listeners_) {
-        uv_tcp_t *raw = l.release();
-        uv_close(reinterpret_cast<uv_handle_t *>(raw), [](uv_handle_t *h) { delete reinterpret_cast<uv_tcp_t *>(h); });
-    }
+    for (auto &l : listeners_) close_listener(l.release());
     listeners_.clear();
     // Logins waiting for their turn end with their sessions, below.
     for (auto &[session, d] : delayed_logins_)
