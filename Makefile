@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 PYTEST  ?= python3 -m pytest
 
-.PHONY: all deps deps-runtime build test unit e2e rdma demo bench bench-rdma bench-disk bench-two-devices install clean
+.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short demo bench bench-rdma bench-disk bench-two-devices install clean
 
 all: build
 
@@ -26,7 +26,7 @@ build: deps $(BUILD)/build.ninja
 	@ln -sf rftp $(BUILD)/rput && ln -sf rftp $(BUILD)/rget
 
 test: build
-	$(MAKE) --no-print-directory unit e2e rdma
+	$(MAKE) --no-print-directory unit e2e rdma check-sanitizers-short
 
 unit:
 	@test -x $(BUILD)/tests/unit/unit_tests || { echo "make unit: no unit tests in $(BUILD) (GoogleTest missing?): run make build" >&2; exit 1; }
@@ -39,6 +39,16 @@ e2e:
 # the first run on a machine builds the guest kernel (docs/testing.md).
 rdma:
 	RFTP_BUILD=$(abspath $(BUILD)) bash tests/rdma/run.sh
+
+# Sanitizer builds (docs/testing.md): the unit tests, and the e2e tests that
+# feed rftpd and rftp hostile input or move blocks on parallel streams, under
+# AddressSanitizer with UBSan and under ThreadSanitizer. make test runs the
+# first of the two.
+check-sanitizers: deps
+	@bash tests/sanitizers/run.sh --e2e address,undefined thread
+
+check-sanitizers-short: deps
+	@bash tests/sanitizers/run.sh --e2e address,undefined
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)
@@ -65,4 +75,4 @@ install: deps-runtime $(BUILD)/build.ninja
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-sanitize-*
