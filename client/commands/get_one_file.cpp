@@ -275,13 +275,17 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                 if (r) end = *r;
                 else moved = std::unexpected(r.error());
             } else {
-                middleware::ParallelReceivePlan plan{file.get(), offset, static_cast<uint32_t>(block), *size};
-                plan.on_prefix_grown = [&journal](uint64_t prefix) {
-                    if (journal) journal->record(prefix);
-                };
-                plan.block_checksums = session.block_checksums;
-                plan.kept = session.stream_kept.get();
-                plan.digest = o.verify;
+                middleware::ParallelReceivePlan plan{.file_fd = file.get(),
+                                                     .start = offset,
+                                                     .max_block_size = static_cast<uint32_t>(block),
+                                                     .max_size = *size,
+                                                     .on_prefix_grown =
+                                                         [&journal](uint64_t prefix) {
+                                                             if (journal) journal->record(prefix);
+                                                         },
+                                                     .block_checksums = session.block_checksums,
+                                                     .kept = session.stream_kept.get(),
+                                                     .digest = o.verify};
                 auto r = middleware::receive_parallel(fds, plan, received, progress);
                 if (r) report.sha256 = r->sha256;
                 end = received.contiguous_end();

@@ -259,10 +259,13 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         if (!framed) {
             moved = middleware::send_stream(fds[0], source.fd.get(), offset, size, progress);
         } else {
-            middleware::ParallelSendPlan plan{source.fd.get(), offset, size, static_cast<uint32_t>(block)};
-            plan.block_checksums = session.block_checksums;
-            plan.kept = session.stream_kept.get();
-            plan.digest = o.verify;
+            middleware::ParallelSendPlan plan{.file_fd = source.fd.get(),
+                                              .start = offset,
+                                              .size = size,
+                                              .block_size = static_cast<uint32_t>(block),
+                                              .block_checksums = session.block_checksums,
+                                              .kept = session.stream_kept.get(),
+                                              .digest = o.verify};
             auto sent = middleware::send_parallel(fds, plan, progress);
             if (!sent) moved = fail(sent.error());
             else report.sha256 = sent->sha256;

@@ -168,8 +168,7 @@ void cmd_rstr(Session &s, const std::string &arg) {
             if (!null) return {451, "Could not open /dev/null.", 0, "failed"};
             job->preliminary("Ok to send data over RDMA (discarded).");
             middleware::RangeSet ranges(0);
-            middleware::rdma::ReceiveSpec spec{null.get(), 0, 1ull << 62, std::nullopt, {}};
-            spec.block_checksums = checksums;
+            middleware::rdma::ReceiveSpec spec{.fd = null.get(), .block_checksums = checksums};
             return rdma_outcome(channel.receive_file(spec, job->progress, ranges), *job);
         }
         std::string detail;
@@ -177,8 +176,13 @@ void cmd_rstr(Session &s, const std::string &arg) {
         TransferOutcome out = run_upload(*root, req, *job, [&](UploadTarget &target, middleware::RangeSet &ranges,
                                                                const std::function<void(uint64_t)> &on_prefix) -> Status {
             job->preliminary("Ok to send data over RDMA.");
-            auto r = channel.receive_file({target.fd.get(), target.start, 1ull << 62, std::nullopt, on_prefix, sequential,
-                                           preallocate, digest, checksums},
+            auto r = channel.receive_file({.fd = target.fd.get(),
+                                           .start = target.start,
+                                           .on_prefix_grown = on_prefix,
+                                           .sequential = sequential,
+                                           .preallocate = preallocate,
+                                           .digest = digest,
+                                           .block_checksums = checksums},
                                           job->progress, ranges);
             detail = notice_detail(r);
             if (!r) return fail(r.error());
@@ -211,7 +215,9 @@ void cmd_rrtr(Session &s, const std::string &arg) {
         // Remembered only for the file as it was throughout (of_unchanged):
         // otherwise HASH reads it again.
         auto before = TransferDigest::of(file->get(), "");
-        auto r = rdma->channel()->send_file({file->get(), rest, size, digest, checksums}, job->progress);
+        auto r = rdma->channel()->send_file(
+            {.fd = file->get(), .start = rest, .size = size, .digest = digest, .block_checksums = checksums},
+            job->progress);
         TransferOutcome out = rdma_outcome(r, *job);
         if (r && r->sha256) out.digest = TransferDigest::of_unchanged(file->get(), before, *r->sha256, size);
         return out;

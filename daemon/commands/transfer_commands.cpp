@@ -80,8 +80,13 @@ void store_discarded(Session &s, uint64_t rest) {
         Status received;
         if (streams > 0) {
             RangeSet ranges(0);
-            middleware::ParallelReceivePlan plan{null.get(), 0, max_block, 1ull << 62, {}, false, checksums, depth, true,
-                                                 kept.get()};
+            middleware::ParallelReceivePlan plan{.file_fd = null.get(),
+                                                 .max_block_size = max_block,
+                                                 .direct_io = false,
+                                                 .block_checksums = checksums,
+                                                 .queue_depth = depth,
+                                                 .peer_closes_first = true,
+                                                 .kept = kept.get()};
             if (auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress); !r) received = fail(r.error());
         } else if (auto r = middleware::receive_stream((*socks)[0], null.get(), 0, job->progress, false, kept.get());
                    !r) {
@@ -127,8 +132,16 @@ void store(Session &s, const std::string &arg, bool append) {
             auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), "Ok to send data.");
             if (!socks) return fail(Error{kDataConnectionNotOpened, socks.error().message});
             if (streams > 0) {
-                middleware::ParallelReceivePlan plan{target.fd.get(), target.start, max_block, 1ull << 62, on_prefix,
-                                                     direct_io, checksums, depth, true, kept.get(), digest};
+                middleware::ParallelReceivePlan plan{.file_fd = target.fd.get(),
+                                                     .start = target.start,
+                                                     .max_block_size = max_block,
+                                                     .on_prefix_grown = on_prefix,
+                                                     .direct_io = direct_io,
+                                                     .block_checksums = checksums,
+                                                     .queue_depth = depth,
+                                                     .peer_closes_first = true,
+                                                     .kept = kept.get(),
+                                                     .digest = digest};
                 auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
                 if (!r) return fail(r.error());
                 if (r->sha256) taken = TransferDigest::of(target.fd.get(), *r->sha256);
