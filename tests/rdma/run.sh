@@ -1,7 +1,8 @@
 #!/bin/bash
 # The RDMA lab's entry point (what `make test` calls): builds or reuses the
-# User-Mode Linux kernel, builds the guest-side helpers, boots ONE guest with
-# soft-RoCE (rxe0) and soft-iWARP (siw0) and runs the whole guest suite in it.
+# User-Mode Linux kernel, builds the guest-side helpers, boots two guests side
+# by side, one with soft-RoCE (rxe0) and one with soft-iWARP (siw0), and runs
+# the guest suite in each.
 # Exit status: 0 when every guest test passed, non-zero otherwise.
 #
 # Where the lab truly cannot start (a machine unlike the project's: not
@@ -119,6 +120,7 @@ run_suite() {   # run_suite DEVICE CPU: one guest, its output prefixed with the 
     [[ $dev = siw0 ]] && agnostic=1
     mkdir -p "$out"
     : > "$out/times.tsv"
+    rm -f "$out/current"
     LAB_RESULTS=$out LAB_DEVICE_AGNOSTIC_TESTS=$agnostic \
         "$HERE/lab/run-in-guest.sh" -k "$KERNEL" -m 4G --disk 16G --devices "$dev" --cpu "$cpu" --rw "$out" \
         -t "${RFTP_LAB_BOUND:-600}" --stall 360 --times -- "$HERE/guest/suite.sh" "$BIN" 2>&1 |
@@ -153,7 +155,7 @@ for dev in "${DEVICES[@]}"; do
     dev_rc=$(cat "$RESULTS/$dev.rc" 2>/dev/null || echo 125)
     # The guest suite's own tally, its last line; a guest that ended without
     # one counts as one failure.
-    tally=$(grep -E "^\[$dev\] [0-9]+ passed, [0-9]+ failed$" "$RESULTS/$dev/output.log" | tail -1)
+    tally=$(grep -E "^\[$dev\] suite: [0-9]+ passed, [0-9]+ failed$" "$RESULTS/$dev/output.log" | tail -1)
     if [[ $tally =~ ([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
         passed=$((passed + BASH_REMATCH[1])) failed=$((failed + BASH_REMATCH[2]))
     else

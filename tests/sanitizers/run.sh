@@ -36,8 +36,14 @@ for set in "$@"; do
     targets=(unit_tests)
     # The e2e tests run the test builds; the install test installs the others.
     ((e2e)) && targets+=(rftpd_testing rftp_testing rftpd rftp)
-    # libstdc++'s regex draws -Wmaybe-uninitialized notes at -O1: the last line is the verdict.
-    ninja -C "$dir" -j "$JOBS" "${targets[@]}" | tail -1
+    # libstdc++'s regex draws -Wmaybe-uninitialized notes at -O1: the log
+    # keeps them, and the end of it is shown when the build fails.
+    if ! ninja -C "$dir" -j "$JOBS" "${targets[@]}" >"$dir/ninja.log" 2>&1; then
+        tail -60 "$dir/ninja.log"
+        echo "== sanitizers: $set FAILED to build (all of it in $dir/ninja.log)"
+        failed+=("$set")
+        continue
+    fi
     ok=1
     (cd "$dir" && ./tests/unit/unit_tests --gtest_brief=1) || ok=0
     if ((ok && e2e)); then

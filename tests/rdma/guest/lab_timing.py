@@ -18,6 +18,7 @@ import pytest
 
 _started = pytest.StashKey[float]()
 _failed = pytest.StashKey[bool]()
+_skipped = pytest.StashKey[bool]()
 _finished: list[tuple[float, str, str]] = []
 
 
@@ -49,10 +50,12 @@ def pytest_runtest_makereport(item, call):
     report = (yield).get_result()
     if report.failed:
         item.stash[_failed] = True
+    if report.skipped:
+        item.stash[_skipped] = True
     if report.when != "teardown" or _started not in item.stash:
         return
     seconds = time.monotonic() - item.stash[_started]
-    outcome = "failed" if item.stash.get(_failed, False) else "skipped" if report.skipped else "passed"
+    outcome = "failed" if item.stash.get(_failed, False) else "skipped" if item.stash.get(_skipped, False) else "passed"
     _finished.append((seconds, outcome, item.nodeid))
     _write("times.tsv", f"{seconds:.1f}\t{outcome}\t{item.nodeid}\n")
     reporter = item.config.pluginmanager.get_plugin("terminalreporter")

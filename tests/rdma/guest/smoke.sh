@@ -19,6 +19,9 @@ set -uo pipefail
 
 PROBE=${1:?usage: smoke.sh PATH/TO/write_imm_probe}
 ITERS=500                 # 500 MiB: ~2 s on rxe, well under 1 s on siw
+# Each tool's bound, 60 s for the reference guest, times this guest's
+# slowness (guest-speed.sh).
+BOUND=$(awk -v s="${LAB_SLOWNESS:-1}" 'BEGIN { printf "%d", 60 * s }')
 SIZE=$((1024 * 1024))
 LOGS=$(mktemp -d /tmp/smoke.XXXXXX)
 passed=0 failed=0 dev_failed=0
@@ -41,13 +44,13 @@ write_bw_once() {   # write_bw_once DEVICE ADDR PORT
     local dev=$1 addr=$2 port=$3
     local opts=(-d "$dev" -R -p "$port" -s "$SIZE" -n "$ITERS" -F)
     # line-buffered, so "Waiting for client" shows up as soon as it is printed
-    timeout 60 stdbuf -oL ib_write_bw "${opts[@]}" >"$srv" 2>&1 & local server=$!
+    timeout "$BOUND" stdbuf -oL ib_write_bw "${opts[@]}" >"$srv" 2>&1 & local server=$!
     for _ in $(seq 100); do
         grep -q 'Waiting for client' "$srv" && break
         kill -0 "$server" 2>/dev/null || break
         sleep 0.1
     done
-    timeout 60 ib_write_bw "${opts[@]}" "$addr" >"$cli" 2>&1; client_rc=$?
+    timeout "$BOUND" ib_write_bw "${opts[@]}" "$addr" >"$cli" 2>&1; client_rc=$?
     wait "$server"; server_rc=$?
     line=$(grep -E '^ *[0-9]+ +[0-9]+ ' "$cli" | tail -1)
     read -r bytes iters _ avg _ <<<"$line"
@@ -104,7 +107,7 @@ for entry in $RFTP_LAB_DEVICES; do
 
     transport=$(awk '/transport:/ {print $2; exit}' <<<"$info")
     [[ $transport = iWARP ]] && expect=3 || expect=0
-    out=$(timeout 60 "$PROBE" "$addr" $((port + 100)) 2>&1); rc=$?
+    out=$(timeout "$BOUND" "$PROBE" "$addr" $((port + 100)) 2>&1); rc=$?
     verdict=$([[ $rc = 0 ]] && echo supported || { [[ $rc = 3 ]] && echo refused || echo "error rc=$rc"; })
     want=$([[ $expect = 0 ]] && echo supported || echo refused)
     if [[ $rc = "$expect" ]]; then

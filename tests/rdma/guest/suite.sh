@@ -4,7 +4,8 @@
 # and this script runs each guest test in turn.
 # Usage: suite.sh BIN_DIR   (where run.sh built the guest-side helpers)
 # Each test prints "N passed, M failed" last; the suite adds them up and
-# prints the total the same way (a test that dies without it counts as failed).
+# prints the total as "suite: N passed, M failed" (a test that dies without
+# its line counts as failed).
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BIN=${1:?usage: suite.sh BIN_DIR}
@@ -41,5 +42,5 @@ for t in "${TESTS[@]}"; do
     [[ $part = smoke.sh ]] && printf '%s\t%s\t%s\n' "$took" "$outcome" "$part" >> "$RESULTS/times.tsv"
 done
 : > "$RESULTS/current"
-echo "$passed passed, $failed failed"
+echo "suite: $passed passed, $failed failed"
 ((failed == 0))

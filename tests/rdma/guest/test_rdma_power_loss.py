@@ -26,7 +26,7 @@ SIZE = 256 * MiB
 def freeze_then_kill(victim: subprocess.Popen, runner: subprocess.Popen, journal: Path) -> bool:
     """Kills victim once a checkpoint synced part of the file; False if runner ended first."""
     ready = synced_part_way(SIZE)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + bound(120)
     while runner.poll() is None and time.monotonic() < deadline:
         if ready(journal):
             victim.send_signal(signal.SIGSTOP)

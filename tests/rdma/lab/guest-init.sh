@@ -96,8 +96,6 @@ for _ in $(seq 50); do
     ((active)) && break
     sleep 0.1
 done
-cut -d' ' -f1 /proc/uptime > "$S/boot-seconds"
-
 # How fast this guest is. A guest's cost is its process starts and system
 # calls (each one several host context switches), and hosts of the same kind
 # differ there by a factor of three or more, with steal on top. A fixed loop
@@ -109,6 +107,7 @@ measure_guest_speed > "$S/speed"
 say "speed: $LAB_SPEED_TEXT"
 LAB_BOUND=$(awk -v t="$LAB_TIMEOUT" -v s="$LAB_SLOWNESS" 'BEGIN { printf "%d", t * s }')
 echo "LAB_BOUND=$LAB_BOUND" >> "$S/speed"
+cut -d' ' -f1 /proc/uptime > "$S/boot-seconds"
 
 # The command's stdout/stderr go to tty1/tty2, which the host wires to its own
 # stdout/stderr; raw mode so the tty layer passes bytes unchanged.
