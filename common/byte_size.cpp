@@ -1,5 +1,6 @@
 #include "common/byte_size.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -18,6 +19,12 @@ std::optional<unsigned> unit_shift(char unit) {
     }
 }
 
+bool equals_ignoring_case(std::string_view text, std::string_view lower) {
+    return text.size() == lower.size() &&
+           std::equal(text.begin(), text.end(), lower.begin(),
+                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
+
 }  // namespace
 
 std::optional<uint64_t> parse_byte_size(std::string_view text) {
@@ -26,18 +33,13 @@ std::optional<uint64_t> parse_byte_size(std::string_view text) {
     if (ec != std::errc{} || ptr == text.data()) return std::nullopt;
     std::string_view unit(ptr, static_cast<size_t>(text.data() + text.size() - ptr));
     unsigned shift = 0;
-    if (!unit.empty() && unit != "B" && unit != "b") {
-        auto letter = unit_shift(unit.front());
-        if (!letter) return std::nullopt;
+    if (auto letter = unit.empty() ? std::nullopt : unit_shift(unit.front())) {
         shift = *letter;
         unit.remove_prefix(1);
-        auto lower = [](std::string_view s) {
-            std::string out(s);
-            for (char &c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            return out;
-        };
-        if (!unit.empty() && lower(unit) != "ib" && lower(unit) != "b") return std::nullopt;
     }
+    // "iB" only after a multiple's letter: "8MiB", never "512iB".
+    if (!unit.empty() && !equals_ignoring_case(unit, "b") && !(shift != 0 && equals_ignoring_case(unit, "ib")))
+        return std::nullopt;
     if (shift != 0 && value > (UINT64_MAX >> shift)) return std::nullopt;
     return value << shift;
 }

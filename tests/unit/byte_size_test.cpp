@@ -18,7 +18,7 @@ TEST(ByteSize, ReadsBinaryMultiplesWithOrWithoutAByteSuffix) {
 }
 
 TEST(ByteSize, RefusesWhatIsNotASize) {
-    for (const char *text : {"", "M", "-1", "1T", "8Mi", "8MBB", "8 M", "1.5G", "99999999999999999999G", "17179869184G"})
+    for (const char *text : {"", "M", "-1", "1T", "8Mi", "8MBB", "512iB", "8 M", "1.5G", "99999999999999999999G", "17179869184G"})
         EXPECT_FALSE(parse_byte_size(text)) << text;
 }
 
