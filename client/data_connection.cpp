@@ -49,10 +49,7 @@ OutcomeStatus take_data_token(Session &session) {
                      "); data connections go without it");
         return {};
     }
-    const std::string text = reply->text(), prefix = "DATATOKEN ";
-    std::string hex = text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : "";
-    hex = hex.substr(0, hex.find_first_of(" \n"));
-    auto token = wire::parse_token_hex(hex);
+    auto token = wire::parse_data_token_reply(reply->text());
     if (!token)
         return fail_as(ExitCode::connection, "OPTS DATATOKEN: the server's answer holds no token (" +
                                                  token.error().message + "): " + describe(*reply));

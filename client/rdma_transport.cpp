@@ -3,8 +3,6 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <map>
-#include <sstream>
 
 #include "client/commands/transfer_steps.h"
 #include "client/interrupt.h"
@@ -12,32 +10,12 @@
 #include "common/log.h"
 #include "middleware/rdma/cm_setup.h"
 #include "middleware/rdma/device_check.h"
+#include "protocol/rdma_setup.h"
 
 namespace rftp::client {
 namespace {
 
 namespace rdma = middleware::rdma;
-
-// "RADR port=P streams=S block=B depth=D token=T" -> its fields.
-std::map<std::string, std::string> reply_fields(const std::string &text) {
-    std::map<std::string, std::string> f;
-    std::istringstream in(text);
-    std::string word;
-    while (in >> word)
-        if (auto eq = word.find('='); eq != std::string::npos) f[word.substr(0, eq)] = word.substr(eq + 1);
-    return f;
-}
-
-bool to_number(const std::map<std::string, std::string> &f, const char *key, uint64_t max, uint64_t &out) {
-    auto it = f.find(key);
-    if (it == f.end() || it->second.empty() || it->second.size() > 12) return false;
-    out = 0;
-    for (char c : it->second) {
-        if (c < '0' || c > '9') return false;
-        out = out * 10 + static_cast<uint64_t>(c - '0');
-    }
-    return out <= max;
-}
 
 OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &moved, const std::string &what,
                               FileReport &report) {
@@ -95,30 +73,26 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
     // Checked before asking the server for anything: pinning the pool needs it.
     if (auto problem = rdma::memlock_problem(o.rdma_pool + (1u << 20))) return decline(*problem);
     unsigned streams = std::clamp(o.parallel, 1u, std::max(1u, session.features.rdma_max));
-    auto radr = session.control.command("RADR " + std::to_string(streams) + " " + std::to_string(o.rdma_block_size) +
-                                        " " + std::to_string(o.iodepth));
+    auto radr = session.control.command(
+        ftp::format_rdma_request({.streams = streams, .block_size = o.rdma_block_size, .depth = o.iodepth}));
     if (!radr) return std::unexpected(radr.error());
     if (!radr->positive_completion()) return decline("server refused RDMA (" + describe(*radr) + ")");
-    auto f = reply_fields(radr->text());
-    uint64_t port = 0, granted_streams = 0, block = 0, depth = 0;
-    auto token = wire::parse_token_hex(f.count("token") ? f["token"] : "");
-    if (!to_number(f, "port", 65535, port) || !to_number(f, "streams", 64, granted_streams) ||
-        !to_number(f, "block", 1u << 30, block) || !to_number(f, "depth", 1024, depth) || !token || port == 0 ||
-        granted_streams == 0 || block < 4096 || depth == 0)
+    auto grant = ftp::parse_rdma_grant(radr->text());
+    if (!grant || grant->block_size < 4096)
         return fail_as(ExitCode::connection, "unreadable RADR reply: " + describe(*radr));
     // Nor a deeper queue than asked: the block decides how much memory the
     // pool pins here.
-    if (grant_exceeds_request(streams, o.rdma_block_size, granted_streams, block) || depth > o.iodepth)
+    if (grant_exceeds_request(streams, o.rdma_block_size, grant->streams, grant->block_size) || grant->depth > o.iodepth)
         return fail_as(ExitCode::remote_file, "RADR: the server granted more than was asked ('" + radr->text() + "' for " +
                                                   std::to_string(streams) + " streams of " +
                                                   std::to_string(o.rdma_block_size) + " bytes at depth " +
                                                   std::to_string(o.iodepth) + ")");
 
     rdma::ChannelParams p;
-    p.streams = static_cast<unsigned>(granted_streams);
-    p.block_size = static_cast<uint32_t>(block);
-    p.iodepth = static_cast<unsigned>(depth);
-    p.blocks = static_cast<unsigned>(std::clamp<uint64_t>(o.rdma_pool / block, 2, 1024));
+    p.streams = grant->streams;
+    p.block_size = grant->block_size;
+    p.iodepth = grant->depth;
+    p.blocks = static_cast<unsigned>(std::clamp<uint64_t>(o.rdma_pool / grant->block_size, 2, 1024));
     p.stall_timeout_s = static_cast<unsigned>(o.timeout_seconds);
     p.workers = rdma::default_workers();
     auto give_up = [&](const std::string &why) -> Outcome<rdma::Channel *> {
@@ -132,7 +106,7 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
         return give_up("cannot tell the server's address");
     auto resources = rdma::ChannelResources::allocate(p);
     if (!resources) return give_up(resources.error().message);
-    if (auto ok = rdma::connect_channel(*resources, server, static_cast<uint16_t>(port), *token,
+    if (auto ok = rdma::connect_channel(*resources, server, grant->port, grant->token,
                                         static_cast<unsigned>(o.timeout_seconds));
         !ok)
         return give_up("RDMA connection to " + rdma::address_string(server) + " failed: " + ok.error().message);

@@ -58,7 +58,7 @@ Outcome<Session> open_session(const Url &url, int timeout_seconds) {
     Session session{std::move(*control), {}, false};
     auto feat = session.control.command("FEAT");
     if (!feat) return std::unexpected(feat.error());
-    if (feat->code == 211) session.features = parse_features(feat->lines);
+    if (feat->code == 211) session.features = ftp::parse_features(feat->lines);
     else log::info("server has no FEAT (" + describe(*feat) + "); using plain RFC 959 commands");
     return session;
 }

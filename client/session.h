@@ -3,7 +3,7 @@
 #pragma once
 
 #include "client/exit_codes.h"
-#include "client/features.h"
+#include "protocol/features.h"
 #include "client/ftp_connection.h"
 #include "client/url.h"
 #include "middleware/tcp/stream_cache.h"
@@ -18,7 +18,7 @@ namespace rftp::client {
 
 struct Session {
     FtpConnection control;
-    Features features;
+    ftp::Features features;
     bool epsv_refused = false;  // remembered so PASV is used right away next time
     // OPTS PARALLEL n>=1 is in force: every later RETR/STOR of this session is
     // framed, so a session reused for the next file must know to switch it off.

@@ -9,6 +9,10 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
 
 #include "protocol/token.h"
 
@@ -18,5 +22,9 @@ inline constexpr std::array<uint8_t, 8> kDataTokenMagic = {'R', 'F', 'T', 'P', '
 inline constexpr std::size_t kDataTokenHeaderSize = kDataTokenMagic.size() + kTokenSize;
 
 std::array<uint8_t, kDataTokenHeaderSize> data_token_header(const Token &t);
+
+// The 200 reply to OPTS DATATOKEN, "DATATOKEN <32 hex>", both ways.
+std::string format_data_token_reply(const Token &t);
+Result<Token> parse_data_token_reply(std::string_view text);
 
 }  // namespace rftp::wire

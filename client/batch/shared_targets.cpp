@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "client/commands/get_one_file.h"
+#include "protocol/partial_names.h"
 
 namespace rftp::client {
 
@@ -16,7 +17,7 @@ void refuse_shared_targets(std::vector<FileJob> &files, std::vector<std::pair<Fi
     // target: a remote "x.rftp-part" beside "x" would land on x's partial.
     auto paths_of = [&](const std::string &key) {
         std::vector<std::string> paths{key};
-        if (local) paths.push_back(key + std::string(kPartialSuffix)), paths.push_back(key + std::string(kJournalSuffix));
+        if (local) paths.push_back(ftp::client_partial_name(key)), paths.push_back(ftp::client_journal_name(key));
         return paths;
     };
     struct Owner {

@@ -53,7 +53,7 @@ Outcome<Destination> destination_at(const std::string &path) {
         d.write_path = path;
         return d;
     }
-    d.write_path = path + std::string(kPartialSuffix);
+    d.write_path = ftp::client_partial_name(path);
     return d;
 }
 
@@ -121,7 +121,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         }
         if (!file) return fail_as(ExitCode::local_file, "open " + dest.write_path + ": " + std::strerror(errno));
     }
-    const std::string journal_path = dest.final_path + std::string(kJournalSuffix);
+    const std::string journal_path = ftp::client_journal_name(dest.final_path);
     if (!dest.direct) {
         auto modify = remote_modify_time(session, remote, listed.modify);
         if (!modify) return std::unexpected(modify.error());
@@ -358,7 +358,7 @@ OutcomeStatus get_one_file(Session &session, const Options &o, const std::string
     // resume it. (A skipped file's partial, if any, is not this attempt's.)
     if (!got && got.error().exit == ExitCode::verification && !dest.direct && !report.skipped) {
         ::unlink(dest.write_path.c_str());
-        ::unlink((dest.final_path + std::string(kJournalSuffix)).c_str());
+        ::unlink(ftp::client_journal_name(dest.final_path).c_str());
     }
     return got;
 }

@@ -16,10 +16,6 @@
 
 namespace rftp::client {
 
-// Beside LOCAL while it downloads: LOCAL + these (protocol/partial_names.h).
-using ftp::kJournalSuffix;
-using ftp::kPartialSuffix;
-
 struct Destination {
     std::string final_path;  // empty for stdout
     std::string write_path;  // where bytes go: the partial file, the device, or empty for stdout

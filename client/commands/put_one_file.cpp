@@ -1,3 +1,4 @@
+#include "protocol/partial_names.h"
 #include "client/commands/put_one_file.h"
 
 #include <fcntl.h>
@@ -107,7 +108,7 @@ OutcomeStatus put_held_in_place(Session &session, const std::string &remote, con
 OutcomeStatus verify_upload(Session &session, const std::string &remote, const UploadSource &source, bool wrote,
                             const std::optional<std::string> &taken_during_transfer = std::nullopt,
                             bool held = false) {
-    const std::string where = held ? remote_partial_name(remote) : remote;
+    const std::string where = held ? ftp::server_partial_name(remote) : remote;
     auto same = verify_digest(session, where, [&] {
         if (taken_during_transfer) return taken_local_sha256(*taken_during_transfer, source.path);
         return read_local_sha256(source.fd.get(), source.size, source.path);
@@ -152,7 +153,7 @@ OutcomeStatus refuse_if_rewritten_while_sent(Session &session, const std::string
                                             "its modification time not): the copy may mix old bytes and new; send it "
                                             "again once nothing writes to it"};
     if (held) failure.message += "; it was kept aside, never in place of " + remote;
-    return remove_wrong_upload(session, held ? remote_partial_name(remote) : remote, failure);
+    return remove_wrong_upload(session, held ? ftp::server_partial_name(remote) : remote, failure);
 }
 
 OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &source, const std::string &remote,

@@ -17,7 +17,7 @@
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "middleware/integrity/file_digest.h"
-#include "protocol/partial_names.h"
+#include "protocol/parallel_option.h"
 
 namespace rftp::client {
 
@@ -83,30 +83,26 @@ std::unexpected<Failure> refuse_verify_of_device(const char *side) {
 Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, uint64_t block_size) {
     if (session.parallel_in_force && session.parallel_asked_streams == streams && session.parallel_asked_block == block_size)
         return ParallelGrant{session.parallel_granted_streams, session.parallel_granted_block};
-    auto reply = session.control.command("OPTS PARALLEL " + std::to_string(streams) + " " + std::to_string(block_size));
+    auto reply = session.control.command("OPTS " + ftp::format_parallel_request({.streams = streams, .block_size = block_size}));
     if (!reply) return std::unexpected(reply.error());
     if (reply->code != 200) return refused("OPTS PARALLEL", *reply);
-    std::istringstream words(reply->text());
-    std::string keyword;
-    ParallelGrant grant;
-    words >> keyword >> grant.streams >> grant.block_size;
-    if (!words || grant.streams == 0 || grant.block_size == 0)
-        return fail_as(ExitCode::remote_file, "OPTS PARALLEL: unreadable reply '" + reply->text() + "'");
-    if (grant_exceeds_request(streams, block_size, grant.streams, grant.block_size))
+    auto grant = ftp::parse_parallel_grant(reply->text());
+    if (!grant) return fail_as(ExitCode::remote_file, "OPTS PARALLEL: unreadable reply '" + reply->text() + "'");
+    if (grant_exceeds_request(streams, block_size, grant->streams, grant->block_size))
         return fail_as(ExitCode::remote_file, "OPTS PARALLEL: the server granted more than was asked ('" +
                                                   reply->text() + "' for " + std::to_string(streams) + " streams of " +
                                                   std::to_string(block_size) + " bytes)");
     session.parallel_in_force = true;
     session.parallel_asked_streams = streams;
     session.parallel_asked_block = block_size;
-    session.parallel_granted_streams = grant.streams;
-    session.parallel_granted_block = grant.block_size;
-    return grant;
+    session.parallel_granted_streams = grant->streams;
+    session.parallel_granted_block = grant->block_size;
+    return *grant;
 }
 
 OutcomeStatus disable_parallel(Session &session) {
     if (!session.parallel_in_force) return {};
-    auto reply = session.control.command("OPTS PARALLEL 0");
+    auto reply = session.control.command("OPTS " + ftp::format_parallel_request({.streams = 0}));
     if (!reply) return std::unexpected(reply.error());
     if (reply->code != 200) return refused("OPTS PARALLEL 0", *reply);
     session.parallel_in_force = false;
@@ -250,12 +246,6 @@ OutcomeStatus hold_next_upload(Session &session) {
     if (!held) return std::unexpected(held.error());
     if (held->code != 200) return refused("HOLD", *held);
     return {};
-}
-
-std::string remote_partial_name(const std::string &path) {
-    auto slash = path.rfind('/');
-    std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-    return dir + "." + basename_of(path) + std::string(ftp::kPartialSuffix);
 }
 
 }  // namespace rftp::client

@@ -12,6 +12,7 @@
 #include "client/commands/file_report.h"
 #include "client/session.h"
 #include "middleware/transfer_progress.h"
+#include "protocol/parallel_option.h"
 
 namespace rftp::client {
 
@@ -30,10 +31,7 @@ struct SizeProbe {
 // SIZE path; only a broken connection or an unreadable 213 is an error.
 Outcome<SizeProbe> probe_size(Session &session, const std::string &path);
 
-struct ParallelGrant {
-    unsigned streams = 1;
-    uint64_t block_size = 8ull << 20;
-};
+using ftp::ParallelGrant;
 
 // A server may grant fewer streams and a smaller block than asked (or raise
 // a block to its 64 KiB minimum), never more: each stream is a connection
@@ -107,8 +105,5 @@ OutcomeStatus require_hash_for_verify(const Session &session);
 // leave it pending for a later one): rftpd keeps the upload aside as its
 // partial file, complete, until COMT. Anything but 200 is a refusal.
 OutcomeStatus hold_next_upload(Session &session);
-
-// "dir/name" -> "dir/.name.rftp-part" (docs/protocol.md "Uploads").
-std::string remote_partial_name(const std::string &path);
 
 }  // namespace rftp::client

@@ -1,3 +1,4 @@
+#include "protocol/partial_names.h"
 #include "client/commands/upload_resume.h"
 
 #include <string_view>
@@ -94,7 +95,7 @@ Outcome<std::optional<ResumePoint>> resume_offset(FileReport &report, Session &s
     };
     const uint64_t local_size = source.size;
     if (session.features.is_rftpd()) {
-        const std::string partial_name = remote_partial_name(remote);
+        const std::string partial_name = ftp::server_partial_name(remote);
         auto partial = probe_size(session, partial_name);
         if (!partial) return std::unexpected(partial.error());
         if (partial->size && *partial->size <= local_size) {

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <charconv>
 
 #include "daemon/session/session.h"
 #include "daemon/vfs/user_root.h"
@@ -63,12 +62,6 @@ PendingTransfer take_pending_transfer(Session &s) {
     s.state.upload_source.reset();
     s.state.hold_next_upload = false;
     return p;
-}
-
-bool parse_decimal(const std::string &text, uint64_t max, uint64_t &out) {
-    if (text.empty() || text.size() > 20) return false;
-    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc() && p == text.data() + text.size() && out <= max;
 }
 
 std::optional<RetrieveSource> open_for_retrieve(Session &s, const std::string &vpath, uint64_t rest) {

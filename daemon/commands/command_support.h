@@ -58,7 +58,4 @@ inline const char *blocksum_field(bool block_checksums) {
 
 using ftp::kDiscardPath;  // protocol/discard_path.h
 
-// Parses a decimal offset (REST) or count; false unless all digits and in range.
-bool parse_decimal(const std::string &text, uint64_t max, uint64_t &out);
-
 }  // namespace rftp::daemon

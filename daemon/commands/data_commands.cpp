@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "common/decimal.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/command_table.h"
 #include "daemon/config/options.h"
@@ -80,13 +81,13 @@ void cmd_port(Session &s, const std::string &arg) { set_active(s, ftp::parse_por
 void cmd_eprt(Session &s, const std::string &arg) { set_active(s, ftp::parse_eprt_argument(arg)); }
 
 void cmd_rest(Session &s, const std::string &arg) {
-    uint64_t offset = 0;
-    if (!parse_decimal(arg, 1ull << 62, offset)) {
+    auto offset = parse_decimal(arg, 1ull << 62);
+    if (!offset) {
         s.state.restart_offset = 0;  // a refused REST leaves no earlier one behind
         return s.reply(501, "REST needs a byte offset.");
     }
-    s.state.restart_offset = offset;
-    s.reply(350, "Restarting at " + std::to_string(offset) + ". Send STOR or RETR.");
+    s.state.restart_offset = *offset;
+    s.reply(350, "Restarting at " + std::to_string(*offset) + ". Send STOR or RETR.");
 }
 
 void cmd_abor(Session &s, const std::string &) {

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <sstream>
 
+#include "common/decimal.h"
 #include "common/log.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/command_table.h"
@@ -15,13 +16,18 @@
 #include "daemon/server/server.h"
 #include "daemon/session/session.h"
 #include "middleware/random_token.h"
+#include "protocol/features.h"
+#include "protocol/parallel_option.h"
 #include "protocol/source_identity.h"
+#include "protocol/data_token.h"
 #include "protocol/token.h"
 
 namespace rftp::daemon {
 namespace {
 
 constexpr uint32_t kMinBlockSize = 64u << 10;
+// The MLST facts rftpd gives, all by default (RFC 3659 §7.8).
+constexpr const char *kMlstFacts = "type*;size*;modify*;perm*;UNIX.mode*;X.rftp-source*;";
 
 std::string upper(std::string s) {
     for (char &c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -29,17 +35,14 @@ std::string upper(std::string s) {
 }
 
 void opts_parallel(Session &s, std::istringstream &in) {
-    std::string n_text, block_text;
-    in >> n_text >> block_text;
-    uint64_t n = 0, block = s.state.block_size;
-    if (!parse_decimal(n_text, 1u << 16, n) ||
-        (!block_text.empty() && !parse_decimal(block_text, 1ull << 40, block))) {
-        s.reply(501, "Usage: OPTS PARALLEL <streams> [<block bytes>]");
-        return;
-    }
-    s.state.parallel = static_cast<unsigned>(std::min<uint64_t>(n, s.options().max_streams));
+    std::string args;
+    std::getline(in, args);
+    auto asked = ftp::parse_parallel_request(args);
+    if (!asked) return s.reply(501, "Usage: OPTS PARALLEL <streams> [<block bytes>]");
+    const uint64_t block = asked->block_size.value_or(s.state.block_size);
+    s.state.parallel = static_cast<unsigned>(std::min<uint64_t>(asked->streams, s.options().max_streams));
     s.state.block_size = static_cast<uint32_t>(std::clamp<uint64_t>(block, kMinBlockSize, s.options().max_block_size));
-    s.reply(200, "PARALLEL " + std::to_string(s.state.parallel) + " " + std::to_string(s.state.block_size));
+    s.reply(200, ftp::format_parallel_grant({.streams = s.state.parallel, .block_size = s.state.block_size}));
 }
 
 // STAT <path>: a LIST over the control connection (RFC 959), for clients
@@ -90,7 +93,7 @@ void opts_datatoken(Session &s) {
         }
         s.state.data_token = *token;
     }
-    s.reply(200, "DATATOKEN " + wire::token_hex(*s.state.data_token));
+    s.reply(200, wire::format_data_token_reply(*s.state.data_token));
 }
 
 }  // namespace
@@ -100,13 +103,27 @@ void cmd_noop(Session &s, const std::string &) { s.reply(200, "NOOP ok."); }
 void cmd_syst(Session &s, const std::string &) { s.reply(215, "UNIX Type: L8"); }
 
 void cmd_feat(Session &s, const std::string &) {
-    std::string blocksum = s.state.block_checksums ? "CRC32C*;NONE" : "CRC32C;NONE*";
-    std::string rdma = s.server().rdma_offered() ? "\n RDMA " + std::to_string(s.options().rdma.max_streams) : "";
-    s.reply(211,
-            "Features:\n"
-            " EPRT\n EPSV\n MDTM\n MLST type*;size*;modify*;perm*;UNIX.mode*;X.rftp-source*;\n PASV\n REST STREAM\n"
-            " SIZE\n SRCE\n HOLD\n DATATOKEN\n TVFS\n UTF8\n HASH SHA-256*\n BLOCKSUM " + blocksum + "\n PARALLEL " +
-                std::to_string(s.options().max_streams) + rdma + "\nEnd");
+    const ftp::Features offered{.eprt = true,
+                                .epsv = true,
+                                .pasv = true,
+                                .mdtm = true,
+                                .size = true,
+                                .rest_stream = true,
+                                .tvfs = true,
+                                .utf8 = true,
+                                .mlst = true,
+                                .mlst_facts = kMlstFacts,
+                                .hash_sha256 = true,
+                                .blocksum_none = true,
+                                .blocksum_on = s.state.block_checksums,
+                                .source_identity = true,
+                                .hold = true,
+                                .data_token = true,
+                                .parallel = true,
+                                .parallel_max = s.options().max_streams,
+                                .rdma = s.server().rdma_offered(),
+                                .rdma_max = s.options().rdma.max_streams};
+    s.reply(211, ftp::format_features(offered));
 }
 
 void cmd_opts(Session &s, const std::string &arg) {
@@ -200,13 +217,13 @@ void cmd_allo(Session &s, const std::string &arg) {
     std::istringstream in(arg);
     std::string size_text, r, record;
     in >> size_text >> r >> record;
-    uint64_t size = 0;
     if (size_text.empty()) return s.reply(202, "ALLO not needed.");
-    if (!parse_decimal(size_text, 1ull << 62, size) || (!r.empty() && (upper(r) != "R" || record.empty())))
+    auto size = parse_decimal(size_text, 1ull << 62);
+    if (!size || (!r.empty() && (upper(r) != "R" || record.empty())))
         return s.reply(501, "Usage: ALLO <size in bytes> [R <record size>]");
     if (!s.options().preallocate || !s.state.root->writable()) return s.reply(202, "ALLO not needed.");
-    s.state.allocate_size = size;
-    s.reply(200, "The next STOR reserves " + std::to_string(size) + " bytes first.");
+    s.state.allocate_size = *size;
+    s.reply(200, "The next STOR reserves " + std::to_string(*size) + " bytes first.");
 }
 
 // SRCE <token> (rftpd's own, docs/protocol.md "Uploads"): the local file

@@ -76,7 +76,7 @@ void change_off_loop(Session &s, std::string logged, std::function<Status()> cha
 // there (a file renamed in, a directory) would swap or block what that
 // upload commits. Says 553 and returns true for those.
 bool refused_as_bookkeeping(Session &s, const std::string &vpath) {
-    if (!is_upload_bookkeeping(vpath)) return false;
+    if (!ftp::is_transfer_bookkeeping(vpath)) return false;
     s.reply(553, std::string("File name not allowed: ") + kUploadBookkeepingRule + ".");
     return true;
 }
@@ -132,7 +132,7 @@ void cmd_dele(Session &s, const std::string &arg) {
             // A partial upload's journal goes with it: it is a hidden name
             // the user would not think to delete, and left alone it keeps
             // the directory from being removed.
-            if (path.ends_with(ftp::kPartialSuffix)) (void)root->remove_file(resume_journal_path(path));
+            if (path.ends_with(ftp::kPartialSuffix)) (void)root->remove_file(ftp::server_journal_name(path));
             held->reset();
             return {};
         },

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include <sstream>
 
 #include "common/log.h"
 #include "daemon/commands/command_support.h"
@@ -14,6 +13,7 @@
 #include "daemon/server/server.h"
 #include "daemon/session/session.h"
 #include "middleware/rdma/device_check.h"
+#include "protocol/rdma_setup.h"
 
 namespace rftp::daemon {
 namespace {
@@ -72,16 +72,11 @@ TransferOutcome rdma_outcome(const Result<middleware::rdma::FileResult> &r, Tran
 //   -> 200 RADR port=P streams=S block=B depth=D token=HEX
 void cmd_radr(Session &s, const std::string &arg) {
     if (!s.server().rdma_offered()) return s.reply(502, "RDMA is not offered by this server; use EPSV.");
-    std::istringstream in(arg);
-    std::string a, b, c, extra;
-    in >> a >> b >> c >> extra;
-    uint64_t streams = 0, block = 0, depth = 0;
-    if (!parse_decimal(a, 1u << 16, streams) || !parse_decimal(b, 1ull << 40, block) ||
-        !parse_decimal(c, 1u << 16, depth) || !extra.empty() || streams == 0 || block == 0 || depth == 0)
-        return s.reply(501, "Usage: RADR <streams> <block bytes> <iodepth>");
+    auto asked = ftp::parse_rdma_request(arg);
+    if (!asked) return s.reply(501, "Usage: RADR <streams> <block bytes> <iodepth>");
     s.drop_rdma();  // a new RADR replaces the channel
     const DaemonOptions &o = s.options();
-    auto params = SessionRdma::grant(o.rdma, streams, block, depth, o.data_timeout_s);
+    auto params = SessionRdma::grant(o.rdma, asked->streams, asked->block_size, asked->depth, o.data_timeout_s);
     params.disk = o.disk;
     auto prepared = SessionRdma::prepare(s.server().rdma_budget(), o.rdma, s.local(), params);
     if (!prepared) {
@@ -94,9 +89,11 @@ void cmd_radr(Session &s, const std::string &arg) {
     auto rdma = *prepared;
     s.state.rdma = rdma;
     const auto &p = rdma->params();
-    s.reply(200, "RADR port=" + std::to_string(rdma->port()) + " streams=" + std::to_string(p.streams) +
-                     " block=" + std::to_string(p.block_size) + " depth=" + std::to_string(p.iodepth) +
-                     " token=" + wire::token_hex(rdma->token()));
+    s.reply(200, ftp::format_rdma_grant({.port = rdma->port(),
+                                         .streams = p.streams,
+                                         .block_size = p.block_size,
+                                         .depth = p.iodepth,
+                                         .token = rdma->token()}));
 
     std::string prefix = s.log_prefix();
     auto result = std::make_shared<Status>();

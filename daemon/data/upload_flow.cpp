@@ -1,3 +1,4 @@
+#include "protocol/partial_names.h"
 #include "daemon/data/upload_flow.h"
 
 #include <fcntl.h>
@@ -41,7 +42,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
                                                   " error=" + log::quote(recorded.error().message));
     }
     std::unique_ptr<middleware::ResumeJournal> journal;
-    std::string journal_path = resume_journal_path(target->partial);
+    std::string journal_path = ftp::server_journal_name(target->partial);
     // The partial file and its journal are removed by name, and only while
     // the name still holds this upload's partial: if another session deleted
     // it meanwhile and began its own upload there, both names are that

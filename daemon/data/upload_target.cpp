@@ -28,7 +28,7 @@ Status copy_prefix(int from, int to, uint64_t count) {
 
 // With the partial file locked: cut it to what its journal vouches for, if it has one.
 Status apply_journal(const UserRoot &root, int partial_fd, const std::string &partial_vpath) {
-    std::string journal = resume_journal_path(partial_vpath);
+    std::string journal = ftp::server_journal_name(partial_vpath);
     auto jfd = root.open_file(journal, O_RDONLY | O_CLOEXEC);
     if (!jfd) return jfd.error().code == -ENOENT ? Status{} : fail(jfd.error());
     uint64_t good = middleware::read_resume_journal(jfd->get());
@@ -53,13 +53,6 @@ bool still_at(const UserRoot &root, int fd, const std::string &vpath) {
 
 }  // namespace
 
-std::string resume_journal_path(const std::string &partial_vpath) {
-    const std::string_view suffix = ftp::kPartialSuffix;
-    std::string base = partial_vpath.ends_with(suffix) ? partial_vpath.substr(0, partial_vpath.size() - suffix.size())
-                                                       : partial_vpath;
-    return base + std::string(ftp::kJournalSuffix);
-}
-
 Status repair_partial_upload(const UserRoot &root, const std::string &partial_vpath) {
     auto fd = root.open_file(partial_vpath, O_WRONLY | O_CLOEXEC);
     if (!fd) return fd.error().code == -ENOENT ? Status{} : fail(fd.error());
@@ -70,11 +63,11 @@ Status repair_partial_upload(const UserRoot &root, const std::string &partial_vp
 Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpath, uint64_t rest, bool append) {
     if (!root.writable()) return fail(Error{-EACCES, "read-only account"});
     if (vpath == "/") return fail(Error{-EISDIR, "cannot upload onto the root directory"});
-    if (is_upload_bookkeeping(vpath))
+    if (ftp::is_transfer_bookkeeping(vpath))
         return fail(Error{-EINVAL, kUploadBookkeepingRule, ErrorKind::reserved_name});
     UploadTarget t;
     t.final = vpath;
-    t.partial = partial_upload_path(vpath);
+    t.partial = ftp::server_partial_name(vpath);
 
     // Only "no such file" means absent. Anything else (a link leading out of
     // the root, a loop, no permission) refuses the upload rather than
@@ -131,7 +124,7 @@ Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpa
         // between leaves a short partial file, never one whose holes no
         // journal accounts for any more.
         if (::ftruncate(fd->get(), 0) != 0) return fail_errno("truncate partial upload");
-        if (auto s = root.remove_file(resume_journal_path(t.partial)); !s && s.error().code != -ENOENT)
+        if (auto s = root.remove_file(ftp::server_journal_name(t.partial)); !s && s.error().code != -ENOENT)
             return fail(s.error());  // a stale journal must not outlive the file it described
         if (start > 0) {
             auto existing = root.open_file(t.final, O_RDONLY | O_CLOEXEC);

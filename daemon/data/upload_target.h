@@ -25,10 +25,6 @@ struct UploadTarget {
 // (another session uploads the file), reserved_name (one of rftpd's names).
 Result<UploadTarget> prepare_upload(const UserRoot &root, const std::string &vpath, uint64_t rest, bool append);
 
-// "/d/.name.rftp-part" -> "/d/.name.rftp-resume": the journal of a parallel
-// upload, saying how much of the partial file's beginning is complete.
-std::string resume_journal_path(const std::string &partial_vpath);
-
 // Cuts a partial upload back to the prefix its journal vouches for, unless an
 // upload holds it right now; the journal stays until the next upload of the
 // file replaces it. Needed after a crash: then the partial file may hold

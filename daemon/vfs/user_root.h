@@ -24,14 +24,10 @@ namespace rftp::daemon {
 // Returns an absolute virtual path such as "/" or "/data/run1".
 Result<std::string> resolve_virtual_path(std::string_view cwd, std::string_view arg);
 
-// "/data/run1/a.bin" -> "/data/run1/.a.bin.rftp-part": where an upload of that
-// path is written until it is complete (docs/protocol.md, "Uploads").
-std::string partial_upload_path(const std::string &vpath);
-// True for the names rftpd keeps an upload's partial file and journal under
-// ("….rftp-part", "….rftp-resume"): no client may create or rename onto one,
-// or it could swap the file another session's upload is about to commit.
-bool is_upload_bookkeeping(const std::string &vpath);
-// Why such a name is refused, for the reply.
+// The names rftpd keeps an upload's partial file and journal under
+// (protocol/partial_names.h) are its own: no client may create or rename
+// onto one, or it could swap the file another session's upload is about to
+// commit. Why such a name is refused, for the reply:
 inline constexpr const char *kUploadBookkeepingRule = "names ending in .rftp-part or .rftp-resume are rftpd's own";
 
 struct DirEntry {

@@ -54,15 +54,4 @@ Result<std::string> resolve_virtual_path(std::string_view cwd, std::string_view 
     return out;
 }
 
-std::string partial_upload_path(const std::string &vpath) {
-    const size_t slash = vpath.rfind('/');
-    const std::string dir = slash == std::string::npos ? std::string("/") : vpath.substr(0, slash + 1);
-    const std::string name = slash == std::string::npos ? vpath : vpath.substr(slash + 1);
-    return dir + "." + name + std::string(ftp::kPartialSuffix);
-}
-
-bool is_upload_bookkeeping(const std::string &vpath) {
-    return vpath.ends_with(ftp::kPartialSuffix) || vpath.ends_with(ftp::kJournalSuffix);
-}
-
 }  // namespace rftp::daemon

@@ -531,6 +531,17 @@ def test_options_other_than_utf8_need_a_login(rftpd):
     f.close()
 
 
+def test_a_stream_count_above_the_servers_maximum_is_capped_not_refused(rftpd):
+    # docs/protocol.md: "a larger n is capped to the server's max_streams".
+    f = login(rftpd)
+    assert f.sendcmd("OPTS PARALLEL 100000 1048576") == "200 PARALLEL 16 1048576"
+    assert f.sendcmd("OPTS PARALLEL 18446744073709551615") == "200 PARALLEL 16 1048576"
+    with pytest.raises(ftplib.error_perm, match="501"):
+        f.sendcmd("OPTS PARALLEL 18446744073709551616")
+    assert f.sendcmd("OPTS PARALLEL 0") == "200 PARALLEL 0 1048576"
+    f.quit()
+
+
 def test_read_only_user_cannot_change_anything(rftpd):
     (rftpd.roots["bob"] / "keep.txt").write_bytes(b"keep")
     f = login(rftpd, "bob")

@@ -1,5 +1,6 @@
 // UserRoot on a real directory tree in /tmp: a secret file sits next to the
 // root, and every way of reaching it from inside must fail.
+#include "protocol/partial_names.h"
 #include "daemon/vfs/user_root.h"
 
 #include <fcntl.h>
@@ -82,11 +83,6 @@ TEST(VirtualPath, RejectsEmptyNulAndOverlongPaths) {
     EXPECT_EQ(resolve("/", long_path), "ERROR " + std::to_string(-ENAMETOOLONG));
     // Long cwd plus a relative argument also counts as a whole.
     EXPECT_EQ(resolve(long_path.substr(0, 4000), long_path.substr(1, 1000)), "ERROR " + std::to_string(-ENAMETOOLONG));
-}
-
-TEST(VirtualPath, PartialUploadNameSitsNextToTheTarget) {
-    EXPECT_EQ(partial_upload_path("/data/run1/a.bin"), "/data/run1/.a.bin.rftp-part");
-    EXPECT_EQ(partial_upload_path("/a.bin"), "/.a.bin.rftp-part");
 }
 
 TEST_F(UserRootTest, OpensFilesInside) {
@@ -262,7 +258,7 @@ TEST_F(UserRootTest, RenameReplacesTheTargetAtomically) {
     auto old_fd = root.open_file("/data/a.bin", O_RDONLY);
     ASSERT_TRUE(old_fd);
 
-    ASSERT_TRUE(root.rename(partial_upload_path("/data/a.bin"), "/data/a.bin"));
+    ASSERT_TRUE(root.rename(rftp::ftp::server_partial_name("/data/a.bin"), "/data/a.bin"));
     EXPECT_FALSE(fs::exists(root_ / "data" / ".a.bin.rftp-part"));
     auto fd = root.open_file("/data/a.bin", O_RDONLY);
     ASSERT_TRUE(fd);

@@ -1,0 +1,81 @@
+#include "protocol/features.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <sstream>
+
+#include "common/decimal.h"
+
+namespace rftp::ftp {
+namespace {
+
+std::string upper(std::string s) {
+    for (char &c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// A maximum of at least 1: a server that lists the feature offers one.
+unsigned count_or_one(const std::string &text) {
+    auto n = parse_decimal(text, std::numeric_limits<unsigned>::max());
+    return n && *n > 0 ? static_cast<unsigned>(*n) : 1;
+}
+
+void add(std::string &out, bool offered, const std::string &line) {
+    if (offered) out += " " + line + "\n";
+}
+
+}  // namespace
+
+std::string format_features(const Features &f) {
+    std::string out = "Features:\n";
+    add(out, f.eprt, "EPRT");
+    add(out, f.epsv, "EPSV");
+    add(out, f.mdtm, "MDTM");
+    add(out, f.mlst, "MLST " + f.mlst_facts);
+    add(out, f.pasv, "PASV");
+    add(out, f.rest_stream, "REST STREAM");
+    add(out, f.size, "SIZE");
+    add(out, f.source_identity, "SRCE");
+    add(out, f.hold, "HOLD");
+    add(out, f.data_token, "DATATOKEN");
+    add(out, f.tvfs, "TVFS");
+    add(out, f.utf8, "UTF8");
+    add(out, f.hash_sha256, "HASH SHA-256*");
+    add(out, f.blocksum_none, f.blocksum_on ? "BLOCKSUM CRC32C*;NONE" : "BLOCKSUM CRC32C;NONE*");
+    add(out, f.parallel, "PARALLEL " + std::to_string(f.parallel_max));
+    add(out, f.rdma, "RDMA " + std::to_string(f.rdma_max));
+    return out + "End";
+}
+
+Features parse_features(const std::vector<std::string> &lines) {
+    Features f;
+    for (const std::string &raw : lines) {
+        std::istringstream words(raw);
+        std::string name, arg;
+        words >> name >> arg;
+        name = upper(name);
+        const std::string upper_arg = upper(arg);
+        if (name == "EPRT") f.eprt = true;
+        else if (name == "EPSV") f.epsv = true;
+        else if (name == "PASV") f.pasv = true;
+        else if (name == "MDTM") f.mdtm = true;
+        else if (name == "SIZE") f.size = true;
+        else if (name == "REST" && upper_arg == "STREAM") f.rest_stream = true;
+        else if (name == "TVFS") f.tvfs = true;
+        else if (name == "UTF8") f.utf8 = true;
+        else if (name == "MLST") f.mlst = true, f.mlst_facts = arg;
+        else if (name == "HASH") f.hash_sha256 = f.hash_sha256 || upper_arg.find("SHA-256") != std::string::npos;
+        else if (name == "BLOCKSUM") {
+            f.blocksum_none = upper_arg.find("NONE") != std::string::npos;
+            f.blocksum_on = upper_arg.find("CRC32C*") != std::string::npos;
+        } else if (name == "SRCE") f.source_identity = true;
+        else if (name == "HOLD") f.hold = true;
+        else if (name == "DATATOKEN") f.data_token = true;
+        else if (name == "PARALLEL") f.parallel = true, f.parallel_max = count_or_one(arg);
+        else if (name == "RDMA") f.rdma = true, f.rdma_max = count_or_one(arg);
+    }
+    return f;
+}
+
+}  // namespace rftp::ftp
