@@ -44,64 +44,13 @@
 #include "middleware/rdma/block_states.h"
 #include "middleware/rdma/channel_resources.h"
 #include "middleware/rdma/control_credits.h"
+#include "middleware/rdma/file_specs.h"
+#include "middleware/rdma/file_state.h"
 #include "middleware/rdma/grant_ledger.h"
 #include "middleware/transfer_progress.h"
 #include "protocol/rdma_message.h"
 
 namespace rftp::middleware::rdma {
-
-// How completion notices reach the sink on this channel: found by trying
-// WRITE WITH IMMEDIATE on the first block, never by the driver's name.
-enum class NoticeMode { unknown, write_with_imm, write_then_send };
-const char *to_string(NoticeMode m);
-
-struct SendSpec {
-    int fd = -1;          // read at each granted offset (never through its file offset); /dev/zero is never read
-    uint64_t start = 0;   // REST offset
-    uint64_t size = 0;    // the file's size: blocks cover [start, size)
-    // Take the file's SHA-256 from the blocks as they are read (start 0
-    // only): FileResult::sha256, no second pass.
-    bool digest = false;
-    // Seal each block with its CRC32C. Off only when both ends agreed
-    // (OPTS BLOCKSUM NONE): the trailer then travels as zero.
-    bool block_checksums = true;
-};
-
-struct ReceiveSpec {
-    int fd = -1;                        // written at each offset (never through its file offset); /dev/null is never written
-    uint64_t start = 0;                 // the source must begin exactly here
-    uint64_t max_size = 1ull << 62;     // a larger file is refused
-    std::optional<uint64_t> expect_size;  // when this side knows it (a download after SIZE)
-    // After the complete prefix grew (for a resume journal); quick, any thread.
-    std::function<void(uint64_t contiguous_end)> on_prefix_grown;
-    // Write blocks strictly in file order (they still arrive in any order):
-    // for media that need it. With a non-seekable fd (a pipe) it is required,
-    // and blocks are written with write(2).
-    bool sequential = false;
-    // Reserve [start, size) once the source announced the size (fallocate):
-    // a full disk fails the file before any block moves. With a journal
-    // kept through on_prefix_grown the file takes its whole size at once
-    // (preallocate.h, ReservedSize::whole): the caller then cuts it to its
-    // complete prefix when the transfer stops.
-    bool preallocate = false;
-    // Take the file's SHA-256 from the blocks as they are written (start 0 only).
-    bool digest = false;
-    // Check each block's CRC32C before writing it; off only as agreed with
-    // the source (OPTS BLOCKSUM NONE), whose trailers are then zero.
-    bool block_checksums = true;
-    // at_own_position (stdout): written in order through fd's own offset,
-    // which needs sequential; nothing is reserved (disk_file.h).
-    disk::Placement placement = disk::Placement::at_offsets;
-};
-
-struct FileResult {
-    uint64_t start = 0;
-    uint64_t size = 0;
-    uint64_t bytes = 0;  // moved in this transfer
-    double seconds = 0;
-    NoticeMode notice = NoticeMode::unknown;
-    std::optional<std::string> sha256;  // when the spec asked for it: the whole file's, hex
-};
 
 struct ChannelStats {
     std::string device;
@@ -135,63 +84,6 @@ public:
     const ChannelParams &params() const { return res_.params; }
 
 private:
-    struct SourceFile {
-        uint32_t id = 0;
-        SendSpec spec;
-        TransferProgress *progress = nullptr;
-        BlockStates<SourceBlock> blocks;
-        std::vector<wire::Grant> block_grant;      // what each loading/ready/posted block carries
-        // A chain of blocks is posted at once with only its last work request
-        // signalled; that completion frees the whole chain (indexed by its last block).
-        std::vector<std::vector<uint32_t>> chain_of;
-        GrantLedger grants;                        // which grants are blocks of this file, and how often each came
-        std::deque<wire::Grant> waiting;           // granted, no local block yet
-        std::unique_ptr<disk::DiskFile> disk;      // what the readers read (none for /dev/zero)
-        std::unique_ptr<OrderedDigest> digest;     // spec.digest: read blocks wait here for their turn
-        std::deque<uint32_t> to_load;              // blocks the readers fill
-        std::deque<uint32_t> to_send;              // blocks the sender posts
-        RangeSet sent;                             // bytes whose WRITE completed
-        uint64_t bytes_acked = 0;                  // ... and how many, each counted once
-        bool zeros = false;                        // memory-to-memory: the source is /dev/zero
-        // /dev/zero: the block of zeros (sealed) that every full-length WRITE
-        // reads, so the file touches one block of memory, as ib_write_bw does.
-        std::optional<uint32_t> zero_block;
-        bool confirmed = false;                    // the sink's file_done arrived
-        bool done = false;
-        std::optional<Error> error;
-
-        bool reads_zero_block(const wire::Grant &g, uint32_t block_size) const {
-            return zero_block && g.length == block_size;
-        }
-        // Every block back (the zero block is held to the end by design).
-        bool all_returned() const { return blocks.free_count() + (zero_block ? 1 : 0) == blocks.size(); }
-    };
-    struct SinkFile {
-        uint32_t id = 0;
-        ReceiveSpec spec;
-        TransferProgress *progress = nullptr;
-        RangeSet *received = nullptr;
-        bool begun = false;                        // the source's file_begin arrived
-        bool reserve_pending = false;              // its space is to be reserved before the first grant
-        uint64_t start = 0, size = 0, next_offset = 0, bytes_written = 0;
-        uint64_t write_cursor = 0;                 // sequential: the next offset to write
-        bool seekable = true;
-        bool discard = false;                      // memory-to-memory: the sink is /dev/null
-        std::unique_ptr<disk::DiskFile> disk;      // what the writers write (none for /dev/null)
-        std::unique_ptr<OrderedDigest> digest;     // spec.digest: written blocks wait here for their turn
-        BlockStates<SinkBlock> slots;
-        std::vector<uint64_t> slot_offset;
-        std::vector<uint32_t> slot_length;
-        std::deque<uint32_t> to_write;
-        std::vector<wire::Grant> grants_to_send;   // freed blocks granted again, sent in batches
-        unsigned grants_out = 0;                   // granted and sent, not yet notified back
-        NoticeMode notice = NoticeMode::unknown;   // how the source's notices arrived
-        std::unordered_map<uint64_t, unsigned> checksum_failures;  // by offset: each is sent again, a few times
-        unsigned damaged_blocks = 0;                                // all of them, this file
-        bool done = false;
-        std::optional<Error> error;
-    };
-
     Channel(ChannelResources resources, std::string label, std::function<void(const Error &)> on_failure);
 
     void dispatcher_loop();
