@@ -11,6 +11,7 @@
 
 #include "common/unique_fd.h"
 #include "daemon/config/schema.h"
+#include "daemon/config/yaml_document.h"
 #include "daemon/vfs/other_writers.h"
 
 namespace rftp::daemon {
@@ -58,15 +59,11 @@ Result<DaemonOptions> apply_config_text(const DaemonOptions &base, std::string_v
     // yaml-cpp reports syntax errors (and, defensively, any misuse) by
     // throwing; this is the boundary where they become values.
     try {
-        // Every document, so that a second one ("---") is refused rather
-        // than silently ignored, with its settings.
-        std::vector<YAML::Node> documents = YAML::LoadAll(std::string(yaml));
-        if (documents.size() > 1)
-            return fail_msg(source + ": holds " + std::to_string(documents.size()) +
-                                " YAML documents (separated by ---); rftpd reads one: merge them",
-                            -EINVAL);
-        YAML::Node document = documents.empty() ? YAML::Node() : documents.front();
-        if (auto ok = apply_config_document(document, source, options); !ok) return fail(ok.error());
+        // One document: a second ("---") is refused rather than silently
+        // ignored, with its settings.
+        auto document = load_one_document(yaml, source);
+        if (!document) return fail(document.error());
+        if (auto ok = apply_config_document(*document, source, options); !ok) return fail(ok.error());
     } catch (const YAML::Exception &e) {
         std::string where = source;
         if (!e.mark.is_null()) {

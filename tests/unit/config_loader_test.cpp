@@ -335,3 +335,17 @@ TEST(ConfigLoader, ASecondYamlDocumentIsRefusedNotIgnored) {
     // One document with an explicit start marker is one document.
     EXPECT_TRUE(overlay("---\nlog: {level: debug}\n"));
 }
+
+TEST(ConfigLoader, AStreamTheYamlParserCannotGetPastIsRefusedNotLoopedOn) {
+    // yaml-cpp 0.7 hands out the same empty document for ever here, taking
+    // memory at every turn (a fuzzing find: tests/fuzz/corpus/config).
+    for (const char *yaml : {",", ", /etc/rftpd/rftpd.yaml: rftpd configuration.\n", "log: {level: debug}\n---\n,\n"}) {
+        auto o = overlay(yaml);
+        ASSERT_FALSE(o) << yaml;
+        EXPECT_NE(o.error().message.find("YAML"), std::string::npos) << o.error().message;
+    }
+    auto o = overlay(",\n");
+    ASSERT_FALSE(o);
+    EXPECT_NE(o.error().message.find(":1:1: invalid YAML"), std::string::npos) << o.error().message;
+    EXPECT_TRUE(overlay("") && overlay("# nothing but a comment\n") && overlay("---\n"));
+}
