@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 PYTEST  ?= python3 -m pytest
 
-.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short demo bench bench-rdma bench-disk bench-two-devices install clean
+.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short fuzz fuzz-short demo bench bench-rdma bench-disk bench-two-devices install clean
 
 all: build
 
@@ -26,7 +26,7 @@ build: deps $(BUILD)/build.ninja
 	@ln -sf rftp $(BUILD)/rput && ln -sf rftp $(BUILD)/rget
 
 test: build
-	$(MAKE) --no-print-directory unit e2e rdma check-sanitizers-short
+	$(MAKE) --no-print-directory unit e2e rdma check-sanitizers-short fuzz-short
 
 unit:
 	@test -x $(BUILD)/tests/unit/unit_tests || { echo "make unit: no unit tests in $(BUILD) (GoogleTest missing?): run make build" >&2; exit 1; }
@@ -49,6 +49,17 @@ check-sanitizers: deps
 
 check-sanitizers-short: deps
 	@bash tests/sanitizers/run.sh --e2e address,undefined
+
+# libFuzzer targets for every parser of untrusted input (tests/fuzz), built
+# with clang under AddressSanitizer and UBSan in build-fuzz. make test runs
+# each for FUZZ_SHORT seconds; make fuzz for FUZZ_SECONDS.
+FUZZ_SHORT   ?= 10
+FUZZ_SECONDS ?= 300
+fuzz: deps
+	@bash tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-short: deps
+	@bash tests/fuzz/run.sh $(FUZZ_SHORT)
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)
@@ -75,4 +86,4 @@ install: deps-runtime $(BUILD)/build.ninja
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-sanitize-*
+	rm -rf $(BUILD) build-sanitize-* build-fuzz

@@ -30,6 +30,8 @@ if [ "$PROFILE" = all ]; then
     libgtest-dev python3-pytest curl lftp vsftpd iproute2 strace
     # a FUSE file system whose syncs fail (tests/e2e/failing_sync_fs.py)
     python3-fuse fuse3
+    # fuzzing (tests/fuzz): clang, libFuzzer, and llvm-symbolizer for its reports
+    clang-19 libclang-rt-19-dev llvm-19
     # benchmarks
     iperf3 fio
   )
