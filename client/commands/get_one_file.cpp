@@ -18,7 +18,7 @@
 #include "common/path_text.h"
 #include "middleware/disk/memory_endpoint.h"
 #include "middleware/disk/plain_file.h"
-#include "middleware/disk/preallocate.h"
+#include "middleware/disk/partial_file.h"
 #include "middleware/disk/source_attribute.h"
 #include "middleware/range_set.h"
 #include "middleware/resume_journal.h"
@@ -59,13 +59,11 @@ Outcome<Destination> destination_at(const std::string &path) {
 
 namespace {
 
-// A failed sync, at one of the journal's checkpoints or at the end: the
-// kernel reports a lost write once, and a later fsync (after -c found the
-// partial complete) would say all is well. None of the partial can be
-// trusted, so it goes with its journal.
-OutcomeStatus discard_unsynced(const Destination &dest, const std::string &journal_path, const std::string &why) {
-    ::unlink(dest.write_path.c_str());
-    ::unlink(journal_path.c_str());
+// A failed sync, at one of the journal's checkpoints or at the end: none of
+// the partial can be trusted (middleware/disk/partial_file.h), so it goes
+// with its journal.
+OutcomeStatus discard_unsynced(middleware::PartialFile &partial, const Destination &dest, const std::string &why) {
+    partial.discard();
     return fail_as(ExitCode::local_file,
                    "fsync " + dest.write_path + ": " + why + "; the partial file was discarded: fetch the file again");
 }
@@ -122,6 +120,12 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         if (!file) return fail_as(ExitCode::local_file, "open " + dest.write_path + ": " + std::strerror(errno));
     }
     const std::string journal_path = ftp::client_journal_name(dest.final_path);
+    // A device or stdout has no partial file and no journal to remove.
+    middleware::PartialFile partial(file.get(), [&](bool partial_too) {
+        if (dest.direct) return;
+        if (partial_too) ::unlink(dest.write_path.c_str());
+        ::unlink(journal_path.c_str());
+    });
     if (!dest.direct) {
         auto modify = remote_modify_time(session, remote, listed.modify);
         if (!modify) return std::unexpected(modify.error());
@@ -159,8 +163,6 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         // it vouches for may not be on the disk yet.
     }
 
-    // Keeps the resume point while blocks land; see below for each transport.
-    std::unique_ptr<middleware::ResumeJournal> journal;
     bool complete_already = size && offset == *size && offset > 0;
     // RDMA writes blocks at their offsets: the destination must be seekable
     // (a file, /dev/null), unless blocks are written in file order.
@@ -177,17 +179,17 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
             if (!dest.direct) {
                 auto j = middleware::ResumeJournal::create(journal_path, offset, {.data_fd = file.get()});
                 if (!j) return fail_as(ExitCode::local_file, j.error().message);
-                journal = std::move(*j);
+                partial.keep_journal(std::move(*j));
                 cut_to_prefix.emplace(file.get(), received);
             }
             auto got = get_over_rdma(session, **channel, file.get(), offset, size, remote, hooks, report, received,
-                                     journal.get(), o.sequential_writes || dest.direct, o.verify, placement);
+                                     partial.journal(), o.sequential_writes || dest.direct, o.verify, placement);
             if (!got) {
                 // A checkpoint's failed sync stops the transfer: say that, not
                 // the stop. Ctrl-C first, as on TCP below: the partial stays,
                 // with a journal that vouches for nothing of it.
-                if (Status synced = journal ? journal->finish() : Status{}; !synced && !interrupted())
-                    return discard_unsynced(dest, journal_path, synced.error().message);
+                if (Status synced = partial.stop_checkpoints(); !synced && !interrupted())
+                    return discard_unsynced(partial, dest, synced.error().message);
                 return got;
             }
             complete_already = true;  // the TCP path below has nothing left to do
@@ -227,7 +229,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         if (!dest.direct) {
             auto j = middleware::ResumeJournal::create(journal_path, offset, {.data_fd = file.get()});
             if (!j) return fail_as(ExitCode::local_file, j.error().message);
-            journal = std::move(*j);
+            partial.keep_journal(std::move(*j));
         }
         middleware::RangeSet received(offset);
         // A local disk without room for the rest fails now, before a byte
@@ -238,7 +240,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         std::optional<middleware::ReservationGuard> unreserve_on_failure;
         if (!dest.direct && size && *size > offset) {
             auto whole = framed ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
-            if (auto reserved = middleware::preallocate(file.get(), offset, *size - offset, whole); !reserved)
+            if (auto reserved = partial.reserve(offset, *size, whole); !reserved)
                 return fail_as(ExitCode::local_file, "get " + remote + ": " + reserved.error().message);
             if (framed) {
                 unreserve_on_failure.emplace(file.get(), received);
@@ -263,15 +265,13 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
         Status moved;
         uint64_t end = offset;
         {
-            middleware::StopOnFailedCheckpoint stop(journal.get(), progress.abort);
+            middleware::StopOnFailedCheckpoint stop(partial.journal(), progress.abort);
             InterruptGuard guard(progress, fds);
             ProgressReporter reporter(hooks.per_file, progress, offset, size);
             BatchProgress::Watch watch(hooks.batch, progress);
             if (!framed) {
                 auto r = middleware::receive_stream(fds[0], file.get(), offset, progress, true,
-                                                    session.stream_kept.get(), placement, [&journal](uint64_t prefix) {
-                                                        if (journal) journal->record(prefix);
-                                                    });
+                                                    session.stream_kept.get(), placement, partial.prefix_recorder());
                 if (r) end = *r;
                 else moved = std::unexpected(r.error());
             } else {
@@ -279,10 +279,7 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                                                      .start = offset,
                                                      .max_block_size = static_cast<uint32_t>(block),
                                                      .max_size = *size,
-                                                     .on_prefix_grown =
-                                                         [&journal](uint64_t prefix) {
-                                                             if (journal) journal->record(prefix);
-                                                         },
+                                                     .on_prefix_grown = partial.prefix_recorder(),
                                                      .block_checksums = session.block_checksums,
                                                      .kept = session.stream_kept.get(),
                                                      .digest = o.verify};
@@ -313,8 +310,8 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                 if (auto r = session.control.read_reply(2); r && r->code >= 400) why = *r;
             }
             if (!why) abort_transfer(session);
-            if (Status synced = journal ? journal->finish() : Status{}; !synced)
-                return discard_unsynced(dest, journal_path, synced.error().message);
+            if (Status synced = partial.stop_checkpoints(); !synced)
+                return discard_unsynced(partial, dest, synced.error().message);
             if (why) return refused("get " + remote, *why);
             return fail_as(exit_for_data_error(moved.error()), "get " + remote + ": " + moved.error().message);
         }
@@ -326,13 +323,10 @@ OutcomeStatus get_once(Session &session, const Options &o, const std::string &re
                                                        " bytes but the server's SIZE is " + std::to_string(*size));
     }
     if (dest.direct) return {};  // nothing to verify: refused above with --verify
-    // A failed sync at one of the journal's checkpoints counts as this one failing.
-    if (Status checkpointed = journal ? journal->finish() : Status{}; !checkpointed)
-        return discard_unsynced(dest, journal_path, checkpointed.error().message);
-    if (::fsync(file.get()) < 0) return discard_unsynced(dest, journal_path, std::strerror(errno));
-    // Whole and on the disk: from here the file's size says it all.
-    journal.reset();
-    ::unlink(journal_path.c_str());
+    // Whole and on the disk: from here the file's size says it all. A failed
+    // sync at one of the journal's checkpoints counts as this one failing.
+    if (Status durable = partial.make_durable(middleware::PartialFile::Sync::data_and_attributes); !durable)
+        return discard_unsynced(partial, dest, durable.error().message);
     // Its source record stays until the digests agree: a verification cut
     // short (no HASH reply, Ctrl-C) keeps a whole partial file, and only
     // that record tells a later -c whether the remote file is still the

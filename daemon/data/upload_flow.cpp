@@ -4,12 +4,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <optional>
 
 #include "common/log.h"
 #include "daemon/commands/command_support.h"
-#include "middleware/disk/preallocate.h"
+#include "middleware/disk/partial_file.h"
 #include "middleware/disk/source_attribute.h"
 #include "middleware/resume_journal.h"
 
@@ -41,18 +40,17 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         (unsupported ? log::debug : log::warning)("event=source_not_recorded path=" + log::quote(req.path) +
                                                   " error=" + log::quote(recorded.error().message));
     }
-    std::unique_ptr<middleware::ResumeJournal> journal;
     std::string journal_path = ftp::server_journal_name(target->partial);
     // The partial file and its journal are removed by name, and only while
     // the name still holds this upload's partial: if another session deleted
     // it meanwhile and began its own upload there, both names are that
     // upload's now, and its journal is the only record of which of its
     // bytes are good.
-    auto remove_own_files = [&](bool partial_too) {
+    middleware::PartialFile partial(target->fd.get(), [&](bool partial_too) {
         if (!held_file_is_there(root, *target)) return;
         if (partial_too) (void)root.remove_file(target->partial);
         (void)root.remove_file(journal_path);
-    };
+    });
     if (!req.in_order) {
         auto jfd = root.open_file(journal_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
         if (!jfd) return {451, "Could not create resume journal: " + jfd.error().message + ".", 0, "failed"};
@@ -60,7 +58,7 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         if (req.sync) checkpoints.data_fd = target->fd.get();
         auto j = middleware::ResumeJournal::create(std::move(*jfd), target->start, checkpoints);
         if (!j) return {451, "Could not write resume journal: " + j.error().message + ".", 0, "failed"};
-        journal = std::move(*j);
+        partial.keep_journal(std::move(*j));
     } else if (target->start > 0) {
         // Written in order, an ASCII upload keeps no journal: its size is its
         // resume point. One it continues from would vouch, after a power
@@ -68,47 +66,41 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
         // prefix it continues from is synced first, as the journal's first
         // checkpoint of a resumed upload does, so that nothing but a synced
         // file then vouches for it; where that fails the journal stays.
-        if (!req.sync || ::fdatasync(target->fd.get()) == 0) remove_own_files(false);
+        if (!req.sync || ::fdatasync(target->fd.get()) == 0) partial.forget_journal();
     }
-    if (req.reserve_size && *req.reserve_size > target->start) {
+    if (req.reserve_size) {
         // With the journal in place the partial may take its whole size at
         // once (its writes then never extend it); a plain stream's resume
         // point is the partial's size, so there it stays hidden.
         auto size = req.ranged ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
-        auto reserved = middleware::preallocate(target->fd.get(), target->start, *req.reserve_size - target->start, size);
         // No room (452) or too large (552): said before a byte moves, and a
-        // new upload's empty partial file is not left behind.
-        if (!reserved) {
-            // A new upload's partial goes with its journal; a resumed one
-            // keeps its journal, which says where it really ends even if the
-            // failed reservation left it longer.
-            if (target->start == 0) remove_own_files(true);
+        // new upload's empty partial file is not left behind. A resumed one
+        // keeps its journal, which says where it really ends even if the
+        // failed reservation left it longer.
+        if (auto reserved = partial.reserve(target->start, *req.reserve_size, size); !reserved) {
+            if (target->start == 0) partial.discard();
             return failed_outcome(reserved.error(), false, 0);
         }
     }
-    std::function<void(uint64_t)> on_prefix = [&journal](uint64_t prefix) {
-        if (journal) journal->record(prefix);
-    };
 
     middleware::RangeSet received(target->start);
     Status moved;
     {
-        middleware::StopOnFailedCheckpoint stop(journal.get(), job.progress.abort);
-        moved = receive(*target, received, on_prefix);
+        middleware::StopOnFailedCheckpoint stop(partial.journal(), job.progress.abort);
+        moved = receive(*target, received, partial.prefix_recorder());
     }
-    Status checkpointed = journal ? journal->finish() : Status{};
-    uint64_t bytes = job.progress.bytes.load();
-    // The kernel reports a failed writeback once: a later sync of these
-    // bytes would say all is well, and a resume would trust them. None of the
-    // partial can be, so it goes, whether or not the rest arrived (a failed
-    // checkpoint stops the transfer).
-    auto discard_unsynced = [&](const std::string &why) -> TransferOutcome {
-        remove_own_files(true);
-        return {451, "Could not flush the upload to disk: " + why + "; the partial file was discarded: send the whole file again.",
+    const uint64_t bytes = job.progress.bytes.load();
+    // A failed sync: none of the partial can be trusted (partial_file.h), so
+    // it goes, whether or not the rest arrived (a failed checkpoint stops
+    // the transfer).
+    auto discard_unsynced = [&](const Error &why) -> TransferOutcome {
+        partial.discard();
+        return {451, "Could not flush the upload to disk: " + why.message +
+                         "; the partial file was discarded: send the whole file again.",
                 bytes, "failed"};
     };
-    if (!checkpointed) {
-        TransferOutcome discarded = discard_unsynced(checkpointed.error().message);
+    if (Status checkpointed = partial.stop_checkpoints(); !checkpointed) {
+        TransferOutcome discarded = discard_unsynced(checkpointed.error());
         // ABOR meanwhile: answered as an abort (426), with the partial gone all the same.
         return job.aborted() ? failed_outcome(Error{-ECANCELED, "aborted"}, true, bytes) : discarded;
     }
@@ -134,10 +126,9 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // SRCE record (an extended attribute, which fdatasync may leave out) is
     // what lets put -c --verify finish it after a crash without sending it
     // again: synced whole.
-    if (req.sync && (req.hold ? ::fsync(target->fd.get()) : ::fdatasync(target->fd.get())) < 0)
-        return discard_unsynced(std::strerror(errno));
-    // Whole (and synced, unless switched off): its size says it all now.
-    remove_own_files(false);
+    using Sync = middleware::PartialFile::Sync;
+    const Sync sync = !req.sync ? Sync::none : req.hold ? Sync::data_and_attributes : Sync::data;
+    if (Status durable = partial.make_durable(sync); !durable) return discard_unsynced(durable.error());
     if (req.hold) {
         TransferOutcome held{226, "Transfer complete; held as " + target->partial + " until COMT.", bytes, "ok"};
         held.held = std::make_shared<UploadTarget>(std::move(*target));
