@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "client/commands/file_report.h"
+#include "client/transfer/file_report.h"
 #include "client/exit_codes.h"
 
 namespace rftp::client {

@@ -14,7 +14,7 @@
 #include "client/commands/transfer_steps.h"
 #include "client/data_connection.h"
 #include "client/interrupt.h"
-#include "client/rdma_transport.h"
+#include "client/transfer/rdma_transport.h"
 #include "common/path_text.h"
 #include "middleware/disk/memory_endpoint.h"
 #include "middleware/disk/plain_file.h"

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "client/cli/options.h"
-#include "client/commands/file_report.h"
+#include "client/transfer/file_report.h"
 #include "client/exit_codes.h"
 #include "client/session.h"
 #include "protocol/partial_names.h"

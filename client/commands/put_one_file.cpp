@@ -12,7 +12,7 @@
 #include "client/commands/upload_resume.h"
 #include "client/data_connection.h"
 #include "client/interrupt.h"
-#include "client/rdma_transport.h"
+#include "client/transfer/rdma_transport.h"
 #include "common/log.h"
 #include "middleware/tcp/parallel_transfer.h"
 #include "middleware/tcp/stream_transfer.h"

@@ -63,11 +63,6 @@ Outcome<SizeProbe> probe_size(Session &session, const std::string &path) {
     return SizeProbe{size, *reply};
 }
 
-bool grant_exceeds_request(uint64_t asked_streams, uint64_t asked_block, uint64_t streams, uint64_t block) {
-    constexpr uint64_t kServersSmallestBlock = 64u << 10;  // rftpd raises smaller requests to this
-    return streams > asked_streams || block > std::max(asked_block, kServersSmallestBlock);
-}
-
 OutcomeStatus refuse_name_ftp_cannot_carry(const char *verb, const std::string &remote) {
     if (ftp_can_carry(remote)) return {};
     return fail_as(ExitCode::usage, std::string(verb) + " " + remote.substr(0, remote.find_first_of("\r\n")) +
@@ -78,75 +73,6 @@ std::unexpected<Failure> refuse_verify_of_device(const char *side) {
     return fail_as(ExitCode::usage, std::string("--verify reads the ") + side +
                                         " again for its digest, which stdout or a device cannot give; use a file, or "
                                         "compare with `rftp hash URL`");
-}
-
-Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, uint64_t block_size) {
-    if (session.parallel_in_force && session.parallel_asked_streams == streams && session.parallel_asked_block == block_size)
-        return ParallelGrant{session.parallel_granted_streams, session.parallel_granted_block};
-    auto reply = session.control.command("OPTS " + ftp::format_parallel_request({.streams = streams, .block_size = block_size}));
-    if (!reply) return std::unexpected(reply.error());
-    if (reply->code != 200) return refused("OPTS PARALLEL", *reply);
-    auto grant = ftp::parse_parallel_grant(reply->text());
-    if (!grant) return fail_as(ExitCode::remote_file, "OPTS PARALLEL: unreadable reply '" + reply->text() + "'");
-    if (grant_exceeds_request(streams, block_size, grant->streams, grant->block_size))
-        return fail_as(ExitCode::remote_file, "OPTS PARALLEL: the server granted more than was asked ('" +
-                                                  reply->text() + "' for " + std::to_string(streams) + " streams of " +
-                                                  std::to_string(block_size) + " bytes)");
-    session.parallel_in_force = true;
-    session.parallel_asked_streams = streams;
-    session.parallel_asked_block = block_size;
-    session.parallel_granted_streams = grant->streams;
-    session.parallel_granted_block = grant->block_size;
-    return *grant;
-}
-
-OutcomeStatus disable_parallel(Session &session) {
-    if (!session.parallel_in_force) return {};
-    auto reply = session.control.command("OPTS " + ftp::format_parallel_request({.streams = 0}));
-    if (!reply) return std::unexpected(reply.error());
-    if (reply->code != 200) return refused("OPTS PARALLEL 0", *reply);
-    session.parallel_in_force = false;
-    return {};
-}
-
-void abort_transfer(Session &session) {
-    // Until both answers are read, a late one would be taken for the next
-    // command's reply: the session is out of step unless shown otherwise.
-    session.out_of_step = true;
-    if (!session.control.send("ABOR")) return;
-    // Typically 426 for the aborted transfer, then 226 for the ABOR itself.
-    // But the transfer may have ended before the ABOR came (its own 226 or
-    // 4xx), and then the ABOR's answer (225) still follows: it must be read
-    // here, or the next command would take it for its own reply.
-    auto first = session.control.read_reply(5);
-    if (!first) return;
-    if (first->code == 225) {
-        session.out_of_step = false;
-        return;
-    }
-    // 5xx: a server without ABOR may refuse it at once while the transfer's
-    // own reply is still to come, or say it after that reply; either way
-    // one more reply ends the exchange.
-    session.out_of_step = !session.control.read_reply(first->code == 226 ? 1 : 5);
-}
-
-ExitCode exit_for_data_error(const Error &error) {
-    if (error.code == kFileChanged) return ExitCode::verification;
-    // A block that failed its CRC32C (EBADMSG) was damaged on the way, not
-    // here: a transfer failure, resumable, like a broken connection.
-    switch (-error.code) {
-        case ENOSPC: case EDQUOT: case EFBIG: case EIO: case EROFS: case ESTALE: case EBADF: case EISDIR:
-            return ExitCode::local_file;
-        default:
-            return ExitCode::transfer;
-    }
-}
-
-// 100 GB: about 35 minutes more than --timeout.
-int timeout_after_reading(const Session &session, std::optional<uint64_t> bytes) {
-    constexpr uint64_t kSlowestRead = 50'000'000;
-    uint64_t seconds = static_cast<uint64_t>(session.control.timeout()) + (bytes ? *bytes / kSlowestRead : 0);
-    return static_cast<int>(std::min<uint64_t>(seconds, INT_MAX / 1000));
 }
 
 Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
@@ -173,13 +99,6 @@ Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
     if (algorithm != "SHA-256" || !hex_ok)
         return fail_as(ExitCode::remote_file, "HASH " + path + ": unreadable reply '" + reply->text() + "'");
     return hex;
-}
-
-void note_blocks_resent(FileReport &report, const middleware::TransferProgress &progress) {
-    const uint64_t n = progress.blocks_resent.load();
-    if (n == 0) return;
-    report.note(std::to_string(n) + (n == 1 ? " block" : " blocks") +
-                " failed the CRC32C check on the way and " + (n == 1 ? "was" : "were") + " sent again");
 }
 
 OutcomeStatus require_hash_for_verify(const Session &session) {
@@ -239,13 +158,6 @@ OutcomeStatus verify_digest(Session &session, const std::string &remote_path, co
             return fail_as(ExitCode::local_file, "--verify: open " + local_path + ": " + std::strerror(errno));
         return read_local_sha256(fd.get(), static_cast<uint64_t>(st.st_size), local_path);
     });
-}
-
-OutcomeStatus hold_next_upload(Session &session) {
-    auto held = session.control.command("HOLD");
-    if (!held) return std::unexpected(held.error());
-    if (held->code != 200) return refused("HOLD", *held);
-    return {};
 }
 
 }  // namespace rftp::client

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "client/commands/file_report.h"
+#include "client/transfer/file_report.h"
 #include "client/commands/put_one_file.h"
 #include "client/exit_codes.h"
 #include "client/session.h"

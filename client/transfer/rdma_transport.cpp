@@ -1,10 +1,10 @@
-#include "client/rdma_transport.h"
+#include "client/transfer/rdma_transport.h"
 
 #include <sys/socket.h>
 
 #include <algorithm>
 
-#include "client/commands/transfer_steps.h"
+#include "client/transfer/transfer_control.h"
 #include "client/interrupt.h"
 #include "common/byte_size.h"
 #include "common/log.h"

@@ -1,4 +1,4 @@
-#include "client/commands/file_report.h"
+#include "client/transfer/file_report.h"
 
 #include "common/log.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "client/cli/options.h"
-#include "client/commands/file_report.h"
+#include "client/transfer/file_report.h"
 #include "client/exit_codes.h"
 #include "client/session.h"
 #include "middleware/disk/disk_file.h"
