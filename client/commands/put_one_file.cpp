@@ -1,4 +1,3 @@
-#include "protocol/partial_names.h"
 #include "client/commands/put_one_file.h"
 
 #include <fcntl.h>
@@ -6,17 +5,16 @@
 
 #include <cstring>
 #include <optional>
-#include <vector>
 
 #include "client/commands/transfer_steps.h"
 #include "client/commands/upload_resume.h"
-#include "client/data_connection.h"
 #include "client/interrupt.h"
 #include "client/transfer/rdma_transport.h"
+#include "client/transfer/tcp_transport.h"
+#include "client/transfer/transfer_flow.h"
 #include "common/log.h"
-#include "middleware/tcp/parallel_transfer.h"
-#include "middleware/tcp/stream_transfer.h"
 #include "protocol/discard_path.h"
+#include "protocol/partial_names.h"
 #include "protocol/source_identity.h"
 
 namespace rftp::client {
@@ -156,34 +154,133 @@ OutcomeStatus refuse_if_rewritten_while_sent(Session &session, const std::string
     return remove_wrong_upload(session, held ? ftp::server_partial_name(remote) : remote, failure);
 }
 
-OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
-                       const FileProgressHooks &hooks, FileReport &report) {
+// One upload under way: what every step below reads.
+struct Upload {
+    Session &session;
+    const Options &o;
+    const UploadSource &source;
+    const std::string &remote;
+    const FileProgressHooks &hooks;
+    FileReport &report;
+    uint64_t offset = 0;
+    uint64_t copied_first = 0;  // what rftpd copies before its 150 (upload_resume.h)
+    // With --verify, rftpd keeps the upload aside until its digest is known
+    // right: over RDMA or framed streams (a plain stream's checks after it
+    // assume a file in place).
+    bool hold = false;
+
+    std::string what() const { return "put " + remote; }
+};
+
+OutcomeStatus put_over_rdma(Upload &u, middleware::rdma::Channel &channel) {
+    RdmaTransport transport = rdma_upload(channel, {.fd = u.source.fd.get(),
+                                                    .start = u.offset,
+                                                    .size = u.source.size,
+                                                    .digest = u.o.verify,
+                                                    .block_checksums = u.session.block_checksums});
+    return run_transfer(u.session, transport,
+                        {.verb = "RSTR", .remote = u.remote, .what = u.what(), .offset = u.offset,
+                         .size = u.source.size, .hold = u.hold,
+                         .start_timeout = timeout_after_reading(u.session, u.copied_first)},
+                        u.hooks, u.report);
+}
+
+// Against rftpd every upload is framed, even on one stream: the frames
+// announce the file's size, so a client that dies mid-upload can never
+// leave a truncated file under the final name (a plain stream's end looks
+// the same as a crash's).
+Outcome<ParallelGrant> choose_tcp_streams(Upload &u, bool framed) {
+    if (u.o.parallel > 1 && !framed) u.report.note("server does not offer PARALLEL; using one stream");
+    if (!framed) return ParallelGrant{.streams = 1, .block_size = u.o.block_size};
+    unsigned wanted = u.o.parallel;
+    if (wanted > 1 && u.source.size - u.offset <= u.o.block_size) {
+        u.report.note("file fits in one block; using one stream");
+        wanted = 1;
+    }
+    return negotiate_parallel(u.session, wanted, u.o.block_size);
+}
+
+// A framed upload's 226 already means rftpd received exactly [offset,
+// size) (docs/protocol.md); a plain stream's end proves nothing, so ask.
+OutcomeStatus check_plain_upload_size(Upload &u) {
+    if (!u.session.features.size) return {};
+    auto stored = probe_size(u.session, u.remote);
+    if (!stored) return std::unexpected(stored.error());
+    if (!stored->size || *stored->size == u.source.size) return {};
+    Failure mismatch{ExitCode::verification, u.what() + ": server holds " + std::to_string(*stored->size) +
+                                                 " bytes, local file has " + std::to_string(u.source.size)};
+    // Short: part of what was sent. Longer is not this run's alone (a server
+    // that appends, or stores uploads under another name and reports the
+    // old file): it stays, for the user to judge.
+    if (*stored->size < u.source.size) return remove_wrong_upload(u.session, u.remote, mismatch);
+    mismatch.message += "; it is left as it is: check it, and remove it (rftp rm) if it is this upload's";
+    return std::unexpected(mismatch);
+}
+
+OutcomeStatus put_over_tcp(Upload &u) {
+    u.report.transport = "tcp";
+    const bool framed = u.session.features.parallel;
+    auto grant = choose_tcp_streams(u, framed);
+    if (!grant) return std::unexpected(grant.error());
+    u.hold = u.hold && framed;
+    const int fd = u.source.fd.get();
+    TcpTransport transport(TcpTransport::Side::upload, grant->streams,
+                           framed ? framed_send({.file_fd = fd,
+                                                 .start = u.offset,
+                                                 .size = u.source.size,
+                                                 .block_size = static_cast<uint32_t>(grant->block_size),
+                                                 .block_checksums = u.session.block_checksums,
+                                                 .kept = u.session.stream_kept.get(),
+                                                 .digest = u.o.verify},
+                                                u.report.sha256)
+                                  : plain_send(fd, u.offset, u.source.size));
+    // ALLO (RFC 959) for a large file: rftpd reserves its space first.
+    std::optional<uint64_t> allocate;
+    if (u.source.size - u.offset >= kAnnounceSizeFrom) allocate = u.source.size;
+    auto sent = run_transfer(u.session, transport,
+                             {.verb = "STOR", .remote = u.remote, .what = u.what(), .offset = u.offset,
+                              .size = u.source.size, .allocate = allocate, .hold = u.hold,
+                              .append_if_rest_refused = !framed,
+                              .start_timeout = timeout_after_reading(u.session, u.copied_first)},
+                             u.hooks, u.report);
+    // A plain stream's server stored what came under the final name.
+    if (!sent && sent.error().exit == ExitCode::verification && !framed)
+        return remove_wrong_upload(u.session, u.remote, sent.error());
+    if (!sent || framed) return sent;
+    return check_plain_upload_size(u);
+}
+
+OutcomeStatus refuse_what_cannot_be_sent(Session &session, const Options &o, const UploadSource &source,
+                                         const std::string &remote) {
     if (o.verify && source.device) return refuse_verify_of_device("source");
     if (auto ok = refuse_name_ftp_cannot_carry("put", remote); !ok) return ok;
     if (o.verify && remote == ftp::kDiscardPath && session.features.is_rftpd())
         return fail_as(ExitCode::usage, std::string("--verify: rftpd keeps nothing of an upload to ") +
                                             ftp::kDiscardPath + " to compare; leave out --verify");
-    const uint64_t size = source.size;
-    uint64_t offset = 0;
-    uint64_t copied_first = 0;
+    return {};
+}
+
+}  // namespace
+
+OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
+                           const FileProgressHooks &hooks, FileReport &report) {
+    if (auto ok = refuse_what_cannot_be_sent(session, o, source, remote); !ok) return ok;
+    Upload u{.session = session, .o = o, .source = source, .remote = remote, .hooks = hooks, .report = report};
     if (o.resume) {
         auto found = resume_offset(report, session, remote, source);
         if (!found) return std::unexpected(found.error());
         if (!*found) {
             report.skipped = true;
-            report.note(remote + " already has all " + std::to_string(size) + " bytes");
+            report.note(remote + " already has all " + std::to_string(source.size) + " bytes");
             if (o.verify) return verify_upload(session, remote, source, false);
             return {};
         }
-        offset = (*found)->offset;
-        copied_first = (*found)->copied_first;
-        if (offset > 0) report.note(remote + ": resuming at byte " + std::to_string(offset));
+        u.offset = (*found)->offset;
+        u.copied_first = (*found)->copied_first;
+        if (u.offset > 0) report.note(remote + ": resuming at byte " + std::to_string(u.offset));
     }
     const struct timespec sent_from = modified_now(source);
-    // With --verify, rftpd keeps the upload aside until its digest is known
-    // right: over RDMA or framed streams (a plain stream's checks after it
-    // assume a file in place).
-    bool hold = o.verify && session.features.hold;
+    u.hold = o.verify && session.features.hold;
     auto rdma_channel = rdma_channel_for(session, o, report);
     if (!rdma_channel) return std::unexpected(rdma_channel.error());
     // After the channel's setup: an RDMA channel given up on (ABOR) would
@@ -194,138 +291,11 @@ OutcomeStatus put_once(Session &session, const Options &o, const UploadSource &s
         auto named = session.control.command("SRCE " + *source.identity);
         if (!named) return std::unexpected(named.error());
     }
-    if (*rdma_channel) {
-        auto sent = put_over_rdma(session, **rdma_channel, {source.fd.get(), offset, size, copied_first, hold}, remote,
-                                  hooks, report, o.verify);
-        if (!sent) return sent;
-        if (auto same = refuse_if_rewritten_while_sent(session, remote, source, sent_from, hold); !same) return same;
-        if (o.verify) return verify_upload(session, remote, source, true, report.sha256, hold);
-        return {};
-    }
-    report.transport = "tcp";
-
-    unsigned streams = 1;
-    uint64_t block = o.block_size;
-    // Against rftpd every upload is framed, even on one stream: the frames
-    // announce the file's size, so a client that dies mid-upload can never
-    // leave a truncated file under the final name (a plain stream's end looks
-    // the same as a crash's).
-    bool framed = session.features.parallel;
-    if (o.parallel > 1 && !framed) report.note("server does not offer PARALLEL; using one stream");
-    if (framed) {
-        unsigned wanted = o.parallel;
-        if (wanted > 1 && size - offset <= o.block_size) {
-            report.note("file fits in one block; using one stream");
-            wanted = 1;
-        }
-        auto grant = negotiate_parallel(session, wanted, o.block_size);
-        if (!grant) return std::unexpected(grant.error());
-        streams = grant->streams;
-        block = grant->block_size;
-    }
-    std::string verb = "STOR";
-    if (offset > 0) {
-        auto rest = session.control.command("REST " + std::to_string(offset));
-        if (!rest) return std::unexpected(rest.error());
-        if (rest->code != 350) {
-            if (session.features.is_rftpd() || framed) return refused("server cannot resume (REST)", *rest);
-            verb = "APPE";  // the remote file holds exactly the first offset bytes
-        }
-    }
-    auto socks = open_data_connections(session, streams);
-    if (!socks) return std::unexpected(socks.error());
-    if (verb == "STOR" && size - offset >= kAnnounceSizeFrom) {
-        // ALLO (RFC 959), right before the STOR it is for: rftpd reserves
-        // the file's space before its 150, so a disk without room says 452
-        // now, not after a terabyte. Other servers mostly answer 202 (not
-        // needed); any answer is fine.
-        auto allo = session.control.command("ALLO " + std::to_string(size));
-        if (!allo) return std::unexpected(allo.error());
-    }
-    hold = hold && framed;
-    if (hold)
-        if (auto held = hold_next_upload(session); !held) return held;
-    auto started = session.control.command(verb + " " + remote, timeout_after_reading(session, copied_first));
-    if (!started) return std::unexpected(started.error());
-    if (!started->positive_preliminary()) return refused("put " + remote, *started);
-
-    std::vector<int> fds;
-    for (auto &s : *socks) fds.push_back(s.get());
-    middleware::TransferProgress progress;
-    Status moved;
-    {
-        InterruptGuard guard(progress, fds);
-        ProgressReporter reporter(hooks.per_file, progress, offset, size);
-        BatchProgress::Watch watch(hooks.batch, progress);
-        if (!framed) {
-            moved = middleware::send_stream(fds[0], source.fd.get(), offset, size, progress);
-        } else {
-            middleware::ParallelSendPlan plan{.file_fd = source.fd.get(),
-                                              .start = offset,
-                                              .size = size,
-                                              .block_size = static_cast<uint32_t>(block),
-                                              .block_checksums = session.block_checksums,
-                                              .kept = session.stream_kept.get(),
-                                              .digest = o.verify};
-            auto sent = middleware::send_parallel(fds, plan, progress);
-            if (!sent) moved = fail(sent.error());
-            else report.sha256 = sent->sha256;
-        }
-    }
-    // Closing the data connection is what tells a plain-stream server the file ended.
-    socks->clear();
-    report.streams = streams;
-    report.bytes = progress.bytes.load();
-    note_blocks_resent(report, progress);
-    if (interrupted()) {
-        abort_transfer(session);
-        return fail_as(ExitCode::interrupted, "interrupted");
-    }
-    if (!moved) {
-        // The server may have ended the transfer itself and said why (452: its
-        // disk is full): that reason beats our "Broken pipe". Not our own
-        // failure, though (the source could not be read, or shrank): the
-        // server then only saw the data stop, and its 426 says less.
-        const ExitCode ours = exit_for_data_error(moved.error());
-        auto why = session.control.read_reply(2);
-        if (why && why->code >= 400 && ours == ExitCode::transfer) return refused("put " + remote, *why);
-        if (!why || why->code < 400) abort_transfer(session);
-        Failure failure{ours, "put " + remote + ": " + moved.error().message};
-        // A plain stream's server stored what came under the final name.
-        if (ours == ExitCode::verification && !framed) return remove_wrong_upload(session, remote, failure);
-        return std::unexpected(failure);
-    }
-    auto done = session.control.read_reply();
-    if (!done) return std::unexpected(done.error());
-    if (!done->positive_completion()) return refused("put " + remote, *done);
-
-    // A framed upload's 226 already means rftpd received exactly [offset, size)
-    // (docs/protocol.md); a plain stream's end proves nothing, so ask.
-    if (session.features.size && !framed) {
-        auto stored = probe_size(session, remote);
-        if (!stored) return std::unexpected(stored.error());
-        if (stored->size && *stored->size != size) {
-            Failure mismatch{ExitCode::verification, "put " + remote + ": server holds " +
-                                                         std::to_string(*stored->size) + " bytes, local file has " +
-                                                         std::to_string(size)};
-            // Short: part of what was sent. Longer is not this run's alone (a
-            // server that appends, or stores uploads under another name and
-            // reports the old file): it stays, for the user to judge.
-            if (*stored->size < size) return remove_wrong_upload(session, remote, mismatch);
-            mismatch.message += "; it is left as it is: check it, and remove it (rftp rm) if it is this upload's";
-            return std::unexpected(mismatch);
-        }
-    }
-    if (auto same = refuse_if_rewritten_while_sent(session, remote, source, sent_from, hold); !same) return same;
-    if (o.verify) return verify_upload(session, remote, source, true, report.sha256, hold);
+    auto sent = *rdma_channel ? put_over_rdma(u, **rdma_channel) : put_over_tcp(u);
+    if (!sent) return sent;
+    if (auto same = refuse_if_rewritten_while_sent(session, remote, source, sent_from, u.hold); !same) return same;
+    if (o.verify) return verify_upload(session, remote, source, true, report.sha256, u.hold);
     return {};
-}
-
-}  // namespace
-
-OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSource &source, const std::string &remote,
-                           const FileProgressHooks &hooks, FileReport &report) {
-    return put_once(session, o, source, remote, hooks, report);
 }
 
 }  // namespace rftp::client

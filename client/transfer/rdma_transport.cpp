@@ -17,39 +17,6 @@ namespace {
 
 namespace rdma = middleware::rdma;
 
-OutcomeStatus finish_transfer(Session &session, const Result<rdma::FileResult> &moved, const std::string &what,
-                              FileReport &report) {
-    if (moved) {
-        report.notice = rdma::to_string(moved->notice);
-        report.transfer_seconds = moved->seconds;
-    }
-    if (interrupted()) {
-        session.rdma.reset();
-        abort_transfer(session);
-        return fail_as(ExitCode::interrupted, "interrupted");
-    }
-    if (!moved) {
-        // Blocks may still be in flight: this channel is done for.
-        session.rdma.reset();
-        auto reply = session.control.read_reply();
-        // Unanswered, the server's reply may still come and be taken for the next command's.
-        if (!reply) session.out_of_step = true;
-        std::string server = reply ? " (server: " + describe(*reply) + ")" : "";
-        // A failure of this side's own (its disk, a changed file) keeps its
-        // code. Otherwise the channel only knows it broke, or that the
-        // server broke it off, and the server's reply says why, as over TCP:
-        // 452 its disk is full, 451 its disk failed, 421 it is being
-        // stopped or restarted.
-        ExitCode code = exit_for_data_error(moved.error());
-        if (reply && reply->code >= 400 && code == ExitCode::transfer) code = classify_refusal(*reply);
-        return fail_as(code, what + ": " + moved.error().message + server);
-    }
-    auto done = session.control.read_reply();
-    if (!done) return std::unexpected(done.error());
-    if (!done->positive_completion()) return refused(what, *done);
-    return {};
-}
-
 }  // namespace
 
 Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, FileReport &report) {
@@ -120,70 +87,53 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
     return session.rdma.get();
 }
 
-namespace {
+RdmaTransport::RdmaTransport(rdma::Channel &channel, Move move) : channel_(channel), move_(std::move(move)) {}
 
-// REST (when resuming), then verb (RSTR/RRTR) and its 150, then move() on the
-// channel with progress and interrupts wired, then the final reply.
-OutcomeStatus over_rdma(Session &session, rdma::Channel &channel, const std::string &verb, int start_timeout,
-                        const std::string &what, uint64_t offset, std::optional<uint64_t> size, bool hold,
-                        const FileProgressHooks &hooks, FileReport &report,
-                        const std::function<Result<rdma::FileResult>(middleware::TransferProgress &)> &move) {
-    if (offset > 0) {
-        auto rest = session.control.command("REST " + std::to_string(offset));
-        if (!rest) return std::unexpected(rest.error());
-        if (rest->code != 350) return refused("server cannot resume (REST)", *rest);
-    }
-    if (hold)
-        if (auto held = hold_next_upload(session); !held) return held;
-    auto started = session.control.command(verb, start_timeout);
-    if (!started) return std::unexpected(started.error());
-    if (!started->positive_preliminary()) return refused(what, *started);
-    middleware::TransferProgress progress;
-    Result<rdma::FileResult> moved;
-    {
-        InterruptGuard guard(progress, {});
-        ProgressReporter reporter(hooks.per_file, progress, offset, size);
-        BatchProgress::Watch watch(hooks.batch, progress);
-        moved = move(progress);
-    }
+Status RdmaTransport::move(middleware::TransferProgress &progress) {
+    moved_ = move_(channel_, progress);
+    if (!moved_) return fail(moved_.error());
+    return {};
+}
+
+void RdmaTransport::finish(FileReport &report) {
     report.transport = "rdma";
-    report.streams = channel.params().streams;
-    report.bytes = progress.bytes.load();
-    note_blocks_resent(report, progress);
-    if (moved && moved->sha256) report.sha256 = moved->sha256;
-    return finish_transfer(session, moved, what, report);
+    report.streams = channel_.params().streams;
+    if (!moved_) return;
+    report.notice = rdma::to_string(moved_->notice);
+    report.transfer_seconds = moved_->seconds;
+    if (moved_->sha256) report.sha256 = moved_->sha256;
 }
 
-}  // namespace
+// Blocks may still be in flight: this channel is done for.
+void RdmaTransport::interrupted(Session &session) { session.rdma.reset(); }
 
-OutcomeStatus put_over_rdma(Session &session, rdma::Channel &channel, const RdmaUpload &upload,
-                            const std::string &remote, const FileProgressHooks &hooks, FileReport &report,
-                            bool digest) {
-    return over_rdma(session, channel, "RSTR " + remote, timeout_after_reading(session, upload.copied_first),
-                     "put " + remote, upload.offset, upload.size, upload.hold, hooks, report,
-                     [&](middleware::TransferProgress &progress) {
-                         return channel.send_file(
-                             {upload.fd, upload.offset, upload.size, digest, session.block_checksums}, progress);
-                     });
+std::unexpected<Failure> RdmaTransport::failed(Session &session, const Error &error, const std::string &what) {
+    session.rdma.reset();  // blocks may still be in flight
+    auto reply = session.control.read_reply();
+    // Unanswered, the server's reply may still come and be taken for the next command's.
+    if (!reply) session.out_of_step = true;
+    std::string server = reply ? " (server: " + describe(*reply) + ")" : "";
+    // A failure of this side's own (its disk, a changed file) keeps its
+    // code. Otherwise the channel only knows it broke, or that the server
+    // broke it off, and the server's reply says why, as over TCP: 452 its
+    // disk is full, 451 its disk failed, 421 it is being stopped or restarted.
+    ExitCode code = exit_for_data_error(error);
+    if (reply && reply->code >= 400 && code == ExitCode::transfer) code = classify_refusal(*reply);
+    return fail_as(code, what + ": " + error.message + server);
 }
 
-OutcomeStatus get_over_rdma(Session &session, rdma::Channel &channel, int fd, uint64_t offset,
-                            std::optional<uint64_t> size, const std::string &remote, const FileProgressHooks &hooks,
-                            FileReport &report, middleware::RangeSet &received,
-                            middleware::ResumeJournal *journal, bool sequential, bool digest,
-                            middleware::disk::Placement placement) {
-    auto on_prefix_grown = [journal](uint64_t prefix) {
-        if (journal) journal->record(prefix);
-    };
-    // Preallocated: a full local disk ends the download before any block moves.
-    rdma::ReceiveSpec spec{fd,         offset, 1ull << 62, size,   on_prefix_grown,
-                           sequential, true,   digest,     session.block_checksums, placement};
-    return over_rdma(session, channel, "RRTR " + remote, session.control.timeout(), "get " + remote, offset, size,
-                     false, hooks, report,
-                     [&](middleware::TransferProgress &progress) {
-                         middleware::StopOnFailedCheckpoint stop(journal, progress.abort);
-                         return channel.receive_file(spec, progress, received);
-                     });
+RdmaTransport rdma_upload(rdma::Channel &channel, const rdma::SendSpec &spec) {
+    return RdmaTransport(channel, [spec](rdma::Channel &c, middleware::TransferProgress &progress) {
+        return c.send_file(spec, progress);
+    });
+}
+
+RdmaTransport rdma_download(rdma::Channel &channel, rdma::ReceiveSpec spec, middleware::RangeSet &received,
+                            middleware::ResumeJournal *journal) {
+    return RdmaTransport(channel, [spec, &received, journal](rdma::Channel &c, middleware::TransferProgress &progress) {
+        middleware::StopOnFailedCheckpoint stop(journal, progress.abort);
+        return c.receive_file(spec, progress, received);
+    });
 }
 
 }  // namespace rftp::client

@@ -4,15 +4,18 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "client/cli/options.h"
 #include "client/transfer/file_report.h"
+#include "client/transfer/data_path.h"
 #include "client/exit_codes.h"
 #include "client/session.h"
 #include "middleware/disk/disk_file.h"
 #include "middleware/range_set.h"
+#include "middleware/rdma/channel.h"
 #include "middleware/resume_journal.h"
 
 namespace rftp::client {
@@ -22,31 +25,33 @@ namespace rftp::client {
 // said once per session). With --transport rdma, no channel is a failure.
 Outcome<middleware::rdma::Channel *> rdma_channel_for(Session &session, const Options &o, FileReport &report);
 
-// What an RDMA upload sends: [offset, size) of fd. copied_first: bytes
-// rftpd copies before its 150 (upload_resume.h), which it is given time for.
-struct RdmaUpload {
-    int fd = -1;
-    uint64_t offset = 0;
-    uint64_t size = 0;
-    uint64_t copied_first = 0;
-    bool hold = false;  // HOLD first: kept aside until COMT (hold_next_upload)
+// A file over the session's RDMA channel: RSTR or RRTR moves it by RDMA
+// WRITEs into blocks the sink granted (docs/protocol.md, "RDMA channel").
+class RdmaTransport : public DataPath {
+public:
+    using Move = std::function<Result<middleware::rdma::FileResult>(middleware::rdma::Channel &,
+                                                                    middleware::TransferProgress &)>;
+    RdmaTransport(middleware::rdma::Channel &channel, Move move);
+
+    OutcomeStatus connect(Session &) override { return {}; }  // the channel is up already
+    std::vector<int> interruptible() const override { return {}; }
+    Status move(middleware::TransferProgress &progress) override;
+    void finish(FileReport &report) override;
+    void interrupted(Session &session) override;
+    std::unexpected<Failure> failed(Session &session, const Error &error, const std::string &what) override;
+
+private:
+    middleware::rdma::Channel &channel_;
+    Move move_;
+    Result<middleware::rdma::FileResult> moved_ = fail_msg("not moved");
 };
 
-// Uploads with REST/RSTR over the channel.
-// digest: take the file's SHA-256 from the blocks sent (report.sha256).
-OutcomeStatus put_over_rdma(Session &session, middleware::rdma::Channel &channel, const RdmaUpload &upload,
-                            const std::string &remote, const FileProgressHooks &hooks, FileReport &report,
-                            bool digest);
-
-// Downloads remote from offset into fd with REST/RRTR over the channel.
-// received records what arrived (its contiguous end is where a resume
-// starts) and feeds the resume journal, if any, whose failed checkpoint
-// stops the transfer. digest: take the file's SHA-256 from the blocks
-// written (report.sha256).
-OutcomeStatus get_over_rdma(Session &session, middleware::rdma::Channel &channel, int fd, uint64_t offset,
-                            std::optional<uint64_t> size, const std::string &remote, const FileProgressHooks &hooks,
-                            FileReport &report, middleware::RangeSet &received,
-                            middleware::ResumeJournal *journal, bool sequential, bool digest,
-                            middleware::disk::Placement placement);
+// This side sends: the file's SHA-256 taken on the way if spec.digest.
+RdmaTransport rdma_upload(middleware::rdma::Channel &channel, const middleware::rdma::SendSpec &spec);
+// This side receives: received records what arrived (its contiguous end is
+// where a resume starts) and feeds the resume journal, if any, whose failed
+// checkpoint stops the transfer.
+RdmaTransport rdma_download(middleware::rdma::Channel &channel, middleware::rdma::ReceiveSpec spec,
+                            middleware::RangeSet &received, middleware::ResumeJournal *journal);
 
 }  // namespace rftp::client

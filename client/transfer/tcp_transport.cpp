@@ -1,0 +1,81 @@
+#include "client/transfer/tcp_transport.h"
+
+#include <cerrno>
+
+#include "client/data_connection.h"
+#include "client/transfer/transfer_control.h"
+
+namespace rftp::client {
+
+OutcomeStatus TcpTransport::connect(Session &session) {
+    auto connections = open_data_connections(session, streams_);
+    if (!connections) return std::unexpected(connections.error());
+    connections_ = std::move(*connections);
+    for (const auto &c : connections_) fds_.push_back(c.get());
+    return {};
+}
+
+void TcpTransport::finish(FileReport &report) {
+    // Closing the data connections is what tells a plain-stream server an
+    // upload ended.
+    connections_.clear();
+    fds_.clear();
+    report.streams = streams_;
+}
+
+std::unexpected<Failure> TcpTransport::failed(Session &session, const Error &error, const std::string &what) {
+    const ExitCode ours = exit_for_data_error(error);
+    std::optional<ftp::Reply> why;
+    if (side_ == Side::upload || -error.code == ECONNRESET) why = session.control.read_reply(2).value_or(ftp::Reply{});
+    const bool server_refused = why && why->code >= 400;
+    // The reply was read: no ABOR. Otherwise ABOR, so that a reply still to
+    // come is not taken for the next command's.
+    if (!server_refused) abort_transfer(session);
+    // Not for a failure of our own (the source could not be read, or
+    // shrank): the server then only saw the data stop, and its 426 says less.
+    if (server_refused && (side_ == Side::download || ours == ExitCode::transfer)) return refused(what, *why);
+    return std::unexpected(Failure{ours, what + ": " + error.message});
+}
+
+TcpTransport::MoveOver plain_send(int fd, uint64_t offset, uint64_t end) {
+    return [=](std::span<const int> fds, middleware::TransferProgress &progress) {
+        return middleware::send_stream(fds[0], fd, offset, end, progress);
+    };
+}
+
+TcpTransport::MoveOver framed_send(middleware::ParallelSendPlan plan, std::optional<std::string> &sha256) {
+    return [plan, &sha256](std::span<const int> fds, middleware::TransferProgress &progress) -> Status {
+        auto sent = middleware::send_parallel(fds, plan, progress);
+        if (!sent) return fail(sent.error());
+        sha256 = sent->sha256;
+        return {};
+    };
+}
+
+TcpTransport::MoveOver plain_receive(PlainReceive spec, uint64_t &end) {
+    return [spec, &end](std::span<const int> fds, middleware::TransferProgress &progress) -> Status {
+        auto received = middleware::receive_stream(fds[0], spec.fd, spec.offset, progress, true, spec.kept,
+                                                   spec.placement, spec.on_prefix_grown);
+        if (!received) return fail(received.error());
+        end = *received;
+        return {};
+    };
+}
+
+TcpTransport::MoveOver framed_receive(middleware::ParallelReceivePlan plan, middleware::RangeSet &received,
+                                      std::optional<std::string> &sha256, uint64_t &end) {
+    return [plan, &received, &sha256, &end](std::span<const int> fds, middleware::TransferProgress &progress) -> Status {
+        auto r = middleware::receive_parallel(fds, plan, received, progress);
+        if (r) sha256 = r->sha256;
+        end = received.contiguous_end();
+        if (!r) return fail(r.error());
+        if (r->size != plan.max_size)
+            return fail_msg("streams announced size " + std::to_string(r->size) + ", SIZE said " +
+                                std::to_string(plan.max_size) + " (the file changed on the server)",
+                            kFileChanged);
+        if (!received.covers_exactly(r->size)) return fail_msg("streams left holes in the file");
+        return {};
+    };
+}
+
+}  // namespace rftp::client

@@ -1,0 +1,69 @@
+// A file over TCP data connections (docs/protocol.md): one plain stream,
+// or blocks framed with their offset and CRC32C over several connections.
+// The connection handling is one class; what crosses them is one of four
+// moves (plain or framed, sending or receiving), made below.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "client/transfer/data_path.h"
+#include "common/unique_fd.h"
+#include "middleware/disk/disk_file.h"
+#include "middleware/range_set.h"
+#include "middleware/tcp/parallel_transfer.h"
+#include "middleware/tcp/stream_transfer.h"
+
+namespace rftp::client {
+
+class TcpTransport : public DataPath {
+public:
+    using MoveOver = std::function<Status(std::span<const int> fds, middleware::TransferProgress &progress)>;
+    // Which side this one is decides whose word a failure takes: a download
+    // reads the server's reply only when the server reset the connections
+    // (it ended them, and says why: 451, no thread to spare); an upload
+    // always gives the server two seconds to say why it stopped reading.
+    enum class Side { download, upload };
+
+    TcpTransport(Side side, unsigned streams, MoveOver move)
+        : side_(side), streams_(streams), move_(std::move(move)) {}
+
+    OutcomeStatus connect(Session &session) override;
+    std::vector<int> interruptible() const override { return fds_; }
+    Status move(middleware::TransferProgress &progress) override { return move_(fds_, progress); }
+    void finish(FileReport &report) override;
+    std::unexpected<Failure> failed(Session &session, const Error &error, const std::string &what) override;
+
+private:
+    Side side_;
+    unsigned streams_;
+    MoveOver move_;
+    std::vector<UniqueFd> connections_;
+    std::vector<int> fds_;
+};
+
+// [offset, end) of fd on one plain stream.
+TcpTransport::MoveOver plain_send(int fd, uint64_t offset, uint64_t end);
+// Framed blocks; the digest taken on the way, if the plan asks, goes to sha256.
+TcpTransport::MoveOver framed_send(middleware::ParallelSendPlan plan, std::optional<std::string> &sha256);
+
+struct PlainReceive {
+    int fd = -1;
+    uint64_t offset = 0;
+    middleware::StreamCache *kept = nullptr;
+    middleware::disk::Placement placement = middleware::disk::Placement::at_offsets;
+    std::function<void(uint64_t)> on_prefix_grown;
+};
+// One plain stream into fd from offset; end: where the file ended.
+TcpTransport::MoveOver plain_receive(PlainReceive spec, uint64_t &end);
+// Framed blocks into plan.file_fd; received tells which ranges arrived, end
+// its complete prefix. The streams must announce plan.max_size exactly and
+// leave no hole: anything else is a file that changed on the server.
+TcpTransport::MoveOver framed_receive(middleware::ParallelReceivePlan plan, middleware::RangeSet &received,
+                                      std::optional<std::string> &sha256, uint64_t &end);
+
+}  // namespace rftp::client
