@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/decimal.h"
+
 namespace rftp::client {
 namespace {
 
@@ -15,11 +17,9 @@ int hex_value(char c) {
 }
 
 Result<uint16_t> parse_port(std::string_view s) {
-    unsigned value = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (s.empty() || ec != std::errc() || p != s.data() + s.size() || value == 0 || value > 65535)
-        return fail_msg("bad port '" + std::string(s) + "' (expected 1-65535)");
-    return static_cast<uint16_t>(value);
+    auto value = parse_decimal(s, 65535);
+    if (!value || *value == 0) return fail_msg("bad port '" + std::string(s) + "' (expected 1-65535)");
+    return static_cast<uint16_t>(*value);
 }
 
 }  // namespace

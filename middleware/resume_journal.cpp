@@ -12,6 +12,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/decimal.h"
 #include "common/log.h"
 #include "middleware/boot_id.h"
 #include "middleware/disk/plain_file.h"
@@ -179,12 +180,7 @@ std::optional<uint64_t> read_resume_journal(const std::string &path) {
 
 namespace {
 
-std::optional<uint64_t> whole_number(std::string_view token) {
-    uint64_t value = 0;
-    auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-    if (ec != std::errc() || p != token.data() + token.size()) return std::nullopt;
-    return value;
-}
+std::optional<uint64_t> whole_number(std::string_view token) { return parse_decimal(token); }
 
 }  // namespace
 

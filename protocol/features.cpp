@@ -5,15 +5,11 @@
 #include <limits>
 #include <sstream>
 
+#include "common/ascii_case.h"
 #include "common/decimal.h"
 
 namespace rftp::ftp {
 namespace {
-
-std::string upper(std::string s) {
-    for (char &c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return s;
-}
 
 // A maximum of at least 1: a server that lists the feature offers one.
 unsigned count_or_one(const std::string &text) {
@@ -54,8 +50,8 @@ Features parse_features(const std::vector<std::string> &lines) {
         std::istringstream words(raw);
         std::string name, arg;
         words >> name >> arg;
-        name = upper(name);
-        const std::string upper_arg = upper(arg);
+        name = ascii_upper(name);
+        const std::string upper_arg = ascii_upper(arg);
         if (name == "EPRT") f.eprt = true;
         else if (name == "EPSV") f.epsv = true;
         else if (name == "PASV") f.pasv = true;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/ascii_case.h"
+
 namespace rftp::ftp {
 
 Result<Command> parse_command(std::string_view line) {
@@ -19,8 +21,7 @@ Result<Command> parse_command(std::string_view line) {
         return fail_msg("Syntax error, command unrecognized.");
 
     Command cmd;
-    cmd.verb.reserve(verb.size());
-    for (unsigned char c : verb) cmd.verb += static_cast<char>(std::toupper(c));
+    cmd.verb = ascii_upper(verb);
     if (space != std::string_view::npos) cmd.argument = std::string(line.substr(space + 1));
     return cmd;
 }

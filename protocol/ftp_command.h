@@ -35,7 +35,6 @@ public:
 
     void feed(std::string_view bytes) { buffer_.append(bytes); }
     Next next(std::string &line);
-    std::size_t buffered() const { return buffer_.size(); }
 
 private:
     std::string buffer_;

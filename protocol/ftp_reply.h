@@ -20,9 +20,6 @@ struct Reply {
 
     bool positive_preliminary() const { return code >= 100 && code < 200; }
     bool positive_completion() const { return code >= 200 && code < 300; }
-    bool positive_intermediate() const { return code >= 300 && code < 400; }
-    bool transient_negative() const { return code >= 400 && code < 500; }
-    bool permanent_negative() const { return code >= 500 && code < 600; }
     std::string text() const;  // lines joined with '\n'
 };
 

@@ -7,13 +7,15 @@
 #include <charconv>
 #include <vector>
 
+#include "common/decimal.h"
+
 namespace rftp::ftp {
 namespace {
 
 bool parse_uint(std::string_view s, unsigned max, unsigned &out) {
-    if (s.empty() || s.size() > 5) return false;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return ec == std::errc() && p == s.data() + s.size() && out <= max;
+    auto value = parse_decimal(s, max);
+    if (value) out = static_cast<unsigned>(*value);
+    return value.has_value();
 }
 
 std::vector<std::string_view> split(std::string_view s, char sep) {

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/decimal.h"
+
 namespace rftp::ftp {
 
 std::optional<std::string> MlsxEntry::fact(std::string_view lower_name) const {
@@ -19,11 +21,7 @@ std::string MlsxEntry::type() const {
 
 std::optional<uint64_t> MlsxEntry::size() const {
     auto s = fact("size");
-    if (!s || s->empty()) return std::nullopt;
-    uint64_t v = 0;
-    auto [p, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
-    if (ec != std::errc() || p != s->data() + s->size()) return std::nullopt;
-    return v;
+    return s ? parse_decimal(*s) : std::nullopt;
 }
 
 std::optional<std::string> MlsxEntry::modify() const { return fact("modify"); }

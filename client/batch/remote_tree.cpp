@@ -9,6 +9,7 @@
 
 #include "client/commands/transfer_steps.h"
 #include "client/data_connection.h"
+#include "common/decimal.h"
 #include "common/log.h"
 #include "protocol/mlsx_facts.h"
 
@@ -83,11 +84,7 @@ bool parse_unix_list_line(const std::string &line, RemoteEntry &entry) {
             continue;
         std::size_t name = line.find_first_not_of(' ', fields[time].end);
         if (name == std::string::npos) return false;
-        uint64_t size = 0;
-        std::string_view size_text = text(month - 1);
-        if (std::from_chars(size_text.data(), size_text.data() + size_text.size(), size).ptr ==
-            size_text.data() + size_text.size())
-            entry.size = size;
+        entry.size = parse_decimal(text(month - 1));
         entry.name = line.substr(name);
         entry.is_directory = line[0] == 'd';
         return true;

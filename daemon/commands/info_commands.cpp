@@ -7,6 +7,7 @@
 #include <ctime>
 #include <sstream>
 
+#include "common/ascii_case.h"
 #include "common/decimal.h"
 #include "common/log.h"
 #include "daemon/commands/command_support.h"
@@ -16,10 +17,10 @@
 #include "daemon/server/server.h"
 #include "daemon/session/session.h"
 #include "middleware/random_token.h"
+#include "protocol/data_token.h"
 #include "protocol/features.h"
 #include "protocol/parallel_option.h"
 #include "protocol/source_identity.h"
-#include "protocol/data_token.h"
 #include "protocol/token.h"
 
 namespace rftp::daemon {
@@ -28,11 +29,6 @@ namespace {
 constexpr uint32_t kMinBlockSize = 64u << 10;
 // The MLST facts rftpd gives, all by default (RFC 3659 §7.8).
 constexpr const char *kMlstFacts = "type*;size*;modify*;perm*;UNIX.mode*;X.rftp-source*;";
-
-std::string upper(std::string s) {
-    for (char &c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return s;
-}
 
 void opts_parallel(Session &s, std::istringstream &in) {
     std::string args;
@@ -74,7 +70,7 @@ void stat_path(Session &s, const std::string &arg) {
 void opts_blocksum(Session &s, std::istringstream &in) {
     std::string choice;
     in >> choice;
-    choice = upper(choice);
+    choice = ascii_upper(choice);
     if (choice == "CRC32C") s.state.block_checksums = true;
     else if (choice == "NONE") s.state.block_checksums = false;
     else if (!choice.empty()) return s.reply(501, "Unsupported block checksum; CRC32C or NONE.");
@@ -130,7 +126,7 @@ void cmd_opts(Session &s, const std::string &arg) {
     std::istringstream in(arg);
     std::string what;
     in >> what;
-    what = upper(what);
+    what = ascii_upper(what);
     // Clients ask OPTS UTF8 before logging in; the rest set up transfers.
     if (what != "UTF8" && !s.logged_in()) return s.reply(530, "Please login with USER and PASS.");
     if (what == "UTF8") {
@@ -138,7 +134,7 @@ void cmd_opts(Session &s, const std::string &arg) {
     } else if (what == "HASH") {
         std::string alg;
         in >> alg;
-        if (alg.empty() || upper(alg) == "SHA-256") {
+        if (alg.empty() || ascii_upper(alg) == "SHA-256") {
             if (!alg.empty()) s.state.digest_transfers = true;
             s.reply(200, "SHA-256");
         }
@@ -158,7 +154,7 @@ void cmd_opts(Session &s, const std::string &arg) {
 
 void cmd_help(Session &s, const std::string &arg) {
     if (!arg.empty()) {
-        const CommandSpec *spec = find_command(upper(arg));
+        const CommandSpec *spec = find_command(ascii_upper(arg));
         if (!spec) s.reply(502, "Unknown command " + arg + ".");
         else s.reply(214, std::string(spec->help));
         return;
@@ -188,7 +184,7 @@ void cmd_stat(Session &s, const std::string &arg) {
 }
 
 void cmd_type(Session &s, const std::string &arg) {
-    std::string t = upper(arg);
+    std::string t = ascii_upper(arg);
     if (t == "I" || t == "L 8") {
         s.state.ascii = false;
         s.reply(200, "Switching to Binary mode.");
@@ -201,12 +197,12 @@ void cmd_type(Session &s, const std::string &arg) {
 }
 
 void cmd_mode(Session &s, const std::string &arg) {
-    if (upper(arg) == "S") s.reply(200, "Mode set to S.");
+    if (ascii_upper(arg) == "S") s.reply(200, "Mode set to S.");
     else s.reply(504, "Only MODE S is supported; parallel streams use OPTS PARALLEL.");
 }
 
 void cmd_stru(Session &s, const std::string &arg) {
-    if (upper(arg) == "F") s.reply(200, "Structure set to F.");
+    if (ascii_upper(arg) == "F") s.reply(200, "Structure set to F.");
     else s.reply(504, "Only STRU F is supported.");
 }
 
@@ -219,7 +215,7 @@ void cmd_allo(Session &s, const std::string &arg) {
     in >> size_text >> r >> record;
     if (size_text.empty()) return s.reply(202, "ALLO not needed.");
     auto size = parse_decimal(size_text, 1ull << 62);
-    if (!size || (!r.empty() && (upper(r) != "R" || record.empty())))
+    if (!size || (!r.empty() && (ascii_upper(r) != "R" || record.empty())))
         return s.reply(501, "Usage: ALLO <size in bytes> [R <record size>]");
     if (!s.options().preallocate || !s.state.root->writable()) return s.reply(202, "ALLO not needed.");
     s.state.allocate_size = *size;

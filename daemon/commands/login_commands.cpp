@@ -59,7 +59,6 @@ void cmd_pass(Session &s, const std::string &arg) {
                 // Anyone may log in anonymously where that is on: it clears nothing.
                 if (!attempt->grant->anonymous) throttle.succeeded(source);
                 s.state.user = attempt->grant->user;
-                s.state.anonymous = attempt->grant->anonymous;
                 s.state.root = std::make_shared<const UserRoot>(std::move(*attempt->root));
                 s.state.cwd = "/";
                 s.state.stream_kept = std::make_shared<middleware::StreamCache>();

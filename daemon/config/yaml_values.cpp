@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "common/decimal.h"
 #include "common/byte_size.h"
 
 namespace rftp::daemon {
@@ -24,12 +25,9 @@ Result<uint64_t> read_uint(const YAML::Node &node, const KeyLocation &at, uint64
     const std::string what = "an integer in " + range_text(min, max);
     if (!node.IsScalar()) return expected_but_got(at, what, node);
     const std::string &s = node.Scalar();
-    uint64_t value = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (s.empty() || ec != std::errc{} || ptr != s.data() + s.size() || value < min || value > max) {
-        return expected_but_got(at, what, node);
-    }
-    return value;
+    auto value = parse_decimal(s, max);
+    if (!value || *value < min) return expected_but_got(at, what, node);
+    return *value;
 }
 
 Result<bool> read_bool(const YAML::Node &node, const KeyLocation &at) {

@@ -53,7 +53,6 @@ public:
     const Authenticator &authenticator() const { return authenticator_; }
     LoopBridge &bridge() { return bridge_; }
     BackgroundTasks &tasks() { return tasks_; }
-    std::size_t session_count() const { return sessions_.size(); }
     RdmaBudget &rdma_budget() { return rdma_budget_; }
     // RDMA is offered (FEAT, RADR) when enabled, a device exists and memory can be pinned.
     bool rdma_offered() const { return rdma_offered_; }

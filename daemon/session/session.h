@@ -35,7 +35,6 @@ struct SessionState {
     // Login.
     std::string pending_user;      // after USER, before PASS
     std::string user;              // after a successful PASS
-    bool anonymous = false;
     // Set once logged in; shared so a running transfer keeps it open.
     std::shared_ptr<const UserRoot> root;
     std::string cwd = "/";

@@ -141,7 +141,7 @@ private:
         uint32_t memory;  // the block whose memory the WRITE reads: itself, or the file's zero block
     };
     Status post_chain(const std::vector<Posting> &chain, unsigned qp, uint32_t file_id);
-    Result<FileResult> wait_file(std::unique_lock<std::mutex> &lock, bool source, uint64_t start, uint64_t size,
+    Result<FileResult> wait_file(std::unique_lock<std::mutex> &lock, bool source, uint64_t size,
                                  TransferProgress &progress);
 
     ChannelResources res_;

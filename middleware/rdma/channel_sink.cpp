@@ -39,7 +39,7 @@ Result<FileResult> Channel::receive_file(const ReceiveSpec &spec, TransferProgre
         early_begin_.reset();
         start_sink_locked(begin);
     }
-    return wait_file(lock, false, spec.start, 0, progress);
+    return wait_file(lock, false, 0, progress);
 }
 
 void Channel::start_sink_locked(const wire::RdmaMessage &begin) {

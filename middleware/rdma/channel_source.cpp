@@ -60,7 +60,7 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
     begin.start = spec.start;
     begin.size = spec.size;
     send_control_locked(begin);
-    return wait_file(lock, true, spec.start, spec.size, progress);
+    return wait_file(lock, true, spec.size, progress);
 }
 
 // Every full-length block of /dev/zero is the same bytes, so one block holds
@@ -375,7 +375,7 @@ void Channel::handle_send_done(unsigned qp, uint32_t last_block) {
     if (f.confirmed && f.all_returned()) changed_.notify_all();
 }
 
-Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool source, uint64_t start, uint64_t size,
+Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool source, uint64_t size,
                                       TransferProgress &progress) {
     using Clock = std::chrono::steady_clock;
     auto began = Clock::now();
@@ -421,16 +421,12 @@ Result<FileResult> Channel::wait_file(std::unique_lock<std::mutex> &lock, bool s
     r.notice = notice_mode_;
     std::optional<Error> error;
     if (source) {
-        r.start = start;
-        r.size = size;
         r.bytes = source_->bytes_acked;
         if (source_->digest) r.sha256 = source_->digest->finish(size);
         log_disk_summary_locked("source", source_->id, source_->disk.get());
         if (!source_->confirmed || source_->error) error = source_->error.value_or(Error::msg("transfer did not finish"));
         source_.reset();
     } else {
-        r.start = sink_->start;
-        r.size = sink_->size;
         r.bytes = sink_->bytes_written;
         r.notice = sink_->notice;
         if (sink_->digest) r.sha256 = sink_->digest->finish(sink_->size);

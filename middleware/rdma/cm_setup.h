@@ -36,8 +36,6 @@ public:
 
     // The listener's event channel goes to the channel: accepted connections
     // report their disconnects there.
-    EventChannel take_events() { return std::move(events_); }
-
 private:
     ChannelListener() = default;
     EventChannel events_;

@@ -56,8 +56,6 @@ struct ReceiveSpec {
 };
 
 struct FileResult {
-    uint64_t start = 0;
-    uint64_t size = 0;
     uint64_t bytes = 0;  // moved in this transfer
     double seconds = 0;
     NoticeMode notice = NoticeMode::unknown;

@@ -127,23 +127,6 @@ Status send_stream(int sock, int file_fd, uint64_t offset, uint64_t end, Transfe
     return s;
 }
 
-Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &progress) {
-    std::vector<char> buf(256u << 10);
-    uint64_t total = 0;
-    for (;;) {
-        if (progress.abort.load()) return fail(Error{-ECANCELED, "transfer aborted"});
-        ssize_t n = ::read(file_fd, buf.data(), buf.size());
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return fail_errno("read input");
-        }
-        if (n == 0) return total;
-        if (auto s = write_all(sock, buf.data(), static_cast<std::size_t>(n)); !s) return fail(s.error());
-        total += static_cast<uint64_t>(n);
-        progress.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
-    }
-}
-
 Result<uint64_t> receive_stream(int sock, int file_fd, uint64_t offset, TransferProgress &progress, bool direct_io,
                                 StreamCache *kept, disk::Placement placement,
                                 const std::function<void(uint64_t)> &on_prefix_grown) {

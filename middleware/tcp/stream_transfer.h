@@ -22,10 +22,6 @@ namespace rftp::middleware {
 // Sends [offset, end) of file_fd to sock. Does not close sock.
 Status send_stream(int sock, int file_fd, uint64_t offset, uint64_t end, TransferProgress &progress);
 
-// Sends everything readable from file_fd (a pipe, a device, stdin) from its
-// current position until end of input. Returns the byte count.
-Result<uint64_t> send_stream_until_eof(int sock, int file_fd, TransferProgress &progress);
-
 // Receives until the peer closes, writing at offset onwards. Returns the end
 // offset. file_fd may also be a non-seekable sink (pipe, /dev/null, stdout).
 // On failure a regular file holds exactly what arrived whole, from offset on.

@@ -141,7 +141,7 @@ TEST(RdmaGrammar, GrantsReadBackAsWritten) {
 
 TEST(RdmaGrammar, AGrantWithAFieldMissingOrOutOfRangeIsRefused) {
     const std::string token = " token=00112233445566778899aabbccddeeff";
-    for (const std::string bad : {"port=1 streams=1 block=4096" + token, "port=0 streams=1 block=4096 depth=1" + token,
+    for (const std::string &bad : {"port=1 streams=1 block=4096" + token, "port=0 streams=1 block=4096 depth=1" + token,
                                   "port=65536 streams=1 block=4096 depth=1" + token,
                                   "port=1 streams=1 block=4294967296 depth=1" + token,
                                   "port=1 streams=-1 block=4096 depth=1" + token,
