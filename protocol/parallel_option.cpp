@@ -15,10 +15,10 @@ std::string format_parallel_request(const ParallelRequest &r) {
 
 std::optional<ParallelRequest> parse_parallel_request(std::string_view args) {
     std::istringstream in{std::string(args)};
-    std::string n_text, block_text, extra;
-    in >> n_text >> block_text >> extra;
+    std::string n_text, block_text;
+    in >> n_text >> block_text;  // anything after them is ignored, as rftpd always did
     auto streams = parse_decimal(n_text);
-    if (!streams || !extra.empty()) return std::nullopt;
+    if (!streams) return std::nullopt;
     ParallelRequest r{.streams = *streams, .block_size = std::nullopt};
     if (block_text.empty()) return r;
     r.block_size = parse_decimal(block_text);

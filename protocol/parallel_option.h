@@ -28,7 +28,8 @@ struct ParallelGrant {
 
 // The OPTS argument, "PARALLEL <n> [<block>]".
 std::string format_parallel_request(const ParallelRequest &r);
-// args: what follows "PARALLEL"; two decimal numbers at most.
+// args: what follows "PARALLEL": one or two decimal numbers (any words
+// after them are ignored).
 std::optional<ParallelRequest> parse_parallel_request(std::string_view args);
 
 // The 200 reply's text, "PARALLEL <n'> <block'>".

@@ -53,7 +53,7 @@ std::optional<RdmaGrant> parse_rdma_grant(std::string_view text) {
     const auto fields = reply_fields(text);
     constexpr auto kUnsignedMax = std::numeric_limits<unsigned>::max();
     auto port = positive_field(fields, "port", std::numeric_limits<uint16_t>::max());
-    auto streams = positive_field(fields, "streams", kUnsignedMax);
+    auto streams = positive_field(fields, "streams", kMaxRdmaStreams);
     auto block = positive_field(fields, "block", std::numeric_limits<uint32_t>::max());
     auto depth = positive_field(fields, "depth", kUnsignedMax);
     auto token_text = fields.find("token");

@@ -16,6 +16,10 @@
 
 namespace rftp::ftp {
 
+// The most data queue pairs a channel has: the connection data counts the
+// queue pairs in a byte (rdma_connect.h), and no server grants more.
+inline constexpr unsigned kMaxRdmaStreams = 64;
+
 struct RdmaRequest {
     uint64_t streams = 0;  // each above 0; large values are capped by the server, not refused
     uint64_t block_size = 0;
@@ -41,8 +45,9 @@ std::optional<RdmaRequest> parse_rdma_request(std::string_view args);
 
 // The 200 reply's text.
 std::string format_rdma_grant(const RdmaGrant &g);
-// None unless every field is there, in range and the port, streams, block
-// and depth are above 0. Fields may come in any order; unknown ones are skipped.
+// None unless every field is there, in range (streams at most
+// kMaxRdmaStreams) and the port, streams, block and depth are above 0.
+// Fields may come in any order; unknown ones are skipped.
 std::optional<RdmaGrant> parse_rdma_grant(std::string_view text);
 
 }  // namespace rftp::ftp

@@ -13,6 +13,7 @@
 #include "daemon/auth/password_hash.h"
 #include "daemon/config/config_error.h"
 #include "daemon/config/yaml_values.h"
+#include "protocol/rdma_setup.h"
 
 namespace rftp::daemon {
 namespace {
@@ -343,7 +344,7 @@ constexpr std::array kSettings{
     Setting{"storage.queue_depth", &set_disk_count<&middleware::disk::DiskOptions::queue_depth, 1, 64>},
     Setting{"rdma.enabled", &set_rdma_bool<&RdmaOptions::enabled>},
     Setting{"rdma.sequential_writes", &set_rdma_bool<&RdmaOptions::sequential_writes>},
-    Setting{"rdma.max_streams", &set_rdma_uint<&RdmaOptions::max_streams, 1, 64>},
+    Setting{"rdma.max_streams", &set_rdma_uint<&RdmaOptions::max_streams, 1, ftp::kMaxRdmaStreams>},
     Setting{"rdma.max_block_size", &set_rdma_bytes<&RdmaOptions::max_block_size, 64u << 10, 64u << 20>},
     Setting{"rdma.max_iodepth", &set_rdma_uint<&RdmaOptions::max_iodepth, 1, 256>},
     Setting{"rdma.pool_size", &set_rdma_bytes<&RdmaOptions::pool_size, 1u << 20, 1ull << 36>},

@@ -34,8 +34,6 @@ public:
     Status accept(ChannelResources &resources, const wire::ChannelToken &token, unsigned timeout_s,
                   const std::atomic<bool> &cancelled, const std::function<void(const std::string &)> &on_rejected);
 
-    // The listener's event channel goes to the channel: accepted connections
-    // report their disconnects there.
 private:
     ChannelListener() = default;
     EventChannel events_;

@@ -108,7 +108,8 @@ TEST(ParallelGrammar, AnyDecimalCountIsARequestTheServerCaps) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->streams, 100000u);
     EXPECT_FALSE(r->block_size);
-    for (const char *bad : {"", "x", "-1", "4 x", "4 1048576 7", "4 -5"}) EXPECT_FALSE(parse_parallel_request(bad)) << bad;
+    for (const char *bad : {"", "x", "-1", "4 x", "4 -5"}) EXPECT_FALSE(parse_parallel_request(bad)) << bad;
+    EXPECT_EQ(parse_parallel_request("4 1048576 later"), (ParallelRequest{.streams = 4, .block_size = 1u << 20}));
 }
 
 TEST(ParallelGrammar, GrantsReadBackAsWritten) {
@@ -144,6 +145,7 @@ TEST(RdmaGrammar, AGrantWithAFieldMissingOrOutOfRangeIsRefused) {
     for (const std::string &bad : {"port=1 streams=1 block=4096" + token, "port=0 streams=1 block=4096 depth=1" + token,
                                   "port=65536 streams=1 block=4096 depth=1" + token,
                                   "port=1 streams=1 block=4294967296 depth=1" + token,
+                                  "port=1 streams=65 block=4096 depth=1" + token,
                                   "port=1 streams=-1 block=4096 depth=1" + token,
                                   std::string("port=1 streams=1 block=4096 depth=1 token=0011")})
         EXPECT_FALSE(parse_rdma_grant(bad)) << bad;
