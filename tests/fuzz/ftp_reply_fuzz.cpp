@@ -1,6 +1,6 @@
 // What rftp reads from a server it may not trust: reply lines reassembled,
-// then the replies it parses further (FEAT, OPTS PARALLEL, RADR, OPTS
-// DATATOKEN). Lines are split at '\n' as the client splits them.
+// then the replies it parses further (FEAT, PASV, EPSV, OPTS PARALLEL,
+// RADR, OPTS DATATOKEN). Lines are split at '\n' as the client splits them.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -8,6 +8,7 @@
 #include "protocol/data_token.h"
 #include "protocol/features.h"
 #include "protocol/ftp_reply.h"
+#include "protocol/host_port.h"
 #include "protocol/parallel_option.h"
 #include "protocol/rdma_setup.h"
 
@@ -16,6 +17,8 @@ namespace {
 void parse_further(const rftp::ftp::Reply &reply) {
     (void)rftp::ftp::parse_features(reply.lines);
     const std::string text = reply.text();
+    (void)rftp::ftp::parse_pasv_reply(text);
+    (void)rftp::ftp::parse_epsv_reply(text);
     (void)rftp::ftp::parse_parallel_grant(text);
     (void)rftp::ftp::parse_rdma_grant(text);
     (void)rftp::wire::parse_data_token_reply(text);
