@@ -5,16 +5,10 @@
 #include <charconv>
 
 #include "common/decimal.h"
+#include "common/hex.h"
 
 namespace rftp::client {
 namespace {
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
 
 Result<uint16_t> parse_port(std::string_view s) {
     auto value = parse_decimal(s, 65535);
@@ -38,7 +32,7 @@ Result<std::string> percent_decode(std::string_view text) {
             continue;
         }
         if (i + 2 >= text.size()) return fail_msg("truncated %-escape");
-        int hi = hex_value(text[i + 1]), lo = hex_value(text[i + 2]);
+        int hi = hex_digit_value(text[i + 1]), lo = hex_digit_value(text[i + 2]);
         if (hi < 0 || lo < 0) return fail_msg("bad %-escape '" + std::string(text.substr(i, 3)) + "'");
         char c = static_cast<char>(hi * 16 + lo);
         if (c == '\0') return fail_msg("%00 is not allowed");

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/hex.h"
+
 namespace rftp::log {
 namespace {
 
@@ -38,14 +40,12 @@ const char *level_name(Level level) {
     return "info";
 }
 
-constexpr char kHex[] = "0123456789abcdef";
-
 bool is_control(unsigned char c) { return (c < ' ' && c != '\t') || c == 0x7f; }
 
 void append_hex(std::string &out, unsigned char u) {
     out += "\\x";
-    out += kHex[u >> 4];
-    out += kHex[u & 15];
+    out += kHexDigits[u >> 4];
+    out += kHexDigits[u & 15];
 }
 
 // Text from the network reaches terminals through logs and messages; a

@@ -175,16 +175,22 @@ Outcome<RawListing> fetch_listing(Session &session, const std::string &path, con
     return fetch_listing_as(session, path, what, form);
 }
 
+std::vector<std::string> RawListing::lines() const {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (!line.empty()) out.push_back(std::move(line));
+    }
+    return out;
+}
+
 Outcome<RemoteDirectory> list_remote_directory(Session &session, const std::string &path) {
     auto listing = fetch_listing(session, path, "list " + path);
     if (!listing) return std::unexpected(listing.error());
     bool machine = listing->machine;
     RemoteDirectory dir;
-    std::istringstream lines(listing->text);
-    std::string line;
-    while (std::getline(lines, line)) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.empty()) continue;
+    for (const std::string &line : listing->lines()) {
         RemoteEntry entry;
         if (machine) {
             auto parsed = ftp::parse_mlsx_line(line);

@@ -29,6 +29,9 @@ inline constexpr std::size_t kMaxListingBytes = std::size_t{256} << 20;
 struct RawListing {
     bool machine = false;  // MLSD lines; else LIST lines in the server's format
     std::string text;
+
+    // Its lines, each without its CR, the empty ones left out.
+    std::vector<std::string> lines() const;
 };
 
 // MLSD path when FEAT offered MLST, else LIST path, read whole over one plain

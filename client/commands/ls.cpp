@@ -73,13 +73,7 @@ OutcomeStatus run_ls(CommandContext &ctx) {
     const bool terminal = ::isatty(STDOUT_FILENO) == 1;
     auto shown = [terminal](const std::string &text) { return terminal ? log::printable(text) : text; };
 
-    std::size_t start = 0;
-    while (start < listing->text.size()) {
-        std::size_t nl = listing->text.find('\n', start);
-        std::string line = listing->text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-        start = nl == std::string::npos ? listing->text.size() : nl + 1;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.empty()) continue;
+    for (const std::string &line : listing->lines()) {
         if (!machine) {
             // LIST -a (fetch_listing) may name the directory and its parent.
             if (RemoteEntry e; parse_unix_list_line(line, e) && (e.name == "." || e.name == "..")) continue;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "daemon/auth/anonymous_name.h"
 #include "daemon/auth/password_hash.h"
 
 namespace rftp::daemon {
@@ -41,16 +42,6 @@ Authenticator::Authenticator(const DaemonOptions &options)
 }
 
 std::string_view Authenticator::unknown_name_cost() const { return cost_of(dummy_hash_); }
-
-bool Authenticator::is_anonymous_name(std::string_view user) const {
-    // ASCII only, on purpose: no locale, and no look-alike letters.
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    auto equals_ignoring_case = [&](std::string_view a, std::string_view b) {
-        return a.size() == b.size() &&
-               std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return lower(x) == lower(y); });
-    };
-    return equals_ignoring_case(user, "anonymous") || equals_ignoring_case(user, "ftp");
-}
 
 Result<LoginGrant> Authenticator::login(std::string_view user, std::string_view password) const {
     if (is_anonymous_name(user)) {

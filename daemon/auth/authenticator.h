@@ -37,9 +37,6 @@ public:
     // most configured accounts, so the time of the answer tells no names apart.
     std::string_view unknown_name_cost() const;
 
-    // "anonymous" or "ftp" in any letter case, whether or not anonymous login is on.
-    bool is_anonymous_name(std::string_view user) const;
-
 private:
     std::map<std::string, UserAccount, std::less<>> accounts_;
     bool anonymous_enabled_ = false;

@@ -2,6 +2,7 @@
 #include <openssl/crypto.h>
 
 #include "common/log.h"
+#include "daemon/auth/anonymous_name.h"
 #include "daemon/commands/command_table.h"
 #include "daemon/config/options.h"
 #include "daemon/server/server.h"
@@ -16,7 +17,7 @@ void cmd_user(Session &s, const std::string &arg) {
         return;
     }
     s.state.pending_user = arg;
-    if (s.server().authenticator().is_anonymous_name(arg))
+    if (is_anonymous_name(arg))
         s.reply(331, "Anonymous login: send your e-mail address as password.");
     else
         s.reply(331, "Please specify the password.");

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "common/log.h"
+#include "daemon/auth/anonymous_name.h"
 #include "daemon/auth/password_hash.h"
 #include "daemon/config/config_error.h"
 #include "daemon/config/yaml_values.h"
@@ -228,14 +229,6 @@ Status set_listen(const YAML::Node &node, const KeyLocation &at, DaemonOptions &
     return {};
 }
 
-bool is_reserved_anonymous_name(std::string_view name) {
-    std::string lower(name);
-    for (char &c : lower) {
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
-    return lower == "anonymous" || lower == "ftp";
-}
-
 Result<std::string> read_user_name(const YAML::Node &node, const KeyLocation &at) {
     auto name = read_string(node, at);
     if (!name) return name;
@@ -247,7 +240,7 @@ Result<std::string> read_user_name(const YAML::Node &node, const KeyLocation &at
         return fail(config_error(at, "expected a user name of 1..64 bytes without spaces or control characters, got " +
                                          describe_node(node)));
     }
-    if (is_reserved_anonymous_name(*name)) {
+    if (is_anonymous_name(*name)) {
         return fail(config_error(at, "\"" + *name + "\" is reserved for anonymous login (see anonymous.enabled)"));
     }
     return name;

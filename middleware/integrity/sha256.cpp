@@ -1,5 +1,7 @@
 #include "middleware/integrity/sha256.h"
 
+#include "common/hex.h"
+
 namespace rftp::middleware {
 
 Sha256::Sha256() {
@@ -15,13 +17,7 @@ std::string Sha256::hex() {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
     if (!ctx_ || EVP_DigestFinal_ex(ctx_.get(), md, &len) != 1) return {};
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned i = 0; i < len; ++i) {
-        out += digits[md[i] >> 4];
-        out += digits[md[i] & 15];
-    }
-    return out;
+    return hex_lower(std::span<const uint8_t>(md, len));
 }
 
 }  // namespace rftp::middleware

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/auth/anonymous_name.h"
 #include "daemon/auth/password_hash.h"
 
 using namespace rftp::daemon;
@@ -92,13 +93,12 @@ TEST_F(AuthenticatorTest, AnonymousIsReadOnlyWithAnyPassword) {
 }
 
 TEST_F(AuthenticatorTest, RecognisesAnonymousNames) {
-    Authenticator auth(options(false));
-    EXPECT_TRUE(auth.is_anonymous_name("anonymous"));
-    EXPECT_TRUE(auth.is_anonymous_name("ANONYMOUS"));
-    EXPECT_TRUE(auth.is_anonymous_name("ftp"));
-    EXPECT_FALSE(auth.is_anonymous_name("alice"));
-    EXPECT_FALSE(auth.is_anonymous_name("anon"));
-    EXPECT_FALSE(auth.is_anonymous_name("ftp "));
+    EXPECT_TRUE(is_anonymous_name("anonymous"));
+    EXPECT_TRUE(is_anonymous_name("ANONYMOUS"));
+    EXPECT_TRUE(is_anonymous_name("ftp"));
+    EXPECT_FALSE(is_anonymous_name("alice"));
+    EXPECT_FALSE(is_anonymous_name("anon"));
+    EXPECT_FALSE(is_anonymous_name("ftp "));
 }
 
 TEST_F(AuthenticatorTest, ConcurrentLoginsFromWorkerThreads) {
