@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/ascii_case.h"
+
 namespace rftp::client {
 namespace {
 
@@ -112,9 +114,7 @@ const NetrcEntry *find_netrc_entry(const std::vector<NetrcEntry> &entries, std::
     auto user_fits = [&](const NetrcEntry &e) { return !user || !e.login || *e.login == *user; };
     // Host names are case-insensitive (RFC 4343): "Data.Example" is data.example.
     auto host_fits = [&](const NetrcEntry &e) {
-        return std::ranges::equal(e.machine, host, [](char a, char b) {
-            return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-        });
+        return ascii_lower(e.machine) == ascii_lower(host);
     };
     for (const auto &e : entries)
         if (!e.is_default && host_fits(e) && user_fits(e)) return &e;

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/ascii_case.h"
 #include "common/decimal.h"
 
 namespace rftp::ftp {
@@ -14,9 +15,7 @@ std::optional<std::string> MlsxEntry::fact(std::string_view lower_name) const {
 }
 
 std::string MlsxEntry::type() const {
-    std::string t = fact("type").value_or("");
-    for (char &c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return t;
+    return ascii_lower(fact("type").value_or(""));
 }
 
 std::optional<uint64_t> MlsxEntry::size() const {
@@ -40,8 +39,7 @@ Result<MlsxEntry> parse_mlsx_line(std::string_view line) {
         facts.remove_prefix(semi + 1);
         std::size_t eq = fact.find('=');
         if (eq == std::string_view::npos || eq == 0) return fail_msg("MLSx fact without name=value: '" + std::string(fact) + "'");
-        std::string name(fact.substr(0, eq));
-        for (char &c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        const std::string name = ascii_lower(fact.substr(0, eq));
         entry.facts[name] = std::string(fact.substr(eq + 1));
     }
     return entry;

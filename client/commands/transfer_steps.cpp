@@ -13,6 +13,8 @@
 
 #include "client/ftp_connection.h"
 #include "client/interrupt.h"
+#include "common/ascii_case.h"
+#include "common/hex.h"
 #include "common/path_text.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
@@ -91,11 +93,8 @@ Outcome<std::string> remote_sha256(Session &session, const std::string &path) {
     std::istringstream words(reply->text());
     std::string algorithm, range, hex;
     words >> algorithm >> range >> hex;
-    bool hex_ok = hex.size() == 64;
-    for (char &c : hex) {
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        hex_ok = hex_ok && std::isxdigit(static_cast<unsigned char>(c));
-    }
+    hex = ascii_lower(hex);
+    const bool hex_ok = hex.size() == 64 && hex.find_first_not_of(kHexDigits) == std::string::npos;
     if (algorithm != "SHA-256" || !hex_ok)
         return fail_as(ExitCode::remote_file, "HASH " + path + ": unreadable reply '" + reply->text() + "'");
     return hex;
