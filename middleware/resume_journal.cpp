@@ -178,12 +178,6 @@ std::optional<uint64_t> read_resume_journal(const std::string &path) {
     return read_resume_journal(fd.get());
 }
 
-namespace {
-
-std::optional<uint64_t> whole_number(std::string_view token) { return parse_decimal(token); }
-
-}  // namespace
-
 uint64_t read_resume_journal(int fd) {
     char text[160] = {};
     ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
@@ -199,10 +193,10 @@ uint64_t read_resume_journal(int fd) {
         at = end;
     }
     if (tokens.empty() || tokens.size() > 3) return 0;
-    auto written = whole_number(tokens[0]);
+    auto written = parse_decimal(tokens[0]);
     if (!written) return 0;
     if (tokens.size() == 1) return *written;  // the one-number journal of earlier versions
-    auto durable = whole_number(tokens[1]);
+    auto durable = parse_decimal(tokens[1]);
     if (!durable) return 0;
     const bool same_boot = tokens.size() == 3 && !boot_id().empty() && tokens[2] == boot_id();
     return same_boot ? *written : std::min(*durable, *written);

@@ -215,10 +215,10 @@ OutcomeStatus get_over_rdma(Download &d, middleware::rdma::Channel &channel) {
 // How a TCP download goes: framed from rftpd into anything that takes
 // positioned writes, so each block's CRC32C is checked before the disk
 // engine writes it; plain into stdout, a pipe or another device, which
-// want the bytes in order. Returns the streams.
-Outcome<ParallelGrant> choose_tcp_streams(Download &d, bool framed) {
+// want the bytes in order. discard: the destination is /dev/null. Returns
+// the streams.
+Outcome<ParallelGrant> choose_tcp_streams(Download &d, bool framed, bool discard) {
     const bool big_enough = d.size && *d.size - d.offset > d.o.block_size;
-    const bool discard = middleware::memory_endpoint(d.fd) == middleware::MemoryEndpoint::discard;
     if (d.o.parallel > 1) {
         if (!d.session.features.parallel) d.report.note("server does not offer PARALLEL; using one stream");
         else if (d.dest.direct && !discard) d.report.note("parallel streams need a regular file; using one stream");
@@ -237,7 +237,7 @@ OutcomeStatus get_over_tcp(Download &d) {
     // /dev/null takes blocks in any order (memory-to-memory mode).
     const bool discard = middleware::memory_endpoint(d.fd) == middleware::MemoryEndpoint::discard;
     const bool framed = d.session.features.parallel && d.size && (!d.dest.direct || discard);
-    auto grant = choose_tcp_streams(d, framed);
+    auto grant = choose_tcp_streams(d, framed, discard);
     if (!grant) return std::unexpected(grant.error());
     if (auto kept = keep_journal(d); !kept) return kept;
     middleware::RangeSet received(d.offset);

@@ -25,15 +25,15 @@ void TcpTransport::finish(FileReport &report) {
 
 std::unexpected<Failure> TcpTransport::failed(Session &session, const Error &error, const std::string &what) {
     const ExitCode ours = exit_for_data_error(error);
-    std::optional<ftp::Reply> why;
+    ftp::Reply why;  // code 0: none read
     if (side_ == Side::upload || -error.code == ECONNRESET) why = session.control.read_reply(2).value_or(ftp::Reply{});
-    const bool server_refused = why && why->code >= 400;
+    const bool server_refused = why.code >= 400;
     // The reply was read: no ABOR. Otherwise ABOR, so that a reply still to
     // come is not taken for the next command's.
     if (!server_refused) abort_transfer(session);
     // Not for a failure of our own (the source could not be read, or
     // shrank): the server then only saw the data stop, and its 426 says less.
-    if (server_refused && (side_ == Side::download || ours == ExitCode::transfer)) return refused(what, *why);
+    if (server_refused && (side_ == Side::download || ours == ExitCode::transfer)) return refused(what, why);
     return std::unexpected(Failure{ours, what + ": " + error.message});
 }
 
