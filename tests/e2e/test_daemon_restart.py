@@ -45,8 +45,11 @@ def test_a_restart_mid_transfer_ends_it_with_421_and_c_finishes_it(tmp_path, env
         verb = "store" if direction == "put" else "retrieve"
         assert re.search(rf"event=transfer direction={verb} \S+ streams={streams} .*result=aborted", log), log[-3000:]
         assert part.exists() and journal.exists() and not final.exists()
+        # The stop can land while the last blocks are in flight: rftpd checkpoints
+        # what arrived before it exits, which may be the whole file, still not
+        # committed. Then -c moves nothing and commits.
         kept = journal_prefix(journal)
-        assert 0 < kept < SIZE
+        assert 0 < kept <= SIZE
 
         d2 = Rftpd(work)  # the restart: same roots, a new process
         r = rftp(env, "--json", *args(d2)[:1], "-c", "-P", str(streams), *args(d2)[1:])
