@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 PYTEST  ?= python3 -m pytest
 
-.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short fuzz fuzz-short demo bench bench-rdma bench-disk bench-two-devices install clean
+.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short fuzz fuzz-short demo bench bench-rdma bench-rdma-ab bench-disk bench-two-devices install clean
 
 all: build
 
@@ -70,6 +70,12 @@ bench: build
 # RDMA in the lab guest: ib_write_bw against rftp, per device (docs/benchmarks.md).
 bench-rdma: build
 	@bash bench/rdma-bench.sh $(BUILD) $(BENCH_ARGS)
+
+# The same rftp rows for BASE (a git revision, built in $(BUILD)-base) and
+# this build, in one boot of the lab guest (docs/benchmarks.md).
+BASE ?= HEAD
+bench-rdma-ab: build
+	@bash bench/rdma-ab-bench.sh $(BUILD) $(BASE) $(BENCH_ARGS)
 
 # Disk to disk against fio on the same disk: TCP on the host, RDMA in the lab guest (docs/benchmarks.md).
 bench-disk: build

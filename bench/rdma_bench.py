@@ -56,11 +56,11 @@ def ib_write_bw(dev, addr, port, size, iters, qps=1):
     return None
 
 
-def run_rftp(daemon, args):
+def run_rftp(daemon, args, build=BUILD):
     env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
     before = proc_cpu(daemon.proc.pid)
     start = time.monotonic()
-    p = subprocess.Popen([str(BUILD / "rftp"), "--json", "--no-progress", *args], stdout=subprocess.PIPE,
+    p = subprocess.Popen([str(build / "rftp"), "--json", "--no-progress", *args], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
     out, err = p.communicate(timeout=600)
     wall = time.monotonic() - start
@@ -69,10 +69,10 @@ def run_rftp(daemon, args):
     return p.returncode, summary, wall, server_cpu, err
 
 
-def measure(daemon, args, size):
+def measure(daemon, args, size, build=BUILD):
     """Runs one rftp with its CPU measured from its rusage (children of this process)."""
     r0 = os.times()
-    rc, summary, wall, server_cpu, err = run_rftp(daemon, args)
+    rc, summary, wall, server_cpu, err = run_rftp(daemon, args, build)
     r1 = os.times()
     client_cpu = (r1.children_user - r0.children_user) + (r1.children_system - r0.children_system)
     ok = rc == 0 and summary.get("bytes") == size and summary.get("transport") == "rdma"
@@ -96,6 +96,34 @@ def median_of(runs: list) -> dict:
     return row
 
 
+def rftp_rows(url: str, qps: int, size_mib: int, src: Path, work: Path) -> list:
+    """The rftp rows with qps queue pairs: (name, rftp arguments). get reads what put wrote."""
+    return [
+        (f"mem->mem -P{qps}", ["put", "-P", str(qps), "--size", f"{size_mib}M", "/dev/zero", f"{url}/dev/null"]),
+        (f"put tmpfs->tmpfs -P{qps}", ["put", "-P", str(qps), str(src), f"{url}/up.bin"]),
+        (f"get tmpfs->tmpfs -P{qps}", ["get", "-P", str(qps), f"{url}/up.bin", str(work / "down.bin")]),
+    ]
+
+
+def prepare_guest_files(work: Path, size_mib: int) -> Path:
+    """Touches the memory the runs will use and writes the source file; returns its path.
+    The guest's memory is sparse, backed by the host's /dev/shm: the first
+    touch of each page costs a host page fault. Touching it once first keeps
+    the first rows from paying for it (it made them 4x slower)."""
+    warm = work / "warm.bin"
+    with open(warm, "wb") as f:
+        chunk = b"\0" * (64 * MiB)
+        for _ in range(3 * size_mib // 64 + 1):
+            f.write(chunk)
+    warm.unlink()
+    src = work / "src.bin"
+    with open(src, "wb") as f:  # distinct blocks, cheaply (one slow guest CPU)
+        block = os.urandom(MiB)
+        for i in range(size_mib):
+            f.write(i.to_bytes(8, "little") + block[8:])
+    return src
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--size-mib", type=int, default=1024, help="bytes per run, MiB (the guest holds three copies)")
@@ -108,20 +136,7 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="rdma-bench-", dir="/tmp"))
     daemon = Daemon(work, [addr for _, addr in devices],
                     extra_config="rdma: {pool_size: 64M}\n")
-    # The guest's memory is sparse, backed by the host's /dev/shm: the first
-    # touch of each page costs a host page fault. Touch what the runs will use
-    # once, so the first rows do not pay for it (it made them 4x slower).
-    warm = work / "warm.bin"
-    with open(warm, "wb") as f:
-        chunk = b"\0" * (64 * MiB)
-        for _ in range(3 * a.size_mib // 64 + 1):
-            f.write(chunk)
-    warm.unlink()
-    src = work / "src.bin"
-    with open(src, "wb") as f:  # distinct blocks, cheaply (one slow guest CPU)
-        block = os.urandom(MiB)
-        for i in range(a.size_mib):
-            f.write(i.to_bytes(8, "little") + block[8:])
+    src = prepare_guest_files(work, a.size_mib)
     rows = []
     try:
         for dev, addr in devices:
@@ -145,13 +160,7 @@ def main():
             url = f"rftp://alice@{addr}:2121"
             for qps in (1, 4):
                 limit = limits[qps]
-                tests = [
-                    (f"mem->mem -P{qps}", ["put", "-P", str(qps), "--size", f"{a.size_mib}M", "/dev/zero",
-                                           f"{url}/dev/null"]),
-                    (f"put tmpfs->tmpfs -P{qps}", ["put", "-P", str(qps), str(src), f"{url}/up.bin"]),
-                    (f"get tmpfs->tmpfs -P{qps}", ["get", "-P", str(qps), f"{url}/up.bin", str(work / "down.bin")]),
-                ]
-                for name, args in tests:
+                for name, args in rftp_rows(url, qps, a.size_mib, src, work):
                     if a.only not in name:
                         continue
                     runs = []

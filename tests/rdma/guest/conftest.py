@@ -63,7 +63,8 @@ def cheap_password_hash(password: str) -> str:
 class Daemon:
     """rftpd listening on every lab device's address; alice is read-write."""
 
-    def __init__(self, workdir: Path, addresses, extra_config="", port=CONTROL_PORT, preexec_fn=None, env_extra=None):
+    def __init__(self, workdir: Path, addresses, extra_config="", port=CONTROL_PORT, preexec_fn=None, env_extra=None,
+                 program: Path = TESTING / "rftpd", log_level="debug"):
         self.workdir = workdir
         self.root = workdir / "alice"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -75,10 +76,10 @@ class Daemon:
             f"listen: [{listen}]\n"
             f"users:\n  - {{name: alice, password_hash: \"{hashed}\", root: \"{self.root}\", access: read-write}}\n"
             f"timeouts: {{data: 20}}\n"
-            f"log: {{level: debug}}\n{extra_config}")
+            f"log: {{level: {log_level}}}\n{extra_config}")
         self.log_path = workdir / "rftpd.log"
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen([str(TESTING / "rftpd"), "--config", str(self.config)],
+        self.proc = subprocess.Popen([str(program), "--config", str(self.config)],
                                      stdout=self._log, stderr=subprocess.STDOUT, preexec_fn=preexec_fn,
                                      env=dict(os.environ, **(env_extra or {})))
         self.addresses = addresses
