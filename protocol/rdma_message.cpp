@@ -29,6 +29,11 @@ const char *to_string(RdmaMessageType type) {
     return "unknown";
 }
 
+std::string header_fields(const RdmaMessage &m) {
+    return std::string("type=") + to_string(m.type) + " file=" + std::to_string(m.file_id) +
+           " credits=" + std::to_string(m.credits) + " grants=" + std::to_string(m.grant_count);
+}
+
 std::size_t encode(const RdmaMessage &m, std::span<uint8_t> out) {
     uint8_t *p = out.data();
     std::size_t len = kRdmaHeaderSize;

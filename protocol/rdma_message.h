@@ -82,6 +82,9 @@ struct RdmaMessage {
     std::string text;
 };
 
+// A message's header fields as key=value words, for log lines.
+std::string header_fields(const RdmaMessage &msg);
+
 // Writes msg into out (at least kRdmaMaxMessage bytes); returns its length.
 // The text is cut to kMaxStatusText and control bytes become '?'.
 std::size_t encode(const RdmaMessage &msg, std::span<uint8_t> out);

@@ -1,7 +1,7 @@
 // A channel's state for the one file it moves at a time: SourceFile on the
 // sending side (its blocks, the grants they carry, what the readers and
 // the sender do next), SinkFile on the receiving side (its granted blocks,
-// what the writers do next). The channel's lock guards both.
+// what the writers do next). Each is guarded by its pipeline's lock.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,12 @@
 #include "protocol/rdma_message.h"
 
 namespace rftp::middleware::rdma {
+
+// A file's progress as the channel's monitor logs it.
+struct ProgressSample {
+    uint32_t file = 0;
+    uint64_t bytes = 0;
+};
 
 struct SourceFile {
     uint32_t id = 0;

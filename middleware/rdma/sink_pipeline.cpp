@@ -1,50 +1,83 @@
-// The sink side of a channel: wait for the source's announcement, grant every
-// free block ahead of need (the whole pool: it should cover bandwidth x
-// round trip), take each notice, have the writer put the block at its offset
-// and grant it straight back, batched with whatever else freed meanwhile.
-#include <unistd.h>
+#include "middleware/rdma/sink_pipeline.h"
 
 #include <algorithm>
+#include <chrono>
+#include <system_error>
 
 #include "common/log.h"
 #include "middleware/disk/memory_endpoint.h"
 #include "middleware/disk/preallocate.h"
 #include "middleware/integrity/block_checksum.h"
-#include "middleware/rdma/channel.h"
+#include "middleware/rdma/file_wait.h"
 #include "protocol/checksum_failure.h"
 
 namespace rftp::middleware::rdma {
-Result<FileResult> Channel::receive_file(const ReceiveSpec &spec, TransferProgress &progress, RangeSet &received) {
-    std::unique_lock lock(mutex_);
-    if (failed_) return fail(failed_->with_context("RDMA channel unusable"));
-    if (source_ || sink_) return fail_msg("a transfer is already running on this RDMA channel");
-    sink_.emplace();
-    SinkFile &f = *sink_;
+
+Status SinkPipeline::start() {
+    auto writers = make_disk_threads(core_.pool, core_.params().disk, core_.params().disk.writers, core_.label + " writer");
+    if (!writers) return fail(writers.error());
+    writers_ = std::move(*writers);
+    // Out of threads, std::thread throws: that is this channel's failure,
+    // not the process's. stop() joins those started.
+    try {
+        for (unsigned i = 0; i < writers_.size(); ++i) threads_.emplace_back([this, i] { writer_loop(i); });
+    } catch (const std::system_error &e) {
+        return fail_msg(std::string("start the RDMA sink threads: ") + e.what(), -e.code().value());
+    }
+    return {};
+}
+
+void SinkPipeline::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        wake_disk_threads(writers_, writer_cv_);
+    }
+    changed_.notify_all();
+    for (auto &t : threads_)
+        if (t.joinable()) t.join();
+    threads_.clear();
+}
+
+Status SinkPipeline::open(const ReceiveSpec &spec, TransferProgress &progress, RangeSet &received) {
+    const ChannelParams &params = core_.params();
+    std::lock_guard lock(mutex_);
+    file_.emplace();
+    SinkFile &f = *file_;
     f.spec = spec;
     f.progress = &progress;
     f.received = &received;
-    f.slots = BlockStates<SinkBlock>(res_.params.blocks);
-    f.slot_offset.resize(res_.params.blocks);
-    f.slot_length.resize(res_.params.blocks);
+    f.slots = BlockStates<SinkBlock>(params.blocks);
+    f.slot_offset.resize(params.blocks);
+    f.slot_length.resize(params.blocks);
     f.discard = memory_endpoint(spec.fd) == MemoryEndpoint::discard;
-    if (!f.discard) f.disk = disk::DiskFile::open(spec.fd, true, res_.params.disk.direct_io, spec.placement);
+    if (!f.discard) f.disk = disk::DiskFile::open(spec.fd, true, params.disk.direct_io, spec.placement);
     if (spec.digest && spec.start == 0 && !f.discard) f.digest = std::make_unique<OrderedDigest>();
     f.seekable = f.discard || f.disk->seekable;
     if (!f.seekable && !spec.sequential) {
-        sink_.reset();
+        file_.reset();
         return fail_msg("blocks arrive in any order: a destination that cannot seek needs sequential writes", -ESPIPE);
     }
-    if (early_begin_) {
-        wire::RdmaMessage begin = *early_begin_;
-        early_begin_.reset();
-        start_sink_locked(begin);
+    // The channel may have failed since the gate looked: its end_file found
+    // no file to end.
+    if (auto e = core_.latch.error()) {
+        file_.reset();
+        return fail(e->with_context("RDMA channel unusable"));
     }
-    return wait_file(lock, false, 0, progress);
+    return {};
 }
 
-void Channel::start_sink_locked(const wire::RdmaMessage &begin) {
-    SinkFile &f = *sink_;
-    std::fill(zeroed_.begin(), zeroed_.end(), 0);  // the peer writes into every block from here on
+SinkPipeline::Begin SinkPipeline::try_begin(const wire::RdmaMessage &begin) {
+    std::lock_guard lock(mutex_);
+    if (!file_) return Begin::no_file;
+    if (file_->begun || file_->done) return Begin::already_begun;
+    begin_locked(begin);
+    return Begin::taken;
+}
+
+void SinkPipeline::begin_locked(const wire::RdmaMessage &begin) {
+    SinkFile &f = *file_;
+    core_.pool.forget_zeros();  // the peer writes into every block from here on
     f.id = begin.file_id;
     f.begun = true;
     f.start = begin.start;
@@ -62,11 +95,11 @@ void Channel::start_sink_locked(const wire::RdmaMessage &begin) {
                                               " bytes, expected " + std::to_string(*f.spec.expect_size) +
                                               " (the file changed)"},
                            true);
-    if (f.start == f.size) return finish_sink_locked(std::nullopt);
+    if (f.start == f.size) return finish_locked();
     if (f.spec.preallocate && f.seekable && !f.discard) {
         // This may run in a completion handler, which never waits on a disk
-        // (an fallocate can take a while): the thread in receive_file
-        // reserves the space, then grants.
+        // (an fallocate can take a while): the thread in wait() reserves
+        // the space, then grants.
         f.reserve_pending = true;
         changed_.notify_all();
         return;
@@ -75,10 +108,39 @@ void Channel::start_sink_locked(const wire::RdmaMessage &begin) {
     flush_grants_locked();
 }
 
-// On the thread in receive_file, the lock held on entry and on return; it is
-// let go around the fallocate, so completions (an abort) go on meanwhile.
-void Channel::reserve_then_grant(std::unique_lock<std::mutex> &lock) {
-    SinkFile &f = *sink_;  // only that thread resets sink_
+Result<FileResult> SinkPipeline::wait() {
+    std::unique_lock lock(mutex_);
+    SinkFile &f = *file_;  // only this thread resets file_
+    auto began = std::chrono::steady_clock::now();
+    wait_until_finished(
+        lock, changed_, core_.params().stall_timeout_s, *f.progress, [&] { return f.done; },
+        [&] {
+            if (!f.reserve_pending) return false;
+            reserve_then_grant(lock);
+            return true;
+        },
+        [&] { return stopping_ || core_.stopping; }, [&](const Error &e, bool tell_peer) { fail_locked(e, tell_peer); });
+    // Nothing may still be writing the caller's file after we return.
+    draining_ = true;
+    changed_.wait(lock, [&] { return disk_busy_ == 0; });
+    draining_ = false;
+
+    FileResult r;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    r.bytes = f.bytes_written;
+    r.notice = f.notice;
+    if (f.digest) r.sha256 = f.digest->finish(f.size);
+    if (f.disk) log::debug(core_.label + " event=disk_io role=sink file=" + std::to_string(f.id) + " " + f.disk->summary());
+    std::optional<Error> error = f.error;
+    file_.reset();
+    if (error) return fail(*error);
+    return r;
+}
+
+// On the thread in wait(), the lock held on entry and on return; it is let
+// go around the fallocate, so completions (an abort) go on meanwhile.
+void SinkPipeline::reserve_then_grant(std::unique_lock<std::mutex> &lock) {
+    SinkFile &f = *file_;
     f.reserve_pending = false;
     const int fd = f.spec.fd;
     const uint64_t start = f.start, length = f.size - f.start;
@@ -86,8 +148,8 @@ void Channel::reserve_then_grant(std::unique_lock<std::mutex> &lock) {
     lock.unlock();
     auto reserved = preallocate(fd, start, length, size);
     lock.lock();
-    // Aborted meanwhile (ABOR, Ctrl-C): wait_file ends it; nothing is granted.
-    if (failed_ || stopping_ || f.done || f.progress->abort.load()) return;
+    // Aborted meanwhile (ABOR, Ctrl-C): wait() ends it; nothing is granted.
+    if (core_.latch.tripped() || stopping_ || f.done || f.progress->abort.load()) return;
     if (!reserved) return fail_locked(reserved.error(), true);
     grant_locked();
     flush_grants_locked();
@@ -98,17 +160,17 @@ void Channel::reserve_then_grant(std::unique_lock<std::mutex> &lock) {
 // first block: its data passes through one block of memory, not the whole
 // pool, as perftest's ib_write_bw reuses one buffer. The slots still go
 // through their states one by one; only the bytes share a place.
-wire::Grant Channel::grant_of(uint32_t slot, uint64_t offset, uint32_t len) const {
-    uint32_t landing = sink_ && sink_->discard ? 0 : slot;
-    return wire::Grant{slot, len, offset, reinterpret_cast<uintptr_t>(res_.block(landing)), res_.pool_mr->rkey};
+wire::Grant SinkPipeline::grant_of(uint32_t slot, uint64_t offset, uint32_t len) const {
+    uint32_t landing = file_ && file_->discard ? 0 : slot;
+    return wire::Grant{slot, len, offset, reinterpret_cast<uintptr_t>(core_.pool.block(landing)), core_.res.pool_mr->rkey};
 }
 
-void Channel::grant_locked() {
-    SinkFile &f = *sink_;
+void SinkPipeline::grant_locked() {
+    SinkFile &f = *file_;
     while (f.next_offset < f.size) {
         auto slot = f.slots.take_free(SinkBlock::lending);
         if (!slot) break;
-        uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(res_.params.block_size, f.size - f.next_offset));
+        uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(core_.pool.block_size(), f.size - f.next_offset));
         lend_locked(*slot, f.next_offset, len, std::nullopt);
         f.next_offset += len;
         if (f.grants_to_send.size() == wire::kMaxGrantsPerMessage) flush_grants_locked();
@@ -124,19 +186,19 @@ void Channel::grant_locked() {
 // known (a damaged block, granted again), makes that certain; otherwise
 // the old trailer is inverted, which is certain for an old block of the
 // same length (every one but a file's last).
-void Channel::lend_locked(uint32_t slot, uint64_t offset, uint32_t len, std::optional<uint32_t> contents_crc) {
-    SinkFile &f = *sink_;
+void SinkPipeline::lend_locked(uint32_t slot, uint64_t offset, uint32_t len, std::optional<uint32_t> contents_crc) {
+    SinkFile &f = *file_;
     f.slot_offset[slot] = offset;
     f.slot_length[slot] = len;
     if (!f.discard && f.spec.block_checksums) {
-        uint8_t *block = res_.block(slot);
+        uint8_t *block = core_.pool.block(slot);
         put_block_trailer(block, len, contents_crc ? ~*contents_crc : ~block_trailer(block, len));
     }
     f.grants_to_send.push_back(grant_of(slot, offset, len));
 }
 
-void Channel::flush_grants_locked() {
-    SinkFile &f = *sink_;
+void SinkPipeline::flush_grants_locked() {
+    SinkFile &f = *file_;
     std::size_t i = 0;
     while (i < f.grants_to_send.size()) {
         wire::RdmaMessage m;
@@ -149,33 +211,40 @@ void Channel::flush_grants_locked() {
                 return fail_locked(ok.error(), true);
             m.grants[m.grant_count++] = g;
         }
-        send_control_locked(m);
+        send_locked(m);
     }
     f.grants_out += static_cast<unsigned>(f.grants_to_send.size());
     f.grants_to_send.clear();
 }
 
-void Channel::finish_sink_locked(std::optional<Error> error) {
-    if (error) return fail_locked(*error, true);
-    SinkFile &f = *sink_;
+void SinkPipeline::finish_locked() {
+    // A failure that came meanwhile wins: its abort has gone to the peer.
+    if (core_.latch.tripped()) return end_file_locked(*core_.latch.error());
+    SinkFile &f = *file_;
     wire::RdmaMessage m;
     m.type = wire::RdmaMessageType::file_done;
     m.file_id = f.id;
     m.bytes = f.bytes_written;
-    send_control_locked(m);
+    send_locked(m);
     f.done = true;
     changed_.notify_all();
 }
 
-void Channel::handle_notice(unsigned qp, uint32_t slot, uint32_t length, std::optional<uint32_t> file_id,
-                            NoticeMode mode) {
+// Nothing more goes to the peer once the channel failed: it was told.
+void SinkPipeline::send_locked(const wire::RdmaMessage &m) {
+    if (core_.latch.tripped()) return end_file_locked(*core_.latch.error());
+    if (auto ok = core_.link.send(m); !ok) fail_locked(ok.error(), false);
+}
+
+Status SinkPipeline::on_notice(unsigned qp, uint32_t slot, uint32_t length, std::optional<uint32_t> file_id,
+                               NoticeMode mode) {
     std::lock_guard lock(mutex_);
-    if (failed_ || stopping_) return;
+    if (core_.latch.tripped() || stopping_) return {};
     auto violation = [&](const std::string &what) {
-        fail_locked(Error::msg("peer broke the RDMA protocol on queue pair " + std::to_string(qp) + ": " + what), true);
+        return fail_msg("peer broke the RDMA protocol on queue pair " + std::to_string(qp) + ": " + what);
     };
-    if (!sink_ || !sink_->begun) return violation("a block notice while no file is being received");
-    SinkFile &f = *sink_;
+    if (!file_ || !file_->begun) return violation("a block notice while no file is being received");
+    SinkFile &f = *file_;
     if (file_id && *file_id != f.id) return violation("a block notice for file " + std::to_string(*file_id));
     if (f.grants_out == 0) return violation("a block notice while no grant is out");
     // Only a slot whose grant went out (not one still waiting in a batch).
@@ -187,102 +256,26 @@ void Channel::handle_notice(unsigned qp, uint32_t slot, uint32_t length, std::op
     --f.grants_out;
     if (f.discard) {
         // Nothing to write: the block is free again at once, no writer hop.
-        if (auto ok = f.slots.move(slot, SinkBlock::filled, SinkBlock::writing); !ok) return fail_locked(ok.error(), true);
-        return block_stored_locked(slot);
+        if (auto ok = f.slots.move(slot, SinkBlock::filled, SinkBlock::writing); !ok) return ok;
+        block_stored_locked(slot);
+        return {};
     }
     f.to_write.push_back(slot);
-    wake_disk_threads_locked(writers_, writer_cv_);
-}
-
-// Each writer keeps up to its queue depth of block writes in flight. A
-// block's CRC32C is checked before it is written: a damaged block never
-// reaches the file.
-void Channel::writer_loop(unsigned index) {
-    disk::BlockIo &io = *writers_[index].io;
-    // Which queued block to write next: the first, or in sequential mode the
-    // one at the cursor (it will come: every lower offset is granted already;
-    // the cursor moves only once a block is on disk, so one is in flight).
-    auto next = [&]() -> std::optional<std::size_t> {
-        if (!sink_ || sink_->done || sink_->to_write.empty()) return std::nullopt;
-        if (!sink_->spec.sequential) return 0;
-        for (std::size_t i = 0; i < sink_->to_write.size(); ++i)
-            if (sink_->slot_offset[sink_->to_write[i]] == sink_->write_cursor) return i;
-        return std::nullopt;
-    };
-    struct Damaged {
-        uint32_t slot, got, want;
-    };
-    bool busy = false;  // counted in disk_busy_: blocks in hand or in flight
-    std::vector<disk::BlockOp> ops;
-    std::vector<Damaged> damaged;
-    std::vector<disk::FinishedOp> finished;
-    std::unique_lock lock(mutex_);
-    for (;;) {
-        if (!busy) {
-            writer_cv_.wait(lock, [&] { return stopping_ || next(); });
-            if (stopping_) return;
-            busy = true;
-            ++disk_busy_;
-        }
-        uint32_t id = sink_ ? sink_->id : 0;
-        bool checksums = !sink_ || sink_->spec.block_checksums;
-        ops.clear();
-        while (!stopping_ && io.in_flight() + ops.size() < io.depth()) {
-            auto pick = next();
-            if (!pick) break;
-            SinkFile &f = *sink_;
-            uint32_t slot = f.to_write[*pick];
-            f.to_write.erase(f.to_write.begin() + static_cast<std::ptrdiff_t>(*pick));
-            if (auto ok = f.slots.move(slot, SinkBlock::filled, SinkBlock::writing); !ok) {
-                fail_locked(ok.error(), true);
-                break;
-            }
-            ops.push_back({disk::IoDirection::write, f.disk.get(), slot, f.slot_offset[slot], f.slot_length[slot]});
-        }
-        writers_[index].in_ring_wait = true;
-        lock.unlock();
-        damaged.clear();
-        for (const disk::BlockOp &op : ops) {
-            TrailerCheck check = check_block_trailer(res_.block(op.block), op.length, checksums);
-            if (check.intact) io.start(op);
-            else damaged.push_back({op.block, check.got, check.want});
-        }
-        // A damaged block is granted again at once, without waiting for the disk.
-        finished = damaged.empty() && io.pending() ? io.wait() : io.take_finished();
-        lock.lock();
-        writers_[index].in_ring_wait = false;
-        bool current = sink_ && sink_->id == id && !sink_->done;
-        for (const Damaged &d : damaged)
-            if (current && !sink_->done) checksum_failed_locked(d.slot, d.got, d.want);  // one may fail the file
-        OrderedDigest *digest = current ? sink_->digest.get() : nullptr;
-        for (const disk::FinishedOp &f : finished) {
-            if (!sink_ || sink_->id != id || sink_->done) continue;
-            if (!f.status) fail_locked(f.status.error(), true);
-            else if (!digest || !digest->add({f.op.block, f.op.offset, f.op.length})) block_stored_locked(f.op.block);
-            // else: on disk, and kept until the digest has taken it
-        }
-        finished.clear();
-        if (digest && sink_ && sink_->id == id && !sink_->done)
-            hash_in_order(lock, *digest, false, {}, [&](const OrderedDigest::Piece &p) { block_stored_locked(p.block); });
-        if (!io.pending()) {
-            busy = false;
-            --disk_busy_;
-            went_idle_locked();
-        }
-    }
+    wake_disk_threads(writers_, writer_cv_);
+    return {};
 }
 
 // A damaged block is granted again for the same bytes, a few times; a
 // block that keeps arriving damaged fails the file (the path corrupts data).
-void Channel::checksum_failed_locked(uint32_t slot, uint32_t got, uint32_t want) {
-    SinkFile &f = *sink_;
+void SinkPipeline::checksum_failed_locked(uint32_t slot, uint32_t got, uint32_t want) {
+    SinkFile &f = *file_;
     uint64_t offset = f.slot_offset[slot];
     uint32_t len = f.slot_length[slot];
     unsigned failures = ++f.checksum_failures[offset];
     char line[200];
     std::snprintf(line, sizeof line, " event=block_checksum_mismatch offset=%llu length=%u crc32c=%08x expected=%08x attempt=%u",
                   static_cast<unsigned long long>(offset), len, got, want, failures);
-    log::warning(label_ + line);
+    log::warning(core_.label + line);
     if (failures >= kMaxBlockAttempts)
         return fail_locked(Error{-EBADMSG, ftp::checksum_failure_text(offset, len, failures)}, true);
     if (++f.damaged_blocks > kMaxResentBlocksPerFile)
@@ -297,8 +290,8 @@ void Channel::checksum_failed_locked(uint32_t slot, uint32_t got, uint32_t want)
 }
 
 // A block is on disk (or discarded): account for it, then grant it again or finish the file.
-void Channel::block_stored_locked(uint32_t slot) {
-    SinkFile &g = *sink_;
+void SinkPipeline::block_stored_locked(uint32_t slot) {
+    SinkFile &g = *file_;
     if (auto ok = g.slots.move(slot, SinkBlock::writing, SinkBlock::free); !ok) return fail_locked(ok.error(), true);
     uint64_t offset = g.slot_offset[slot];
     uint32_t len = g.slot_length[slot];
@@ -312,13 +305,46 @@ void Channel::block_stored_locked(uint32_t slot) {
         uint64_t prefix = g.received->contiguous_end();
         if (prefix != prefix_before) g.spec.on_prefix_grown(prefix);
     }
-    if (g.bytes_written == g.size - g.start) return finish_sink_locked(std::nullopt);
+    if (g.bytes_written == g.size - g.start) return finish_locked();
     grant_locked();
     // Batch the grants while the source still holds half the pool (it
     // has work for a round trip, and its notices will bring us back
     // here); below that, send them at once.
-    bool source_low = g.grants_out < std::max(1u, res_.params.blocks / 2);
+    bool source_low = g.grants_out < std::max(1u, core_.pool.count() / 2);
     if (source_low || g.grants_to_send.size() >= wire::kMaxGrantsPerMessage / 2) flush_grants_locked();
+}
+
+// ---- failure -------------------------------------------------------------------
+
+void SinkPipeline::end_file(const Error &e) {
+    std::lock_guard lock(mutex_);
+    end_file_locked(e);
+}
+
+void SinkPipeline::fail_locked(const Error &e, bool tell_peer) {
+    core_.fail(e, tell_peer, file_ ? file_->id : 0);
+    end_file_locked(e);
+}
+
+// The current file ends with the channel's first error (e, should the
+// channel be stopping); its writers and its waiter wake to see it.
+void SinkPipeline::end_file_locked(const Error &e) {
+    if (!file_ || file_->done) return;
+    file_->error = core_.latch.error().value_or(e);
+    file_->done = true;
+    changed_.notify_all();
+    writer_cv_.notify_all();
+}
+
+uint32_t SinkPipeline::current_file() const {
+    std::lock_guard lock(mutex_);
+    return file_ && file_->begun ? file_->id : 0;
+}
+
+std::optional<ProgressSample> SinkPipeline::progress() const {
+    std::lock_guard lock(mutex_);
+    if (!file_ || !file_->progress) return std::nullopt;
+    return ProgressSample{file_->id, file_->progress->bytes.load()};
 }
 
 }  // namespace rftp::middleware::rdma
