@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <climits>
 #include <sstream>
 
@@ -12,6 +11,7 @@
 #include <cstring>
 
 #include "client/ftp_connection.h"
+#include "common/decimal.h"
 #include "client/interrupt.h"
 #include "common/ascii_case.h"
 #include "common/hex.h"
@@ -58,11 +58,11 @@ Outcome<SizeProbe> probe_size(Session &session, const std::string &path) {
     auto reply = session.control.command("SIZE " + path);
     if (!reply) return std::unexpected(reply.error());
     if (reply->code != 213) return SizeProbe{std::nullopt, *reply};
+    // The whole reply is the size (RFC 3659): "213 12abc" is no size of 12.
     std::string text = reply->text();
-    uint64_t size = 0;
-    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
-    if (ec != std::errc()) return fail_as(ExitCode::remote_file, "SIZE " + path + ": unreadable reply '" + text + "'");
-    return SizeProbe{size, *reply};
+    auto size = parse_decimal(std::string_view(text).substr(0, text.find_last_not_of(' ') + 1));
+    if (!size) return fail_as(ExitCode::remote_file, "SIZE " + path + ": unreadable reply '" + text + "'");
+    return SizeProbe{*size, *reply};
 }
 
 OutcomeStatus refuse_name_ftp_cannot_carry(const char *verb, const std::string &remote) {

@@ -176,6 +176,18 @@ def test_an_upload_the_server_holds_longer_is_left_there(tmp_path):
     assert not any(c.startswith("DELE") for c in server.seen), server.seen
 
 
+def test_a_size_reply_with_more_than_digits_is_no_size(tmp_path):
+    """After an upload, a SIZE of "213 100000abc" is not 100000 bytes held:
+    the reply is unreadable (exit 5), not a check passed. rftp read the
+    leading digits and took the upload for whole."""
+    src = tmp_path / "up.bin"
+    src.write_bytes(os.urandom(100_000))
+    server = ScriptedServer(dict(PLAIN_SERVER, SIZE="213 100000abc"), payload=b"")
+    r = run_rftp(tmp_path, "put", str(src), f"rftp://u@127.0.0.1:{server.port}/up.bin")
+    assert r.returncode == 5, r.stderr
+    assert b"unreadable reply '100000abc'" in r.stderr, r.stderr
+
+
 @pytest.mark.parametrize("server_digest", ["right", "wrong"])
 def test_verify_of_an_upload_compares_the_bytes_sent_though_the_file_grew(tmp_path, server_digest):
     """put --verify over one stream reads the local file again for its
