@@ -170,7 +170,7 @@ int main(int argc, char **argv) {
     // Not CLI::ExistingFile: a missing or unreadable config is a config
     // error (exit 3, with the reason), as docs/config.md says.
     app.add_option("-c,--config", config_path, "YAML config file; overlays the embedded default");
-    app.add_flag("--hash-password", hash, "read a password on stdin, print its scrypt hash for the config");
+    app.add_flag("--hash-password", hash, "read a password on stdin, print its yescrypt hash for the config");
     app.add_flag("--check-config", check, "load and validate the config, then exit");
     app.add_flag("--print-default-config", print_default, "print the embedded default config");
     app.add_option("--log-level", log_level, "error, warning, notice, info or debug (overrides log.level)");

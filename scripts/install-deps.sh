@@ -21,6 +21,7 @@ PACKAGES=(
   # libraries
   libuv1-dev libyaml-cpp-dev libssl-dev libsystemd-dev liburing-dev
   libibverbs-dev librdmacm-dev libcli11-dev nlohmann-json3-dev libisal-dev
+  libcrypt-dev
   # RDMA at run time: the verbs providers (mlx5, rxe, siw, ...) and rdma_cm
   ibverbs-providers rdma-core
 )
@@ -28,6 +29,8 @@ if [ "$PROFILE" = all ]; then
   PACKAGES+=(
     # tests
     libgtest-dev python3-pytest curl lftp vsftpd iproute2 strace
+    # mkpasswd: yescrypt hashes made outside rftpd (tests/e2e/test_password_hashes.py)
+    whois
     # a FUSE file system whose syncs fail (tests/e2e/failing_sync_fs.py)
     python3-fuse fuse3
     # fuzzing (tests/fuzz): clang, libFuzzer, and llvm-symbolizer for its reports

@@ -17,10 +17,15 @@ constexpr std::string_view kDummyHash =
 std::unexpected<Error> login_incorrect() { return fail_msg("Login incorrect.", kLoginIncorrect); }
 
 
-// "$scrypt$ln=15,r=8,p=1$salt$hash" -> "ln=15,r=8,p=1".
+// A hash's method and cost: "$scrypt$ln=15,r=8,p=1", "$y$j9T", "$2b$12",
+// "$6$rounds=10000"; "$6$" for sha-crypt's default rounds (its next field
+// is the salt).
 std::string_view cost_of(std::string_view encoded) {
     const auto from = encoded.find('$', 1) + 1, to = encoded.find('$', from);
-    return from == 0 || to == std::string_view::npos ? encoded : encoded.substr(from, to - from);
+    if (from == 0 || to == std::string_view::npos) return encoded;
+    const bool sha_crypt = encoded.starts_with("$5$") || encoded.starts_with("$6$");
+    if (sha_crypt && !encoded.substr(from).starts_with("rounds=")) return encoded.substr(0, from);
+    return encoded.substr(0, to);
 }
 
 }  // namespace

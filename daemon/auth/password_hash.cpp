@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon/auth/base64.h"
+#include "daemon/auth/crypt_hash.h"
 
 namespace rftp::daemon {
 namespace {
@@ -121,7 +122,7 @@ Status scrypt(std::string_view password, const ScryptCost &cost, const std::vect
 
 }  // namespace
 
-Result<std::string> hash_password(std::string_view password) {
+Result<std::string> hash_scrypt(std::string_view password) {
     std::vector<unsigned char> salt(kSaltBytes);
     if (RAND_bytes(salt.data(), static_cast<int>(salt.size())) != 1) {
         return fail_msg("random salt: " + openssl_error_text(), -EIO);
@@ -132,7 +133,12 @@ Result<std::string> hash_password(std::string_view password) {
            ",p=" + std::to_string(kNewHashCost.p) + "$" + base64_encode(salt) + "$" + base64_encode(hash);
 }
 
+Result<std::string> hash_password(std::string_view password, HashFormat format) {
+    return format == HashFormat::yescrypt ? crypt_hash_password(password) : hash_scrypt(password);
+}
+
 Result<bool> verify_password(std::string_view password, std::string_view encoded) {
+    if (!encoded.starts_with(kPrefix)) return crypt_verify_password(password, encoded);
     auto parsed = parse_hash(encoded);
     if (!parsed) return fail(parsed.error());
     std::vector<unsigned char> computed(parsed->hash.size());
@@ -142,6 +148,7 @@ Result<bool> verify_password(std::string_view password, std::string_view encoded
 }
 
 Status check_hash_format(std::string_view encoded) {
+    if (!encoded.starts_with(kPrefix)) return crypt_check_hash_format(encoded);
     auto parsed = parse_hash(encoded);
     if (!parsed) return fail(parsed.error());
     return {};

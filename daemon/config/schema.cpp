@@ -289,7 +289,7 @@ Status set_users(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o
         if (auto ok = check_hash_format(*hash); !ok) {
             // The message must not echo the value: it may be a plain password
             // pasted by mistake, and config errors end up in logs.
-            return fail(config_error(hash_at, "expected a hash from `rftpd --hash-password` ($scrypt$...): " +
+            return fail(config_error(hash_at, "expected a hash from `rftpd --hash-password` or mkpasswd ($y$...): " +
                                                   ok.error().message));
         }
         user.password_hash = *hash;

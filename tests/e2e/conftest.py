@@ -42,14 +42,15 @@ class Rftpd:
     """A running rftpd. alice is read-write in root/alice, bob read-only in root/bob."""
 
     def __init__(self, workdir: Path, extra_config: str = "", anonymous: bool = False, wrapper=(), env_extra=None,
-                 program: Path = TESTING / "rftpd"):
+                 program: Path = TESTING / "rftpd", hashes=None):
         self.workdir = workdir
         self.port = free_port()
         self.roots = {"alice": workdir / "alice", "bob": workdir / "bob", "anonymous": workdir / "anon"}
         for r in self.roots.values():
             r.mkdir(parents=True, exist_ok=True)
         users = "".join(
-            f"  - {{name: {name}, password_hash: \"{password_hash(pw)}\", root: \"{self.roots[name]}\", "
+            f"  - {{name: {name}, password_hash: \"{(hashes or {}).get(name) or password_hash(pw)}\", "
+            f"root: \"{self.roots[name]}\", "
             f"access: {'read-write' if name == 'alice' else 'read-only'}}}\n"
             for name, pw in PASSWORDS.items())
         anon = f"anonymous: {{enabled: true, root: \"{self.roots['anonymous']}\"}}\n" if anonymous else ""
@@ -61,7 +62,8 @@ class Rftpd:
         self._log = open(self.log_path, "w")
         # wrapper: a command to run the daemon under (strace, for the durability test).
         # env_extra: the test-only fault switch, for one. program: another
-        # build of rftpd (an installed one).
+        # build of rftpd (an installed one). hashes: a user's password hash
+        # made elsewhere (mkpasswd, openssl passwd) in place of rftpd's own.
         self.proc = subprocess.Popen([*wrapper, str(program), "--config", str(self.config)],
                                      stdout=self._log, stderr=subprocess.STDOUT,
                                      env=dict(os.environ, **(env_extra or {})))

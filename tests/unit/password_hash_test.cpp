@@ -1,5 +1,7 @@
-// scrypt password hashes: real OpenSSL, real hashes, including the RFC 7914
-// test vector so the encoding interoperates with any other scrypt.
+// Password hashes: rftpd's scrypt format through real OpenSSL, with the RFC
+// 7914 test vector so the encoding interoperates with any other scrypt; and
+// crypt(3)'s formats through libxcrypt, with the SHA-crypt specification's
+// vectors and a yescrypt hash made by mkpasswd.
 #include "daemon/auth/password_hash.h"
 
 #include <gtest/gtest.h>
@@ -22,8 +24,8 @@ std::string with_params(const std::string &params) {
 
 }  // namespace
 
-TEST(PasswordHash, NewHashHasTheDocumentedShapeAndVerifies) {
-    auto hash = hash_password("correct horse");
+TEST(PasswordHash, NewScryptHashHasTheDocumentedShapeAndVerifies) {
+    auto hash = hash_password("correct horse", HashFormat::scrypt);
     ASSERT_TRUE(hash) << hash.error().message;
     // 16-byte salt -> 24 base64 chars, 32-byte hash -> 44, standard alphabet with padding.
     EXPECT_TRUE(std::regex_match(*hash, std::regex(R"(\$scrypt\$ln=15,r=8,p=1\$[A-Za-z0-9+/]{22}==\$[A-Za-z0-9+/]{43}=)")))
@@ -74,7 +76,11 @@ TEST(PasswordHash, MalformedHashesAreErrorsNotMismatches) {
         "",
         "hunter2",                                                   // a plain password pasted by mistake
         "$scrypt$",
-        "$2b$12$abcdefghijklmnopqrstuv",                             // bcrypt
+        "$2b$12$abcdefghijklmnopqrstuv",                             // a bcrypt salt without its hash
+        "$6$saltstring",                                             // a sha512crypt salt without its hash
+        "$1$saltsalt$qjXMvbEw8oaL.CzflDugX/",                        // md5crypt: too weak
+        "ab01FAX.bQRSU",                                             // DES crypt: too weak
+        "$5$saltstring$5B8vYYiY.CVt1RlTTf8KbXBH3hsxY/GNooZaBBGWEc5", // sha256crypt: legacy to libxcrypt
         "$scrypt$ln=14,r=8,p=1$" + salt,                             // no hash part
         "$scrypt$ln=14,r=8,p=1$" + salt + "$" + hash + "$extra",     // one part too many
         "$scrypt$ln=14,r=8$" + salt + "$" + hash,                    // p missing
@@ -116,5 +122,54 @@ TEST(PasswordHash, CostParametersAreBounded) {
         EXPECT_FALSE(status) << params;
         auto verified = verify_password("x", with_params(params));
         EXPECT_FALSE(verified) << params;
+    }
+}
+
+TEST(PasswordHash, NewHashesAreYescryptAndVerify) {
+    auto hash = hash_password("correct horse");
+    ASSERT_TRUE(hash) << hash.error().message;
+    EXPECT_TRUE(hash->starts_with("$y$")) << *hash;
+    EXPECT_TRUE(check_hash_format(*hash));
+    auto ok = verify_password("correct horse", *hash);
+    ASSERT_TRUE(ok) << ok.error().message;
+    EXPECT_TRUE(*ok);
+    auto wrong = verify_password("correct horsE", *hash);
+    ASSERT_TRUE(wrong);
+    EXPECT_FALSE(*wrong);
+    auto again = hash_password("correct horse");
+    ASSERT_TRUE(again);
+    EXPECT_NE(*hash, *again);
+}
+
+// Hashes as /etc/shadow, mkpasswd and openssl passwd make them.
+TEST(PasswordHash, VerifiesCryptHashesMadeElsewhere) {
+    struct Vector {
+        const char *password, *hash;
+    };
+    const Vector vectors[] = {
+        // SHA-crypt specification (Drepper): sha512crypt's first and second vectors.
+        {"Hello world!", "$6$saltstring$svn8UoSVapNtMuq1ukKS4tPQd8iKwSMHWjl/O817G3uBnIFNjnQJuesI68u4OTLiBFdcbYEdFCoEOfaS35inz1"},
+        {"Hello world!", "$6$rounds=10000$saltstringsaltst$OW1/O6BYHV6BcXZu8QVeXbDWra3Oeqh0sbHbbMCVNSnCM/UrjmM0Dp8vOuZeHBy/YTBmSK6H9qs/y3RnOaw5v."},
+        // echo secret | mkpasswd -m yescrypt -s
+        {"secret", "$y$j9T$J0VUjTmFzB3tDjKmTI6uo.$i7AAWXA6bgHTKEfeZTvuxWKhngeTenbUousQ09DXvD1"},
+    };
+    for (const Vector &v : vectors) {
+        EXPECT_TRUE(check_hash_format(v.hash)) << v.hash;
+        auto ok = verify_password(v.password, v.hash);
+        ASSERT_TRUE(ok) << v.hash << ": " << ok.error().message;
+        EXPECT_TRUE(*ok) << v.hash;
+        auto wrong = verify_password("Hello world?", v.hash);
+        ASSERT_TRUE(wrong);
+        EXPECT_FALSE(*wrong) << v.hash;
+    }
+}
+
+TEST(PasswordHash, CryptCostsAreBounded) {
+    // A mistyped or hostile cost would make every login take minutes.
+    for (const char *hash : {"$6$rounds=999999999$saltstring$svn8UoSVapNtMuq1ukKS4tPQd8iKwSMHWjl/O817G3uBnIFNjnQJuesI68u4OTLiBFdcbYEdFCoEOfaS35inz1",
+                             "$2b$31$abcdefghijklmnopqrstuuPbvoKmG6f7cgqOCXnNbmTq9wVkIShhW"}) {
+        auto status = check_hash_format(hash);
+        ASSERT_FALSE(status) << hash;
+        EXPECT_NE(status.error().message.find("above"), std::string::npos) << status.error().message;
     }
 }
