@@ -171,20 +171,24 @@ void Session::on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     std::string plain;
     self->telnet_.filter(std::string_view(buf->base, static_cast<size_t>(n)), plain);
     self->lines_.feed(plain);
-    self->process_lines();
+    // Bytes are no command: a client that sends a byte a second and never
+    // ends its line still meets the idle timeout.
+    self->process_lines(false);
 }
 
-void Session::process_lines() {
+void Session::process_lines(bool rearm_timer) {
     std::string line;
     while (!closed_ && !closing_) {
         if (!busy_ && !waiting_lines_.empty()) {
             line = std::move(waiting_lines_.front());
             waiting_lines_.pop_front();
+            rearm_timer = true;
             execute(line);
             continue;
         }
         auto next = lines_.next(line);
         if (next == ftp::LineReader::Next::need_more) break;
+        rearm_timer = true;
         if (next == ftp::LineReader::Next::overlong) {
             reply(500, "Command line too long.");
             continue;
@@ -207,7 +211,7 @@ void Session::process_lines() {
         }
         execute(line);
     }
-    if (!closed_ && !closing_ && !busy_) arm_timer();
+    if (!closed_ && !closing_ && !busy_ && rearm_timer) arm_timer();
 }
 
 void Session::execute(const std::string &line) {
@@ -438,7 +442,7 @@ void Session::abort_transfer() {
 
 void Session::finish_busy() {
     busy_ = false;
-    process_lines();
+    process_lines(true);  // the timer stopped while the work ran
 }
 
 }  // namespace rftp::daemon

@@ -150,7 +150,9 @@ private:
     static void on_timer(uv_timer_t *t);
     static void on_handle_closed(uv_handle_t *h);
 
-    void process_lines();
+    // Runs the complete lines; the idle timer starts again after a command,
+    // or when rearm_timer (work that stopped it has ended).
+    void process_lines(bool rearm_timer);
     void execute(const std::string &line);
     void arm_timer();
     void finish_busy();

@@ -149,6 +149,11 @@ def open_files(d, name: str) -> list[str]:
     return found
 
 
+def select_readable(sock, timeout=0.0) -> bool:
+    import select
+    return bool(select.select([sock], [], [], timeout)[0])
+
+
 def wait_for(predicate, what, deadline_s=TIMEOUT, step=0.02):
     end = time.monotonic() + deadline_s
     while time.monotonic() < end:
@@ -845,6 +850,29 @@ def test_idle_timeout(rftpd_factory):
     c.login()
     assert c.closed_after(TIMEOUT)
     assert c.buf.startswith(b"421 "), c.buf
+    assert_daemon_healthy(d)
+
+
+def test_a_line_that_never_ends_is_no_command_for_the_idle_timeout(rftpd_factory):
+    """timeouts.idle counts from the last command (docs/config.md), not the
+    last byte: a logged-in session that sends one byte every half second and
+    never ends its line is closed like an idle one. It used to stay open."""
+    d = rftpd_factory("timeouts: {idle: 2}\n")
+    c = Control(d)
+    c.login()
+    started = time.monotonic()
+    while time.monotonic() - started < 8 and not select_readable(c.sock, 0.5):
+        c.sock.send(b"N")
+    assert c.closed_after(TIMEOUT), "open 8 s into a 2 s idle timeout"
+    assert time.monotonic() - started < 6
+    assert c.buf.startswith(b"421 Idle timeout"), c.buf
+    # A command, by contrast, keeps a session open.
+    c = Control(d)
+    c.login()
+    for _ in range(4):
+        time.sleep(1)
+        assert c.code("NOOP") == 200
+    c.cmd("QUIT")
     assert_daemon_healthy(d)
 
 
