@@ -17,15 +17,18 @@ constexpr std::string_view kDummyHash =
 std::unexpected<Error> login_incorrect() { return fail_msg("Login incorrect.", kLoginIncorrect); }
 
 
-// A hash's method and cost: "$scrypt$ln=15,r=8,p=1", "$y$j9T", "$2b$12",
-// "$6$rounds=10000"; "$6$" for sha-crypt's default rounds (its next field
-// is the salt).
-std::string_view cost_of(std::string_view encoded) {
+// A hash's method and cost, the same for hashes that cost the same:
+// "$scrypt$ln=15,r=8,p=1", "$y$j9T", "$7$CU..../....", "$2b$12" (for $2y$
+// too), "$6$rounds=5000" (also for a $6$ without rounds, which means 5000).
+std::string cost_of(std::string_view encoded) {
+    if (encoded.starts_with("$7$")) return std::string(encoded.substr(0, 14));  // N, r and p; the salt follows at once
     const auto from = encoded.find('$', 1) + 1, to = encoded.find('$', from);
-    if (from == 0 || to == std::string_view::npos) return encoded;
-    const bool sha_crypt = encoded.starts_with("$5$") || encoded.starts_with("$6$");
-    if (sha_crypt && !encoded.substr(from).starts_with("rounds=")) return encoded.substr(0, from);
-    return encoded.substr(0, to);
+    if (from == 0 || to == std::string_view::npos) return std::string(encoded);
+    std::string method(encoded.substr(0, from));
+    if (method == "$2y$") method = "$2b$";
+    const bool sha_crypt = method == "$5$" || method == "$6$";
+    if (sha_crypt && !encoded.substr(from).starts_with("rounds=")) return method + "rounds=5000";
+    return method + std::string(encoded.substr(from, to - from));
 }
 
 }  // namespace
@@ -33,11 +36,11 @@ std::string_view cost_of(std::string_view encoded) {
 Authenticator::Authenticator(const DaemonOptions &options)
     : anonymous_enabled_(options.anonymous_enabled), anonymous_root_(options.anonymous_root), dummy_hash_(kDummyHash) {
     for (const auto &account : options.users) accounts_.emplace(account.name, account);
-    // An unknown name costs the scrypt most accounts cost: a real account's
-    // hash of the commonest cost (its result is never used for an unknown
+    // An unknown name costs the hash most accounts cost: a real account's
+    // hash of the commonest method and cost (its result is never used for an unknown
     // name). A fixed dummy of the default cost would tell the names of
     // accounts with older or tuned hashes apart by their answers' time.
-    std::map<std::string_view, unsigned> accounts_of_cost;
+    std::map<std::string, unsigned> accounts_of_cost;
     unsigned most = 0;
     for (const auto &[name, account] : accounts_)
         if (unsigned n = ++accounts_of_cost[cost_of(account.password_hash)]; n > most) {
@@ -46,7 +49,7 @@ Authenticator::Authenticator(const DaemonOptions &options)
         }
 }
 
-std::string_view Authenticator::unknown_name_cost() const { return cost_of(dummy_hash_); }
+std::string Authenticator::unknown_name_cost() const { return cost_of(dummy_hash_); }
 
 Result<LoginGrant> Authenticator::login(std::string_view user, std::string_view password) const {
     if (is_anonymous_name(user)) {

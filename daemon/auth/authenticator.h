@@ -35,7 +35,7 @@ public:
 
     // The scrypt cost an unknown name is checked at ("ln=15,r=8,p=1"): that of
     // most configured accounts, so the time of the answer tells no names apart.
-    std::string_view unknown_name_cost() const;
+    std::string unknown_name_cost() const;
 
 private:
     std::map<std::string, UserAccount, std::less<>> accounts_;

@@ -16,6 +16,8 @@ namespace {
 constexpr std::array<std::string_view, 7> kMethods = {"$y$", "$gy$", "$7$", "$6$", "$5$", "$2b$", "$2y$"};
 constexpr uint64_t kMaxShaRounds = 10'000'000;  // the default is 5000
 constexpr uint64_t kMaxBcryptCost = 16;          // log2 of its rounds; mkpasswd's default is 5
+constexpr uint64_t kMaxMemoryBytes = 256ull << 20;  // yescrypt and scrypt: 128 * r * N, as for $scrypt$
+constexpr std::string_view kItoa64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 // Error texts never quote the hash: a plain password pasted into the
 // config by mistake must not end up in a log.
@@ -23,7 +25,39 @@ std::unexpected<Error> malformed(std::string_view why) {
     return fail_msg("malformed password hash: " + std::string(why), -EINVAL);
 }
 
-// sha*crypt's optional "rounds=N$" and bcrypt's "NN$" after the method.
+std::optional<uint64_t> itoa64_value(char c) {
+    auto at = kItoa64.find(c);
+    if (at == std::string_view::npos) return std::nullopt;
+    return at;
+}
+
+// 128 * r * N within the bound. yescrypt ($y$, $gy$): a flags character,
+// log2 N - 1, then r - 1 (one character below 47). scrypt ($7$): log2 N,
+// then r as five characters, least significant first.
+Status check_memory(std::string_view params, bool yescrypt) {
+    uint64_t log2_n = 0, r = 0;
+    if (yescrypt) {
+        auto n = params.size() >= 3 ? itoa64_value(params[1]) : std::nullopt;
+        auto r1 = params.size() >= 3 ? itoa64_value(params[2]) : std::nullopt;
+        if (!n || !r1 || *r1 >= 47) return malformed("yescrypt parameters out of bounds");
+        log2_n = *n + 1, r = *r1 + 1;
+    } else {
+        auto n = params.empty() ? std::nullopt : itoa64_value(params[0]);
+        if (!n || params.size() < 6) return malformed("scrypt parameters out of bounds");
+        log2_n = *n;
+        for (int i = 0; i < 5; ++i) {
+            auto v = itoa64_value(params[1 + i]);
+            if (!v) return malformed("scrypt parameters out of bounds");
+            r |= *v << (6 * i);
+        }
+    }
+    if (log2_n > 30 || r == 0 || r > 1024 || 128 * r * (1ull << log2_n) > kMaxMemoryBytes)
+        return malformed("memory cost 128*r*N above 256 MiB");
+    return {};
+}
+
+// sha*crypt's optional "rounds=N$", bcrypt's "NN$", yescrypt's and
+// scrypt's memory: within what a login may take.
 Status check_cost(std::string_view encoded) {
     if (encoded.starts_with("$6$") || encoded.starts_with("$5$")) {
         std::string_view rest = encoded.substr(3);
@@ -34,15 +68,29 @@ Status check_cost(std::string_view encoded) {
     } else if (encoded.starts_with("$2")) {
         auto cost = parse_decimal(encoded.substr(4, 2));
         if (!cost || *cost > kMaxBcryptCost) return malformed("bcrypt cost above 16");
+    } else if (encoded.starts_with("$y$")) {
+        return check_memory(encoded.substr(3), true);
+    } else if (encoded.starts_with("$gy$")) {
+        return check_memory(encoded.substr(4), true);
+    } else if (encoded.starts_with("$7$")) {
+        return check_memory(encoded.substr(3), false);
     }
+    return {};
+}
+
+// A whole hash ends in its method's hash: a salt alone ("$6$salt") does not.
+Status check_whole(std::string_view encoded) {
+    const std::size_t tail = encoded.size() - encoded.rfind('$') - 1;
+    const bool bcrypt = encoded.starts_with("$2");
+    const std::size_t want = bcrypt ? 53 : encoded.starts_with("$6$") ? 86 : 43;  // bcrypt: salt and hash together
+    if (tail != want) return malformed("not a whole hash (a salt without its hash?)");
     return {};
 }
 
 // crypt_rn's state is some 32 KiB: on the heap, zeroed as it asks, and
 // cleansed after, since it held the password.
 struct CryptState {
-    std::unique_ptr<crypt_data> data = std::make_unique<crypt_data>();
-    CryptState() { std::memset(data.get(), 0, sizeof *data); }
+    std::unique_ptr<crypt_data> data = std::make_unique<crypt_data>();  // value-initialised: zeroed
     ~CryptState() { OPENSSL_cleanse(data.get(), sizeof *data); }
 };
 
@@ -79,13 +127,9 @@ std::optional<std::string> crypt_with(std::string phrase, const std::string &enc
 
 }  // namespace
 
-// A whole hash reproduces its own length from any phrase; a setting alone
-// (a salt without its hash, "$6$salt") comes back longer.
 Status crypt_check_hash_format(std::string_view encoded) {
     if (auto ok = check_setting(encoded); !ok) return ok;
-    auto hashed = crypt_with("", std::string(encoded));
-    if (!hashed || hashed->size() != encoded.size()) return malformed("not a whole hash (a salt without its hash?)");
-    return {};
+    return check_whole(encoded);
 }
 
 Result<std::string> crypt_hash_password(std::string_view password) {
@@ -93,16 +137,16 @@ Result<std::string> crypt_hash_password(std::string_view password) {
     // Null random bytes: libxcrypt draws the salt from the kernel itself.
     if (!crypt_gensalt_rn("$y$", 0, nullptr, 0, setting, sizeof setting))
         return fail_msg("yescrypt salt: " + std::string(std::strerror(errno)), -EIO);
-    std::string phrase(password);
-    CryptState state;
-    const char *hashed = crypt_rn(phrase.c_str(), setting, state.data.get(), sizeof *state.data);
-    OPENSSL_cleanse(phrase.data(), phrase.size());
+    auto hashed = crypt_with(std::string(password), setting);
     if (!hashed) return fail_msg("yescrypt failed", -EIO);
-    return std::string(hashed);
+    return *hashed;
 }
 
 Result<bool> crypt_verify_password(std::string_view password, std::string_view encoded) {
-    if (auto ok = check_setting(encoded); !ok) return fail(ok.error());
+    if (auto ok = crypt_check_hash_format(encoded); !ok) return fail(ok.error());
+    // libxcrypt refuses longer phrases (ERANGE): that is a wrong password,
+    // not a broken hash.
+    if (password.size() >= CRYPT_MAX_PASSPHRASE_SIZE) return false;
     const std::string setting(encoded);
     auto hashed = crypt_with(std::string(password), setting);
     if (!hashed) return malformed("libcrypt does not take it");

@@ -167,9 +167,18 @@ TEST(PasswordHash, VerifiesCryptHashesMadeElsewhere) {
 TEST(PasswordHash, CryptCostsAreBounded) {
     // A mistyped or hostile cost would make every login take minutes.
     for (const char *hash : {"$6$rounds=999999999$saltstring$svn8UoSVapNtMuq1ukKS4tPQd8iKwSMHWjl/O817G3uBnIFNjnQJuesI68u4OTLiBFdcbYEdFCoEOfaS35inz1",
-                             "$2b$31$abcdefghijklmnopqrstuuPbvoKmG6f7cgqOCXnNbmTq9wVkIShhW"}) {
+                             "$2b$31$abcdefghijklmnopqrstuuPbvoKmG6f7cgqOCXnNbmTq9wVkIShhW",
+                             // yescrypt with N = 2^18, r = 32: 1 GiB a login
+                             "$y$jFT$J0VUjTmFzB3tDjKmTI6uo.$i7AAWXA6bgHTKEfeZTvuxWKhngeTenbUousQ09DXvD1"}) {
         auto status = check_hash_format(hash);
         ASSERT_FALSE(status) << hash;
         EXPECT_NE(status.error().message.find("above"), std::string::npos) << status.error().message;
     }
+}
+
+TEST(PasswordHash, AnOverlongPasswordIsAWrongOneNotABrokenHash) {
+    // libxcrypt takes at most 511 bytes; a client may send up to a line's length.
+    auto verified = verify_password(std::string(600, 'x'), "$y$j9T$J0VUjTmFzB3tDjKmTI6uo.$i7AAWXA6bgHTKEfeZTvuxWKhngeTenbUousQ09DXvD1");
+    ASSERT_TRUE(verified) << verified.error().message;
+    EXPECT_FALSE(*verified);
 }
