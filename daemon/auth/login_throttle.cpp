@@ -46,20 +46,38 @@ LoginThrottle::Millis LoginThrottle::wait_for_next(const std::string &source, Cl
     return std::chrono::ceil<Millis>(it->second.next_check - now);
 }
 
+bool LoginThrottle::clean(const std::string &source, Clock::time_point now) const {
+    auto it = sources_.find(source);
+    return it == sources_.end() || (forgotten(it->second, now) && it->second.next_check <= now);
+}
+
+LoginThrottle::Sources::iterator LoginThrottle::add(const std::string &source, Clock::time_point now) {
+    make_room(now);
+    auto it = sources_.emplace(source, Source{}).first;
+    it->second.last_failure = now;
+    it->second.next_check = now;
+    return it;
+}
+
 unsigned LoginThrottle::failed(const std::string &source, Clock::time_point now) {
     if (settings_.first_delay.count() == 0) return 0;
     auto it = sources_.find(source);
-    if (it == sources_.end()) {
-        make_room(now);
-        it = sources_.emplace(source, Source{}).first;
-        it->second.next_check = now;
-    }
+    if (it == sources_.end()) it = add(source, now);
     Source &s = it->second;
     if (s.booked > 0) --s.booked;  // counted when its turn was booked
     else ++s.failures;
     s.last_failure = now;
     s.next_check = std::max(s.next_check, now + delay_after(s.failures));
     return s.failures;
+}
+
+void LoginThrottle::give_back_turn(const std::string &source) {
+    auto it = sources_.find(source);
+    if (it == sources_.end() || it->second.booked == 0) return;
+    Source &s = it->second;
+    --s.booked;
+    --s.failures;
+    if (s.failures == 0) sources_.erase(it);
 }
 
 void LoginThrottle::make_room(Clock::time_point now) {

@@ -5,10 +5,12 @@
 // is even checked, one at a time, spaced by a delay that doubles with each
 // attempt (1, 2, 4 ... up to the most). A turn counts as a failure when it is
 // booked, not when the check fails: sessions opened all at once, or one
-// that hangs up before its answer, get no cheaper turns. A turn that would
-// come after the session's login time runs out is not booked: the login is
-// refused at once. A login to a real account that succeeds clears its
-// source; one that stays quiet is forgotten. Loop thread only.
+// that hangs up before its answer, get no cheaper turns. (Before the first
+// wrong password, LoginGate lets a source's checks run one at a time.) A
+// turn that would come after the session's login time runs out is not
+// booked: the login is refused at once. A login to a real account that
+// succeeds clears its source; a check that was no guess gives its turn
+// back; a source that stays quiet is forgotten. Loop thread only.
 #pragma once
 
 #include <sys/socket.h>
@@ -42,6 +44,11 @@ public:
     // A wrong password from source; returns its failures so far.
     unsigned failed(const std::string &source, Clock::time_point now);
     void succeeded(const std::string &source) { sources_.erase(source); }
+    // No recent wrong password from source: its checks need no turn.
+    bool clean(const std::string &source, Clock::time_point now) const;
+    // A booked check that was no guess (it failed for another reason than
+    // the password) gives its turn back.
+    void give_back_turn(const std::string &source);
     // The spacing of checks after that many failures.
     Millis delay_after(unsigned failures) const;
     // When source's next check could start at the earliest (for a refusal's text).
@@ -55,11 +62,13 @@ private:
         Clock::time_point last_failure;
         Clock::time_point next_check;  // the earliest the next check may start
     };
+    using Sources = std::unordered_map<std::string, Source>;
     bool forgotten(const Source &s, Clock::time_point now) const { return now - s.last_failure > settings_.forget_after; }
+    Sources::iterator add(const std::string &source, Clock::time_point now);
     void make_room(Clock::time_point now);
 
     Settings settings_;
-    std::unordered_map<std::string, Source> sources_;
+    Sources sources_;
 };
 
 // What the throttle counts as one source: an IPv4 address, or an IPv6

@@ -44,7 +44,8 @@ void cmd_pass(Session &s, const std::string &arg) {
     s.state.pending_user.clear();
     const Authenticator &auth = s.server().authenticator();
     // scrypt takes tens of milliseconds by design: never on the loop.
-    s.run_blocking_work(
+    s.run_login_check(
+        attempt->user,
         [attempt, &auth] {
             attempt->grant = auth.login(attempt->user, attempt->password);
             if (attempt->grant) {
@@ -54,11 +55,11 @@ void cmd_pass(Session &s, const std::string &arg) {
             }
         },
         [&s, attempt] {
-            LoginThrottle &throttle = s.server().login_throttle();
+            LoginThrottle &throttle = s.server().logins().throttle();
             const std::string source = login_source(s.peer());
             if (attempt->grant && attempt->root) {
                 // Anyone may log in anonymously where that is on: it clears nothing.
-                if (!attempt->grant->anonymous) throttle.succeeded(source);
+                if (!attempt->grant->anonymous) s.server().logins().succeeded(source, attempt->user);
                 s.state.user = attempt->grant->user;
                 s.state.root = std::make_shared<const UserRoot>(std::move(*attempt->root));
                 s.state.cwd = "/";
@@ -72,6 +73,7 @@ void cmd_pass(Session &s, const std::string &arg) {
             // match. A wrong password slows the source's next logins; a root
             // that cannot be opened is no guess and does not.
             if (attempt->grant.error().code != kLoginIncorrect) {
+                s.server().logins().not_a_guess(s.id(), source);
                 log::error(s.log_prefix() + " event=login_error user=" + log::quote(attempt->user) +
                            " error=" + log::quote(attempt->grant.error().message));
             } else {
@@ -86,10 +88,7 @@ void cmd_pass(Session &s, const std::string &arg) {
                 return;
             }
             s.reply(530, "Login incorrect.");
-        },
-        // A few at a time (as many as there are cores): a crowd of logins
-        // must not start a thread and 32 MiB of scrypt each.
-        Session::WorkKind::login);
+        });
 }
 
 void cmd_quit(Session &s, const std::string &) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <vector>
 
 #include "common/log.h"
 #include "daemon/data/data_channel.h"
@@ -18,8 +19,9 @@ Server::Server(uv_loop_t *loop, DaemonOptions options)
       bridge_(loop),
       tasks_(bridge_),
       rdma_budget_(options_.rdma.max_pinned),
-      login_throttle_(LoginThrottle::Settings{std::chrono::seconds(options_.failed_login_delay_s),
-                                              std::chrono::seconds(options_.failed_login_max_delay_s)}) {}
+      logins_(loop, tasks_,
+              LoginThrottle::Settings{std::chrono::seconds(options_.failed_login_delay_s),
+                                      std::chrono::seconds(options_.failed_login_max_delay_s)}) {}
 
 // Says once, at start, whether RDMA will be offered and what stands in its way.
 static bool check_rdma(const RdmaOptions &o) {
@@ -111,79 +113,6 @@ void Server::admit(uv_stream_t *listener) {
     }
 }
 
-unsigned Server::max_concurrent_logins() {
-    return std::max(2u, std::thread::hardware_concurrency());
-}
-
-struct Server::DelayedLogin {
-    uv_timer_t timer{};
-    Server *server = nullptr;
-    LoginCheck check;
-};
-
-std::optional<std::chrono::milliseconds> Server::run_login(LoginCheck check) {
-    const auto now = LoginThrottle::Clock::now();
-    auto wait = login_throttle_.book_check(check.source, now, check.time_left);
-    if (!wait) return std::max(login_throttle_.wait_for_next(check.source, now), std::chrono::milliseconds(1000));
-    if (wait->count() == 0 || stopping_) {
-        start_login(std::move(check));
-        return std::nullopt;
-    }
-    log::debug("event=login_delayed session=" + std::to_string(check.session) + " source=" + check.source +
-               " delay_ms=" + std::to_string(wait->count()));
-    auto *delayed = new DelayedLogin{{}, this, std::move(check)};
-    uv_timer_init(loop_, &delayed->timer);
-    delayed->timer.data = delayed;
-    uv_timer_start(&delayed->timer, &Server::on_login_turn, static_cast<uint64_t>(wait->count()), 0);
-    drop_delayed_login(delayed->check.session);  // one login at a time per session; none should be left
-    delayed_logins_[delayed->check.session] = delayed;
-    return std::nullopt;
-}
-
-void Server::drop_delayed_login(uint64_t session) {
-    auto it = delayed_logins_.find(session);
-    if (it == delayed_logins_.end()) return;
-    uv_close(reinterpret_cast<uv_handle_t *>(&it->second->timer), &Server::on_delayed_login_closed);
-    delayed_logins_.erase(it);
-}
-
-void Server::on_login_turn(uv_timer_t *timer) {
-    auto *delayed = static_cast<DelayedLogin *>(timer->data);
-    Server *self = delayed->server;
-    self->delayed_logins_.erase(delayed->check.session);
-    LoginCheck check = std::move(delayed->check);
-    uv_close(reinterpret_cast<uv_handle_t *>(timer), &Server::on_delayed_login_closed);
-    self->start_login(std::move(check));
-}
-
-void Server::on_delayed_login_closed(uv_handle_t *timer) { delete static_cast<DelayedLogin *>(timer->data); }
-
-void Server::start_login(LoginCheck check) {
-    if (logins_running_ >= max_concurrent_logins()) {
-        logins_waiting_.push_back(std::move(check));
-        return;
-    }
-    ++logins_running_;
-    auto next_waiting = [this] {
-        if (logins_waiting_.empty() || stopping_) return;
-        LoginCheck next = std::move(logins_waiting_.front());
-        logins_waiting_.pop_front();
-        start_login(std::move(next));
-    };
-    tasks_.run(
-        std::move(check.what), std::move(check.work),
-        [this, done = std::move(check.done), next_waiting] {
-            --logins_running_;
-            done();
-            next_waiting();
-        },
-        [this, refused = std::move(check.refused), next_waiting] {
-            --logins_running_;
-            refused();
-            next_waiting();  // each waiting login gets its own answer, not silence
-        });
-}
-
 void Server::session_ended(uint64_t id, const sockaddr_storage &peer) {
     auto it = sessions_per_address_.find(address_text(peer));
     if (it != sessions_per_address_.end() && --it->second == 0) sessions_per_address_.erase(it);
@@ -236,10 +165,7 @@ void Server::stop(const std::string &reason) {
                                   " sessions");
     for (auto &l : listeners_) close_listener(l.release());
     listeners_.clear();
-    // Logins waiting for their turn end with their sessions, below.
-    for (auto &[session, d] : delayed_logins_)
-        uv_close(reinterpret_cast<uv_handle_t *>(&d->timer), &Server::on_delayed_login_closed);
-    delayed_logins_.clear();
+    logins_.stop();
     // Copy: closing a session may erase it from the map.
     auto sessions = sessions_;
     for (auto &[id, s] : sessions) s->reply_and_close(421, "Service shutting down.", "daemon stopping");

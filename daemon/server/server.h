@@ -18,24 +18,15 @@
 
 #include "common/result.h"
 #include "daemon/auth/authenticator.h"
-#include "daemon/auth/login_throttle.h"
 #include "daemon/config/options.h"
 #include "daemon/rdma/rdma_budget.h"
 #include "daemon/server/background_tasks.h"
+#include "daemon/server/login_gate.h"
 #include "daemon/server/loop_bridge.h"
 
 namespace rftp::daemon {
 
 class Session;
-
-// One login's password check, for Server::run_login.
-struct LoginCheck {
-    uint64_t session = 0;  // whose: a check still waiting for its turn is dropped when the session ends
-    std::string source;    // login_source(peer)
-    std::chrono::milliseconds time_left{0};  // until the session's login timeout
-    std::string what;      // names the work (BackgroundTasks::run)
-    std::function<void()> work, done, refused;
-};
 
 class Server {
 public:
@@ -57,19 +48,8 @@ public:
     // RDMA is offered (FEAT, RADR) when enabled, a device exists and memory can be pinned.
     bool rdma_offered() const { return rdma_offered_; }
 
-    // Runs a login check (one scrypt: 32 MiB and tens of milliseconds) with
-    // at most max_concurrent_logins() at once; the rest wait their turn, so a
-    // client reconnecting in a loop cannot pile up threads and memory. A
-    // source with recent wrong passwords first waits for its turn from the
-    // throttle, which the login's outcome updates. When that turn would come
-    // after check.time_left nothing runs: the answer is how long the source
-    // has to wait before it could get one.
-    [[nodiscard]] std::optional<std::chrono::milliseconds> run_login(LoginCheck check);
-    // A session that ended drops its check still waiting for its turn (the
-    // turn stays taken: hanging up does not make the next one come sooner).
-    void drop_delayed_login(uint64_t session);
-    static unsigned max_concurrent_logins();
-    LoginThrottle &login_throttle() { return login_throttle_; }
+    // Password checks: when each runs (daemon/server/login_gate.h).
+    LoginGate &logins() { return logins_; }
 
     // Called by a session once its connection is fully closed.
     void session_ended(uint64_t id, const sockaddr_storage &peer);
@@ -78,10 +58,6 @@ private:
     static void on_connection(uv_stream_t *listener, int status);
     void admit(uv_stream_t *listener);
     void close_when_tasks_are_done();
-    void start_login(LoginCheck check);
-    struct DelayedLogin;
-    static void on_login_turn(uv_timer_t *timer);
-    static void on_delayed_login_closed(uv_handle_t *timer);
     static void on_stop_report(uv_timer_t *timer);
 
     uv_loop_t *loop_;
@@ -95,11 +71,7 @@ private:
     std::map<uint64_t, std::shared_ptr<Session>> sessions_;
     std::map<std::string, unsigned> sessions_per_address_;
     uint64_t next_session_id_ = 1;
-    unsigned logins_running_ = 0;
-    std::deque<LoginCheck> logins_waiting_;
-    LoginThrottle login_throttle_;
-    // By session: each owns its timer, freed once libuv closed it.
-    std::map<uint64_t, DelayedLogin *> delayed_logins_;
+    LoginGate logins_;
     bool stopping_ = false;
     // Once stopping: says in the log what work the stop still waits for.
     uv_timer_t stop_report_{};

@@ -142,7 +142,7 @@ void Session::close(const std::string &reason) {
     if (work_cancel_) work_cancel_->abort.store(true);
     if (state.data_channel) state.data_channel->cancel();
     drop_rdma();
-    server_.drop_delayed_login(id_);
+    server_.logins().drop(id_);
     log::info(log_prefix() + " event=disconnect reason=" + log::quote(reason));
     uv_timer_stop(&timer_);
     for (uv_handle_t *h : {reinterpret_cast<uv_handle_t *>(&tcp_), reinterpret_cast<uv_handle_t *>(&timer_)})
@@ -269,11 +269,14 @@ void Session::on_timer(uv_timer_t *t) {
     else self->reply_and_close(421, "Login timeout; closing control connection.", "login timeout");
 }
 
-void Session::run_blocking_work(std::function<void()> work, std::function<void()> done, WorkKind kind) {
+// Work off the loop for this session: it runs only while the session is
+// open, its done only on the loop and while the session is still there.
+Session::GuardedWork Session::guard(std::function<void()> work, std::function<void()> done) {
     busy_ = true;
     uv_timer_stop(&timer_);
     std::weak_ptr<Session> weak = weak_from_this();
-    auto guarded = [weak, work = std::move(work)] {
+    GuardedWork g;
+    g.work = [weak, work = std::move(work)] {
         bool wanted = false;
         {
             // Not held during work: the session must die on the loop, not here.
@@ -282,35 +285,54 @@ void Session::run_blocking_work(std::function<void()> work, std::function<void()
         }
         if (wanted) work();
     };
-    auto finish = [weak, done = std::move(done)] {
+    g.done = [weak, done = std::move(done)] {
         auto self = weak.lock();
         if (!self || self->closed_) return;
         done();
         self->finish_busy();
     };
-    auto refused = [weak] {
+    g.refused = [weak] {
         if (auto self = weak.lock(); self && !self->closed_) self->refuse_for_lack_of_resources();
     };
-    std::string what = log_prefix() + " " + executing_;
-    if (kind == WorkKind::login)
-        return run_login_check(std::move(what), std::move(guarded), std::move(finish), std::move(refused));
-    server_.tasks().run(std::move(what), std::move(guarded), std::move(finish), std::move(refused));
+    g.what = log_prefix() + " " + executing_;
+    return g;
 }
 
-void Session::run_login_check(std::string what, std::function<void()> work, std::function<void()> done,
-                              std::function<void()> refused) {
+void Session::run_blocking_work(std::function<void()> work, std::function<void()> done) {
+    GuardedWork g = guard(std::move(work), std::move(done));
+    server_.tasks().run(std::move(g.what), std::move(g.work), std::move(g.done), std::move(g.refused));
+}
+
+void Session::run_login_check(const std::string &user, std::function<void()> work, std::function<void()> done) {
+    GuardedWork g = guard(std::move(work), std::move(done));
     // The login timeout keeps counting while a login waits for its turn.
     const uint64_t now = uv_now(tcp_.loop);
     const std::chrono::milliseconds time_left(login_deadline_ms_ > now ? login_deadline_ms_ - now : 0);
     const std::string source = login_source(peer_);
-    auto refused_for = server_.run_login(
-        LoginCheck{id_, source, time_left, std::move(what), std::move(work), std::move(done), std::move(refused)});
-    if (!refused_for) return;
-    const auto seconds = std::to_string((refused_for->count() + 999) / 1000);
-    log::notice(log_prefix() + " event=login_refused reason=\"too many failed logins from " + source +
-                "\" retry_after_s=" + seconds);
-    reply_and_close(421, "Too many failed logins from your address; try again in " + seconds + " seconds.",
-                    "too many failed logins from its address");
+    std::weak_ptr<Session> weak = weak_from_this();
+    auto throttled = [weak, source](std::chrono::milliseconds wait) {
+        auto self = weak.lock();
+        if (!self || self->closed_) return;
+        const auto seconds = std::to_string((wait.count() + 999) / 1000);
+        log::notice(self->log_prefix() + " event=login_refused reason=\"too many failed logins from " + source +
+                    "\" retry_after_s=" + seconds);
+        self->reply_and_close(421, "Too many failed logins from your address; try again in " + seconds + " seconds.",
+                              "too many failed logins from its address");
+    };
+    auto timed_out = [weak] {
+        auto self = weak.lock();
+        if (self && !self->closed_) self->reply_and_close(421, "Login timeout; closing control connection.", "login timeout");
+    };
+    server_.logins().run(LoginCheck{.session = id_,
+                                    .source = source,
+                                    .user = user,
+                                    .deadline = LoginThrottle::Clock::now() + time_left,
+                                    .what = std::move(g.what),
+                                    .work = std::move(g.work),
+                                    .done = std::move(g.done),
+                                    .refused = std::move(g.refused),
+                                    .throttled = std::move(throttled),
+                                    .timed_out = std::move(timed_out)});
 }
 
 std::shared_ptr<middleware::TransferProgress> Session::cancellable_work() {

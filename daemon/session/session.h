@@ -119,8 +119,10 @@ public:
     // still open. While it runs, commands wait their turn (docs/protocol.md).
     // A login goes through the server's login limit; work is skipped when
     // the session closed while it waited.
-    enum class WorkKind { general, login };
-    void run_blocking_work(std::function<void()> work, std::function<void()> done, WorkKind kind = WorkKind::general);
+    void run_blocking_work(std::function<void()> work, std::function<void()> done);
+    // A password check for user: as run_blocking_work, after the login
+    // turn for this session's source (LoginGate).
+    void run_login_check(const std::string &user, std::function<void()> work, std::function<void()> done);
     // For blocking work that can stop early (a HASH reading a large file):
     // its abort flag is set when the session closes, so a client that asks
     // and hangs up does not leave the work running on.
@@ -157,9 +159,12 @@ private:
     void arm_timer();
     void finish_busy();
     void refuse_for_lack_of_resources();
-    // A login's password check, through the server's login cap and throttle.
-    void run_login_check(std::string what, std::function<void()> work, std::function<void()> done,
-                         std::function<void()> refused);
+    // Work for a worker thread, tied to this session's life (run_blocking_work).
+    struct GuardedWork {
+        std::string what;
+        std::function<void()> work, done, refused;
+    };
+    GuardedWork guard(std::function<void()> work, std::function<void()> done);
 
     Server &server_;
     uint64_t id_;

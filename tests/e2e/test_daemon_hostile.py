@@ -723,6 +723,86 @@ def test_a_guesser_who_reconnects_waits_longer_at_each_wrong_password(rftpd_fact
     assert_daemon_healthy(d)
 
 
+def test_a_first_burst_of_guesses_from_a_clean_address_takes_turns(rftpd_factory):
+    """Sessions opened all at once from an address with no failure yet,
+    each sending a wrong password at the same moment, take turns like any
+    later guesses (daemon/SECURITY.md, "Authentication"): with the default
+    config the first is checked at once, the second 1 s later, the third
+    2 s after that, and a turn past the login timeout is refused at once
+    (421). All of them used to get 530 within 2 s."""
+    d = rftpd_factory("timeouts: {login: 60}\n")
+    wait_for(lambda: "event=disconnect" in d.log(), "the start-up probe to disconnect")
+    clients = [Control(d) for _ in range(8)]
+    started = time.monotonic()
+    for c in clients:
+        c.send(b"USER alice\r\nPASS wrong\r\n")
+    answered = []
+    lock = threading.Lock()
+
+    def answer(c):
+        try:
+            replies = [c.reply()[0], c.reply()[0]]
+        except (OSError, ValueError, AssertionError):
+            return  # closed below, its turn still to come
+        with lock:
+            answered.append((time.monotonic() - started, replies))
+
+    readers = [threading.Thread(target=answer, args=(c,), daemon=True) for c in clients]
+    for r in readers:
+        r.start()
+    time.sleep(2.5)
+    checked = lambda: sorted(t for t, replies in answered if replies == [331, 530])  # noqa: E731
+    with lock:
+        early = sorted(answered)
+    # Turns at 0 and 1 s (the next comes at 3 s): two checked; the rest wait
+    # or, past the login timeout, are refused.
+    assert len(checked()) == 2, early
+    assert all(replies in ([331, 530], [331, 421]) for _, replies in early), early
+    wait_for(lambda: len(checked()) >= 4, "the third and fourth turns (3 s and 7 s)", deadline_s=15)
+    with lock:
+        times = checked()
+    assert times[2] >= 2.8 and times[3] >= 6.8, times
+    log = d.log()
+    # Seven waited for the first answer, then took a turn or were refused.
+    assert log.count("event=login_parked") == 7, log[-3000:]
+    assert log.count("event=login_delayed") + log.count("event=login_refused") == 7, log[-3000:]
+    for c in clients:
+        c.close()
+    assert_daemon_healthy(d, source="127.0.0.2")
+
+
+def test_sessions_opened_together_with_the_right_password_do_not_wait(rftpd_factory):
+    """rftp -j N logs N sessions in at once. From an address with no
+    failure their checks run one at a time, the others waiting for the
+    first answer; the first right password lets the same user's waiting
+    checks go at once: all logged in within a second. Another name's
+    waiting check (a guess by whoever holds this account) is not let go
+    with them: it runs after them."""
+    d = rftpd_factory()
+    wait_for(lambda: "event=disconnect" in d.log(), "the start-up probe to disconnect")
+    clients = [Control(d) for _ in range(4)]
+    guess = Control(d)
+    started = time.monotonic()
+    clients[0].send(f"USER alice\r\nPASS {PASSWORDS['alice']}\r\n".encode())
+    time.sleep(0.01)  # the first in line; the checks behind it wait for its answer
+    guess.send(b"USER bob\r\nPASS wrong\r\n")
+    for c in clients[1:]:
+        c.send(f"USER alice\r\nPASS {PASSWORDS['alice']}\r\n".encode())
+    for c in clients:
+        assert [c.reply()[0], c.reply()[0]] == [331, 230]
+    took = time.monotonic() - started
+    assert took < 1.5, took
+    assert [guess.reply()[0], guess.reply()[0]] == [331, 530]
+    log = d.log()
+    assert len(re.findall(r"event=login_parked", log)) >= 3, log[-3000:]
+    # bob's guess, parked before alice's last three, was checked after them.
+    assert log.count("event=login access=") == 4, log[-3000:]
+    assert 0 <= log.rfind("event=login access=") < log.find("event=login_failed user=bob"), log[-3000:]
+    for c in clients + [guess]:
+        c.close()
+    assert_daemon_healthy(d, source="127.0.0.2")
+
+
 def test_a_login_whose_turn_comes_after_the_login_timeout_is_refused_at_once(rftpd_factory):
     """A turn that would come after the session's login time is not booked:
     the login is refused at once with 421 saying how long to wait, rather

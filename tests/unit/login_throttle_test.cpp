@@ -28,7 +28,19 @@ constexpr auto kLoginTime = 30000ms;  // what a session has left to log in
 TEST(LoginThrottle, ASourceWithoutFailuresNeverWaits) {
     LoginThrottle throttle(settings());
     for (int i = 0; i < 5; ++i) EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 0ms);
+    EXPECT_TRUE(throttle.clean("192.0.2.1", t0));
     EXPECT_EQ(throttle.sources(), 0u);
+}
+
+TEST(LoginThrottle, ACheckThatWasNoGuessGivesItsTurnBack) {
+    LoginThrottle throttle(settings());
+    EXPECT_EQ(throttle.failed("192.0.2.1", t0), 1u);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 1000ms);
+    throttle.give_back_turn("192.0.2.1");  // its user's root could not be opened
+    // The turn's place stays (3 s), but the turns after it are spaced as
+    // after one failure, not two: 5 s, not 7 s.
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 3000ms);
+    EXPECT_EQ(throttle.book_check("192.0.2.1", t0, kLoginTime), 5000ms);
 }
 
 TEST(LoginThrottle, EachFailureDoublesTheSpacingUpToTheMost) {
@@ -96,6 +108,8 @@ TEST(LoginThrottle, AQuietSourceIsForgotten) {
     EXPECT_EQ(throttle.book_check("192.0.2.1", t0 + 899s, kLoginTime), 8000ms);
     EXPECT_EQ(throttle.failed("192.0.2.1", t0 + 899s), 6u);
     // Fifteen quiet minutes after the last failure, it starts afresh.
+    EXPECT_FALSE(throttle.clean("192.0.2.1", t0 + 899s + 899s));
+    EXPECT_TRUE(throttle.clean("192.0.2.1", t0 + 899s + 901s));
     EXPECT_EQ(throttle.book_check("192.0.2.1", t0 + 899s + 901s, kLoginTime), 0ms);
     EXPECT_EQ(throttle.sources(), 0u);
     EXPECT_EQ(throttle.failed("192.0.2.1", t0 + 1801s), 1u);
