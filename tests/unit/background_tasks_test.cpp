@@ -14,39 +14,13 @@
 #include <new>
 #include <thread>
 
+#include "tests/unit/uv_test_loop.h"
+
 using namespace std::chrono_literals;
 using rftp::daemon::BackgroundTasks;
 using rftp::daemon::LoopBridge;
 
-namespace {
-
-// A libuv loop on this thread with a bridge into it.
-struct Loop {
-    uv_loop_t loop{};
-    std::unique_ptr<LoopBridge> bridge;
-    Loop() {
-        uv_loop_init(&loop);
-        bridge = std::make_unique<LoopBridge>(&loop);
-    }
-    ~Loop() {
-        bridge->close();
-        uv_run(&loop, UV_RUN_DEFAULT);
-        uv_loop_close(&loop);
-    }
-    // Runs the loop until pred holds, for at most a few seconds.
-    template <class Pred>
-    bool until(Pred pred, std::chrono::milliseconds limit = 5s) {
-        auto deadline = std::chrono::steady_clock::now() + limit;
-        while (!pred()) {
-            if (std::chrono::steady_clock::now() > deadline) return false;
-            uv_run(&loop, UV_RUN_NOWAIT);
-            std::this_thread::sleep_for(1ms);
-        }
-        return true;
-    }
-};
-
-}  // namespace
+using Loop = rftp::daemon::testing::UvTestLoop;
 
 TEST(BackgroundTasks, WorkRunsOffTheLoopAndDoneOnIt) {
     Loop l;
