@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "common/decimal.h"
+#include "daemon/auth/hash_rules.h"
 
 namespace rftp::daemon {
 namespace {
@@ -16,14 +17,7 @@ namespace {
 constexpr std::array<std::string_view, 7> kMethods = {"$y$", "$gy$", "$7$", "$6$", "$5$", "$2b$", "$2y$"};
 constexpr uint64_t kMaxShaRounds = 10'000'000;  // the default is 5000
 constexpr uint64_t kMaxBcryptCost = 16;          // log2 of its rounds; mkpasswd's default is 5
-constexpr uint64_t kMaxMemoryBytes = 256ull << 20;  // yescrypt and scrypt: 128 * r * N, as for $scrypt$
 constexpr std::string_view kItoa64 = "./0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-// Error texts never quote the hash: a plain password pasted into the
-// config by mistake must not end up in a log.
-std::unexpected<Error> malformed(std::string_view why) {
-    return fail_msg("malformed password hash: " + std::string(why), -EINVAL);
-}
 
 std::optional<uint64_t> itoa64_value(char c) {
     auto at = kItoa64.find(c);
@@ -39,20 +33,20 @@ Status check_memory(std::string_view params, bool yescrypt) {
     if (yescrypt) {
         auto n = params.size() >= 3 ? itoa64_value(params[1]) : std::nullopt;
         auto r1 = params.size() >= 3 ? itoa64_value(params[2]) : std::nullopt;
-        if (!n || !r1 || *r1 >= 47) return malformed("yescrypt parameters out of bounds");
+        if (!n || !r1 || *r1 >= 47) return malformed_hash("yescrypt parameters out of bounds");
         log2_n = *n + 1, r = *r1 + 1;
     } else {
         auto n = params.empty() ? std::nullopt : itoa64_value(params[0]);
-        if (!n || params.size() < 6) return malformed("scrypt parameters out of bounds");
+        if (!n || params.size() < 6) return malformed_hash("scrypt parameters out of bounds");
         log2_n = *n;
         for (int i = 0; i < 5; ++i) {
             auto v = itoa64_value(params[1 + i]);
-            if (!v) return malformed("scrypt parameters out of bounds");
+            if (!v) return malformed_hash("scrypt parameters out of bounds");
             r |= *v << (6 * i);
         }
     }
-    if (log2_n > 30 || r == 0 || r > 1024 || 128 * r * (1ull << log2_n) > kMaxMemoryBytes)
-        return malformed("memory cost 128*r*N above 256 MiB");
+    if (log2_n > 30 || r == 0 || r > 1024 || 128 * r * (1ull << log2_n) > kMaxHashMemoryBytes)
+        return malformed_hash("memory cost 128*r*N above 256 MiB");
     return {};
 }
 
@@ -64,10 +58,10 @@ Status check_cost(std::string_view encoded) {
         if (!rest.starts_with("rounds=")) return {};
         rest.remove_prefix(7);
         auto rounds = parse_decimal(rest.substr(0, rest.find('$')));
-        if (!rounds || *rounds > kMaxShaRounds) return malformed("sha-crypt rounds above 10000000");
+        if (!rounds || *rounds > kMaxShaRounds) return malformed_hash("sha-crypt rounds above 10000000");
     } else if (encoded.starts_with("$2")) {
         auto cost = parse_decimal(encoded.substr(4, 2));
-        if (!cost || *cost > kMaxBcryptCost) return malformed("bcrypt cost above 16");
+        if (!cost || *cost > kMaxBcryptCost) return malformed_hash("bcrypt cost above 16");
     } else if (encoded.starts_with("$y$")) {
         return check_memory(encoded.substr(3), true);
     } else if (encoded.starts_with("$gy$")) {
@@ -83,7 +77,7 @@ Status check_whole(std::string_view encoded) {
     const std::size_t tail = encoded.size() - encoded.rfind('$') - 1;
     const bool bcrypt = encoded.starts_with("$2");
     const std::size_t want = bcrypt ? 53 : encoded.starts_with("$6$") ? 86 : 43;  // bcrypt: salt and hash together
-    if (tail != want) return malformed("not a whole hash (a salt without its hash?)");
+    if (tail != want) return malformed_hash("not a whole hash (a salt without its hash?)");
     return {};
 }
 
@@ -106,13 +100,13 @@ namespace {
 
 // The method, the setting and the cost, without hashing anything.
 Status check_setting(std::string_view encoded) {
-    if (encoded.starts_with("$1$")) return malformed("md5crypt ($1$) is too weak; use yescrypt (mkpasswd -m yescrypt)");
-    if (!is_crypt_hash(encoded)) return malformed("not a yescrypt, scrypt, sha512crypt or bcrypt hash");
+    if (encoded.starts_with("$1$")) return malformed_hash("md5crypt ($1$) is too weak; use yescrypt (mkpasswd -m yescrypt)");
+    if (!is_crypt_hash(encoded)) return malformed_hash("not a yescrypt, scrypt, sha512crypt or bcrypt hash");
     const std::string text(encoded);
     switch (crypt_checksalt(text.c_str())) {
         case CRYPT_SALT_OK: return check_cost(encoded);
-        case CRYPT_SALT_METHOD_LEGACY: return malformed("libcrypt counts this method as legacy; use yescrypt (mkpasswd -m yescrypt)");
-        default: return malformed("libcrypt does not take it");
+        case CRYPT_SALT_METHOD_LEGACY: return malformed_hash("libcrypt counts this method as legacy; use yescrypt (mkpasswd -m yescrypt)");
+        default: return malformed_hash("libcrypt does not take it");
     }
 }
 
@@ -149,8 +143,8 @@ Result<bool> crypt_verify_password(std::string_view password, std::string_view e
     if (password.size() >= CRYPT_MAX_PASSPHRASE_SIZE) return false;
     const std::string setting(encoded);
     auto hashed = crypt_with(std::string(password), setting);
-    if (!hashed) return malformed("libcrypt does not take it");
-    if (hashed->size() != setting.size()) return malformed("not a whole hash (a salt without its hash?)");
+    if (!hashed) return malformed_hash("libcrypt does not take it");
+    if (hashed->size() != setting.size()) return malformed_hash("not a whole hash (a salt without its hash?)");
     // Constant time, so response timing says nothing about how much matched.
     return CRYPTO_memcmp(hashed->data(), setting.data(), setting.size()) == 0;
 }

@@ -11,6 +11,7 @@
 
 #include "daemon/auth/base64.h"
 #include "daemon/auth/crypt_hash.h"
+#include "daemon/auth/hash_rules.h"
 
 namespace rftp::daemon {
 namespace {
@@ -32,7 +33,6 @@ constexpr size_t kHashBytes = 32;
 // allow 8x the memory and 16x the work of new hashes.
 constexpr unsigned kMinLn = 10, kMaxLn = 20;
 constexpr unsigned kMaxR = 32, kMaxP = 16;
-constexpr uint64_t kMaxMemoryBytes = 256ull << 20;  // 128 * r * N
 constexpr uint64_t kMaxWork = 1ull << 22;            // p * r * N, default is 2^18
 constexpr size_t kMinSaltBytes = 8, kMaxSaltBytes = 64;
 constexpr size_t kMinHashBytes = 16, kMaxHashBytes = 64;
@@ -42,12 +42,6 @@ struct ParsedHash {
     std::vector<unsigned char> salt;
     std::vector<unsigned char> hash;
 };
-
-// Error texts never quote the encoded hash: a plain password pasted into the
-// config by mistake must not end up in a log.
-std::unexpected<Error> malformed(std::string_view why) {
-    return fail_msg("malformed password hash: " + std::string(why), -EINVAL);
-}
 
 bool parse_number(std::string_view &text, std::string_view name, unsigned &out) {
     if (!text.starts_with(name)) return false;
@@ -62,24 +56,24 @@ Result<ScryptCost> parse_cost(std::string_view text) {
     ScryptCost c;
     if (!parse_number(text, "ln=", c.ln) || !parse_number(text, ",r=", c.r) ||
         !parse_number(text, ",p=", c.p) || !text.empty()) {
-        return malformed("expected parameters ln=<n>,r=<n>,p=<n>");
+        return malformed_hash("expected parameters ln=<n>,r=<n>,p=<n>");
     }
     if (c.ln < kMinLn || c.ln > kMaxLn || c.r < 1 || c.r > kMaxR || c.p < 1 || c.p > kMaxP) {
-        return malformed("scrypt parameters out of bounds (ln 10..20, r 1..32, p 1..16)");
+        return malformed_hash("scrypt parameters out of bounds (ln 10..20, r 1..32, p 1..16)");
     }
     const uint64_t n = 1ull << c.ln;
-    if (128ull * c.r * n > kMaxMemoryBytes) return malformed("scrypt memory cost 128*r*N above 256 MiB");
-    if (uint64_t{c.p} * c.r * n > kMaxWork) return malformed("scrypt work p*r*N above 2^22");
+    if (128ull * c.r * n > kMaxHashMemoryBytes) return malformed_hash("scrypt memory cost 128*r*N above 256 MiB");
+    if (uint64_t{c.p} * c.r * n > kMaxWork) return malformed_hash("scrypt work p*r*N above 2^22");
     return c;
 }
 
 Result<ParsedHash> parse_hash(std::string_view encoded) {
-    if (!encoded.starts_with(kPrefix)) return malformed("expected it to start with $scrypt$");
+    if (!encoded.starts_with(kPrefix)) return malformed_hash("expected it to start with $scrypt$");
     std::string_view rest = encoded.substr(kPrefix.size());
     const size_t d1 = rest.find('$');
     const size_t d2 = d1 == std::string_view::npos ? d1 : rest.find('$', d1 + 1);
     if (d2 == std::string_view::npos || rest.find('$', d2 + 1) != std::string_view::npos) {
-        return malformed("expected $scrypt$<parameters>$<salt>$<hash>");
+        return malformed_hash("expected $scrypt$<parameters>$<salt>$<hash>");
     }
     ParsedHash parsed;
     auto cost = parse_cost(rest.substr(0, d1));
@@ -87,13 +81,13 @@ Result<ParsedHash> parse_hash(std::string_view encoded) {
     parsed.cost = *cost;
 
     auto salt = base64_decode(rest.substr(d1 + 1, d2 - d1 - 1));
-    if (!salt) return malformed("salt is not standard base64");
-    if (salt->size() < kMinSaltBytes || salt->size() > kMaxSaltBytes) return malformed("salt must be 8..64 bytes");
+    if (!salt) return malformed_hash("salt is not standard base64");
+    if (salt->size() < kMinSaltBytes || salt->size() > kMaxSaltBytes) return malformed_hash("salt must be 8..64 bytes");
     parsed.salt = std::move(*salt);
 
     auto hash = base64_decode(rest.substr(d2 + 1));
-    if (!hash) return malformed("hash is not standard base64");
-    if (hash->size() < kMinHashBytes || hash->size() > kMaxHashBytes) return malformed("hash must be 16..64 bytes");
+    if (!hash) return malformed_hash("hash is not standard base64");
+    if (hash->size() < kMinHashBytes || hash->size() > kMaxHashBytes) return malformed_hash("hash must be 16..64 bytes");
     parsed.hash = std::move(*hash);
     return parsed;
 }
