@@ -133,3 +133,18 @@ TEST_F(AuthenticatorTest, AnUnknownNameCostsWhatMostAccountsCost) {
     expect_refused(auth.login("mallory", "carol-secret"));
     EXPECT_EQ(Authenticator(DaemonOptions{}).unknown_name_cost(), "$scrypt$ln=15,r=8,p=1");
 }
+
+TEST_F(AuthenticatorTest, HashesOfTheSameCostAreOneGroupWhateverTheirSpelling) {
+    // sha512crypt without rounds= means 5000; scrypt's $7$ has its salt
+    // right after its parameters. Counted apart, each would be a group of
+    // one, and a smaller group could set the time an unknown name takes.
+    DaemonOptions o = options(false);  // alice and bob: yescrypt
+    o.users.push_back(UserAccount{"carol", "$6$saltstring$svn8UoSVapNtMuq1ukKS4tPQd8iKwSMHWjl/O817G3uBnIFNjnQJuesI68u4OTLiBFdcbYEdFCoEOfaS35inz1", "/srv/c", Access::read_only});
+    o.users.push_back(UserAccount{"dave", "$6$rounds=5000$abc$x", "/srv/d", Access::read_only});
+    o.users.push_back(UserAccount{"erin", "$6$rounds=5000$def$y", "/srv/e", Access::read_only});
+    EXPECT_EQ(Authenticator(o).unknown_name_cost(), "$6$rounds=5000");
+    DaemonOptions s = options(false);
+    for (const char *name : {"frank", "grace", "heidi"})
+        s.users.push_back(UserAccount{name, std::string("$7$CU..../....") + name + "$hash", "/srv/s", Access::read_only});
+    EXPECT_EQ(Authenticator(s).unknown_name_cost(), "$7$CU..../....");
+}
