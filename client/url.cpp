@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/ascii_case.h"
 #include "common/decimal.h"
 #include "common/hex.h"
 
@@ -65,8 +66,7 @@ Result<Url> parse_url(std::string_view text) {
     Url url;
     std::size_t sep = text.find("://");
     if (sep == std::string_view::npos) return bad("expected rftp://host/path or ftp://host/path");
-    url.scheme = std::string(text.substr(0, sep));
-    for (char &c : url.scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    url.scheme = ascii_lower(text.substr(0, sep));
     if (url.scheme == "rftp") url.port = kRftpDefaultPort;
     else if (url.scheme == "ftp") url.port = kFtpDefaultPort;
     else return bad("unknown scheme '" + url.scheme + "' (use rftp:// or ftp://)");

@@ -13,11 +13,7 @@
 #include "protocol/rdma_setup.h"
 
 namespace rftp::client {
-namespace {
-
 namespace rdma = middleware::rdma;
-
-}  // namespace
 
 Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, FileReport &report) {
     if (o.transport == Transport::tcp) return nullptr;

@@ -2,6 +2,8 @@
 
 #include <cerrno>
 
+#include "common/hex.h"
+
 namespace rftp::daemon {
 
 KeyLocation KeyLocation::child(std::string_view key, const YAML::Mark &m) const {
@@ -36,10 +38,9 @@ std::string describe_node(const YAML::Node &node) {
             std::string out = "\"";
             for (unsigned char c : s) {
                 if (c < 0x20 || c == 0x7f) {
-                    static const char hex[] = "0123456789abcdef";
                     out += "\\x";
-                    out += hex[c >> 4];
-                    out += hex[c & 15];
+                    out += kHexDigits[c >> 4];
+                    out += kHexDigits[c & 15];
                 } else {
                     out += static_cast<char>(c);
                 }
