@@ -1,0 +1,91 @@
+// A TLS connection seen as a plain socket, so the transfer engine
+// (middleware/tcp: splice, sendfile, framed blocks) runs unchanged under TLS.
+//
+// Where the kernel has kTLS, the socket itself would carry TLS and sendfile
+// would stay zero-copy. Without it (Debian's cloud kernels, this project's
+// CI), the relay does the kernel's part: a thread per data connection moves
+// bytes between the engine's end of a socket pair and the TLS connection,
+// both ways, and turns close_notify into end of stream and back.
+//
+// OpenSSL works on a BIO pair, not on the socket: the relay reads and
+// writes the network a pair's buffer at a time (up to 512 KiB) where a
+// socket BIO would make two reads and one write per 16 KiB record.
+//
+// A TLS stream that ends without close_notify may have been cut by an
+// attacker; the engine still sees end of stream, so a receiver must ask
+// cut_short() before it trusts an end of stream as the end of a file.
+//
+// OpenSSL writes to the network with write(2): the process must ignore
+// SIGPIPE (rftpd and rftp do), or a peer that went away kills it.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+#include "middleware/tls/openssl_handles.h"
+
+namespace rftp::middleware::tls {
+
+class TlsRelay {
+public:
+    // ssl has finished its handshake on network. The relay owns both.
+    static Result<std::unique_ptr<TlsRelay>> start(UniqueSsl ssl, UniqueFd network);
+    ~TlsRelay();  // stops and joins
+    TlsRelay(const TlsRelay &) = delete;
+    TlsRelay &operator=(const TlsRelay &) = delete;
+
+    // The engine's end: a stream socket, blocking, with no timeouts of its
+    // own (give it the ones the network socket would have had).
+    int engine_fd() const { return engine_.get(); }
+    // Waits until every byte the engine wrote went out on the network,
+    // and its end of stream as close_notify, or the relay ended, or
+    // timeout_ms passed. Call it after the engine is done, before the
+    // transfer's final reply.
+    void settle(int timeout_ms);
+    // Ends the relay at once, without close_notify (an abort); safe from
+    // any thread.
+    void stop();
+    // Whether the peer's stream ended without close_notify, so its end of
+    // stream may not be the end the sender meant. Final once the engine saw
+    // that end of stream.
+    bool cut_short() const { return cut_short_.load(); }
+    // Why the relay ended early, if it did.
+    std::string failure() const;
+
+private:
+    struct Flow;
+    TlsRelay() = default;
+    void run();
+    // One step each of run(): what they moved, or what they wait for, goes in flow.
+    void pull_network(Flow &f);
+    void decrypt(Flow &f);
+    void feed_engine(Flow &f);
+    void take_engine(Flow &f);
+    void encrypt(Flow &f);
+    void push_network(Flow &f);
+    void end_to_peer(Flow &f);
+    bool sent_everything();  // settle's test, under mutex_
+    void fail_with(std::string why);
+
+    UniqueSsl ssl_;
+    UniqueBio network_bio_;  // the pair's outer half; the inner one belongs to ssl_
+    UniqueFd network_, engine_, relay_end_, wake_;
+    std::atomic<bool> cut_short_{false};
+    std::atomic<bool> stopping_{false};
+    std::atomic<bool> ended_{false};
+    // Held while bytes move from the engine's socket to the network, so
+    // settle() never sees them in neither place.
+    mutable std::mutex mutex_;
+    uint64_t from_engine_ = 0, to_network_ = 0;
+    std::size_t backlog_ = 0;  // encrypted bytes in the pair, not yet on the network
+    bool close_sent_ = false;
+    std::string failure_;
+    std::thread thread_;
+};
+
+}  // namespace rftp::middleware::tls

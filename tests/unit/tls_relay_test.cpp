@@ -1,0 +1,82 @@
+// The relay (tls_relay.h): bytes both ways between a plain socket and TLS,
+// close_notify as end of stream, and a TLS stream cut without close_notify
+// told apart from a clean end.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "middleware/tcp/socket_io.h"
+#include "middleware/tls/tls_relay.h"
+#include "tls_test_peer.h"
+
+namespace rftp::middleware::tls {
+namespace {
+
+class Relay : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ::signal(SIGPIPE, SIG_IGN);  // as rftpd and rftp do (tls_relay.h)
+        dir_ = std::filesystem::temp_directory_path() / ("tls-relay-" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir_);
+        auto files = testing::make_certificate(dir_, "server");
+        server_ = *make_server_context({files.certificate, files.key});
+        client_ = *make_client_context({.ca_file = files.certificate});
+        auto [c, s] = testing::socket_pair();
+        UniqueSsl server(SSL_new(server_.get()));
+        SSL_set_accept_state(server.get());
+        SSL_set_num_tickets(server.get(), 0);
+        auto h = testing::handshake_pair(std::move(*new_client_connection(client_.get(), "localhost")), c.get(),
+                                         std::move(server), s.get());
+        ASSERT_TRUE(h.client_result && h.server_result);
+        // The client side is a relay too: both engines see plain sockets.
+        client_relay_ = std::move(*TlsRelay::start(std::move(h.client), std::move(c)));
+        server_relay_ = std::move(*TlsRelay::start(std::move(h.server), std::move(s)));
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    static std::string read_to_end(int fd) {
+        std::string out;
+        char buf[65536];
+        for (;;) {
+            auto n = read_full(fd, buf, sizeof buf);
+            if (!n || *n == 0) return out;
+            out.append(buf, *n);
+        }
+    }
+
+    std::filesystem::path dir_;
+    SharedSslCtx server_, client_;
+    std::unique_ptr<TlsRelay> client_relay_, server_relay_;
+};
+
+TEST_F(Relay, BytesCrossBothWaysAndAnEndIsCloseNotify) {
+    const std::string up(3 << 20, 'u'), down = "listing\r\n";
+    std::thread sender([&] {
+        ASSERT_TRUE(write_all(client_relay_->engine_fd(), up.data(), up.size()));
+        ::shutdown(client_relay_->engine_fd(), SHUT_WR);
+    });
+    EXPECT_EQ(read_to_end(server_relay_->engine_fd()), up);
+    sender.join();
+    EXPECT_FALSE(server_relay_->cut_short());
+    ASSERT_TRUE(write_all(server_relay_->engine_fd(), down.data(), down.size()));
+    ::shutdown(server_relay_->engine_fd(), SHUT_WR);
+    server_relay_->settle(5000);
+    EXPECT_EQ(read_to_end(client_relay_->engine_fd()), down);
+    EXPECT_FALSE(client_relay_->cut_short());
+}
+
+TEST_F(Relay, AStreamCutWithoutCloseNotifyIsToldApart) {
+    const std::string part(100000, 'p');
+    ASSERT_TRUE(write_all(client_relay_->engine_fd(), part.data(), part.size()));
+    client_relay_->settle(5000);
+    client_relay_->stop();  // an abort: the TCP connection ends, TLS never said so
+    client_relay_.reset();
+    EXPECT_EQ(read_to_end(server_relay_->engine_fd()), part);
+    EXPECT_TRUE(server_relay_->cut_short());
+    EXPECT_NE(server_relay_->failure().find("close_notify"), std::string::npos) << server_relay_->failure();
+}
+
+}  // namespace
+}  // namespace rftp::middleware::tls
