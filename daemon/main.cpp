@@ -15,6 +15,7 @@
 #include "daemon/rdma/session_rdma.h"
 #include "daemon/server/server.h"
 #include "daemon/server/service_manager.h"
+#include "daemon/server/tls_setup.h"
 #include "daemon/vfs/other_writers.h"
 #include "daemon/vfs/user_root.h"
 
@@ -98,7 +99,7 @@ std::string listening_status(const DaemonOptions &o) {
     return "Listening on " + where;
 }
 
-int serve(DaemonOptions options) {
+int serve(DaemonOptions options, middleware::tls::SharedSslCtx tls) {
     log::Level level;
     if (log::parse_level(options.log_level, level)) log::set_threshold(level);
     // Writes to a closed data connection must come back as EPIPE, not kill us.
@@ -111,7 +112,7 @@ int serve(DaemonOptions options) {
     uv_loop_init(&loop);
     int status = kOk;
     {
-        Server server(&loop, std::move(options));
+        Server server(&loop, std::move(options), std::move(tls));
         if (auto s = server.start(); !s) {
             log::error("event=startup_failed error=" + log::quote(s.error().message));
             server.stop("startup failed");
@@ -133,15 +134,13 @@ int serve(DaemonOptions options) {
         }
         // SIGHUP asks daemons to reload, out of habit (logrotate, systemctl
         // kill -s HUP); its default action would end every transfer. rftpd
-        // does not reload: it says so and goes on serving.
+        // reloads its TLS certificate (renewals) and nothing else, and says so.
         uv_signal_t sighup;
         uv_signal_init(&loop, &sighup);
+        sighup.data = &server;
         uv_signal_start(
             &sighup,
-            [](uv_signal_t *, int) {
-                log::warning("event=sighup_ignored reason=\"rftpd does not reload its config; restart it "
-                             "(systemctl restart rftpd) to apply changes\"");
-            },
+            [](uv_signal_t *h, int) { static_cast<Server *>(h->data)->reload_tls(); },
             SIGHUP);
         uv_unref(reinterpret_cast<uv_handle_t *>(&sighup));
         // Ready once listening and the signals are handled: a stop sent at
@@ -210,9 +209,14 @@ int main(int argc, char **argv) {
         log::error("rftpd: " + fits.error().message);
         return kConfig;
     }
+    auto tls = load_tls_context(options->tls);
+    if (!tls) {
+        log::error("rftpd: config: " + tls.error().message);
+        return kConfig;
+    }
     if (check) {
         std::cout << "rftpd: config OK\n";
         return kOk;
     }
-    return serve(std::move(*options));
+    return serve(std::move(*options), std::move(*tls));
 }

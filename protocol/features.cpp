@@ -25,11 +25,14 @@ void add(std::string &out, bool offered, const std::string &line) {
 
 std::string format_features(const Features &f) {
     std::string out = "Features:\n";
+    add(out, f.auth_tls, "AUTH TLS");
     add(out, f.eprt, "EPRT");
     add(out, f.epsv, "EPSV");
     add(out, f.mdtm, "MDTM");
     add(out, f.mlst, "MLST " + f.mlst_facts);
     add(out, f.pasv, "PASV");
+    add(out, f.auth_tls, "PBSZ");
+    add(out, f.auth_tls, "PROT");
     add(out, f.rest_stream, "REST STREAM");
     add(out, f.size, "SIZE");
     add(out, f.source_identity, "SRCE");
@@ -52,7 +55,8 @@ Features parse_features(const std::vector<std::string> &lines) {
         words >> name >> arg;
         name = ascii_upper(name);
         const std::string upper_arg = ascii_upper(arg);
-        if (name == "EPRT") f.eprt = true;
+        if (name == "AUTH") f.auth_tls = f.auth_tls || upper_arg.find("TLS") != std::string::npos;
+        else if (name == "EPRT") f.eprt = true;
         else if (name == "EPSV") f.epsv = true;
         else if (name == "PASV") f.pasv = true;
         else if (name == "MDTM") f.mdtm = true;

@@ -11,6 +11,7 @@
 namespace rftp::ftp {
 
 struct Features {
+    bool auth_tls = false;  // "AUTH TLS" (RFC 4217), with "PBSZ" and "PROT"
     bool eprt = false;
     bool epsv = false;
     bool pasv = false;

@@ -35,6 +35,8 @@ public:
 
     void feed(std::string_view bytes) { buffer_.append(bytes); }
     Next next(std::string &line);
+    // Bytes fed and not yet taken as lines.
+    std::size_t buffered() const { return buffer_.size(); }
 
 private:
     std::string buffer_;

@@ -31,6 +31,8 @@ if [ "$PROFILE" = all ]; then
     libgtest-dev python3-pytest curl lftp vsftpd iproute2 strace
     # mkpasswd: yescrypt hashes made outside rftpd (tests/e2e/test_password_hashes.py)
     whois
+    # the openssl command: the TLS tests' CA and certificates, and make bench-tls's limit
+    openssl
     # a FUSE file system whose syncs fail (tests/e2e/failing_sync_fs.py)
     python3-fuse fuse3
     # fuzzing (tests/fuzz): clang, libFuzzer, and llvm-symbolizer for its reports

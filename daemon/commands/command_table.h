@@ -41,6 +41,9 @@ void cmd_user(Session &, const std::string &);
 void cmd_pass(Session &, const std::string &);
 void cmd_quit(Session &, const std::string &);
 void cmd_auth(Session &, const std::string &);
+void cmd_pbsz(Session &, const std::string &);
+void cmd_prot(Session &, const std::string &);
+void cmd_ccc(Session &, const std::string &);
 
 void cmd_noop(Session &, const std::string &);
 void cmd_syst(Session &, const std::string &);

@@ -99,7 +99,8 @@ void cmd_noop(Session &s, const std::string &) { s.reply(200, "NOOP ok."); }
 void cmd_syst(Session &s, const std::string &) { s.reply(215, "UNIX Type: L8"); }
 
 void cmd_feat(Session &s, const std::string &) {
-    const ftp::Features offered{.eprt = true,
+    const ftp::Features offered{.auth_tls = s.server().tls_context() != nullptr,
+                                .eprt = true,
                                 .epsv = true,
                                 .pasv = true,
                                 .mdtm = true,

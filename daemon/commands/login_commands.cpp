@@ -1,4 +1,4 @@
-// USER, PASS, QUIT, AUTH: getting in and out.
+// USER, PASS, QUIT: getting in and out.
 #include <openssl/crypto.h>
 
 #include "common/log.h"
@@ -10,12 +10,24 @@
 #include "middleware/tcp/parallel_transfer.h"
 
 namespace rftp::daemon {
+namespace {
+
+// Fail-closed (daemon/SECURITY.md): on a listener that requires TLS no
+// password crosses the network in clear, not even a wrong one.
+bool refused_in_clear(Session &s) {
+    if (!s.tls_required() || s.tls_active()) return false;
+    s.reply(530, "This server takes logins only over TLS: send AUTH TLS first (FTPS).");
+    return true;
+}
+
+}  // namespace
 
 void cmd_user(Session &s, const std::string &arg) {
     if (s.logged_in()) {
         s.reply(503, "Already logged in.");
         return;
     }
+    if (refused_in_clear(s)) return;
     s.state.pending_user = arg;
     if (is_anonymous_name(arg))
         s.reply(331, "Anonymous login: send your e-mail address as password.");
@@ -28,6 +40,7 @@ void cmd_pass(Session &s, const std::string &arg) {
         s.reply(503, "Already logged in.");
         return;
     }
+    if (refused_in_clear(s)) return;
     if (s.state.pending_user.empty()) {
         s.reply(503, "Login with USER first.");
         return;
@@ -95,7 +108,5 @@ void cmd_quit(Session &s, const std::string &) {
     s.abort_transfer();
     s.reply_and_close(221, "Goodbye.", "QUIT");
 }
-
-void cmd_auth(Session &s, const std::string &) { s.reply(502, "TLS is not offered by this server."); }
 
 }  // namespace rftp::daemon

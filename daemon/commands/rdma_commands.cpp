@@ -12,6 +12,7 @@
 #include "daemon/data/upload_flow.h"
 #include "daemon/server/server.h"
 #include "daemon/session/session.h"
+#include "middleware/tls/token_binding.h"
 #include "middleware/rdma/device_check.h"
 #include "protocol/rdma_setup.h"
 
@@ -72,6 +73,8 @@ TransferOutcome rdma_outcome(const Result<middleware::rdma::FileResult> &r, Tran
 //   -> 200 RADR port=P streams=S block=B depth=D token=HEX
 void cmd_radr(Session &s, const std::string &arg) {
     if (!s.server().rdma_offered()) return s.reply(502, "RDMA is not offered by this server; use EPSV.");
+    if (s.options().rdma.require_tls && !s.tls_active())
+        return s.reply(534, "RDMA is offered only inside TLS here: send AUTH TLS first.");
     auto asked = ftp::parse_rdma_request(arg);
     if (!asked) return s.reply(501, "Usage: RADR <streams> <block bytes> <iodepth>");
     s.drop_rdma();  // a new RADR replaces the channel
@@ -87,6 +90,11 @@ void cmd_radr(Session &s, const std::string &arg) {
         return s.reply(451, "RDMA unavailable: " + e.message + "; use TCP.");
     }
     auto rdma = *prepared;
+    if (s.tls_active()) {
+        auto bound = middleware::tls::bind_token(s.tls_ssl(), rdma->token());
+        if (!bound) return s.reply(451, "RDMA unavailable: " + bound.error().message + "; use TCP.");
+        rdma->expect_token(*bound);
+    }
     s.state.rdma = rdma;
     const auto &p = rdma->params();
     s.reply(200, ftp::format_rdma_grant({.port = rdma->port(),

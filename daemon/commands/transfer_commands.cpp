@@ -39,6 +39,12 @@ bool streams_for_transfer(Session &s, unsigned &streams) {
 }
 
 std::shared_ptr<TransferJob> take_channel_or_reply(Session &s) {
+    if (s.tls_required() && !s.state.protect_data) {
+        // Fail-closed (daemon/SECURITY.md): this listener carries no file in clear text.
+        s.reply(521, "Data connections must be protected here: send PBSZ 0 and PROT P first.");
+        (void)s.take_data_channel();
+        return nullptr;
+    }
     auto job = s.take_data_channel();
     if (!job) {
         s.reply(425, job.error().message);
@@ -130,7 +136,9 @@ void store(Session &s, const std::string &arg, bool append) {
         TransferOutcome out = run_upload(*root, req, *job, [&](UploadTarget &target, RangeSet &ranges,
                                                                const auto &on_prefix) -> Status {
             auto socks = job->open_connections(static_cast<int>(std::max(streams, 1u)), "Ok to send data.");
-            if (!socks) return fail(Error{kDataConnectionNotOpened, socks.error().message});
+            if (!socks)
+                return fail(socks.error().code == kDataTlsRefused ? socks.error()
+                                                                  : Error{kDataConnectionNotOpened, socks.error().message});
             if (streams > 0) {
                 middleware::ParallelReceivePlan plan{.file_fd = target.fd.get(),
                                                      .start = target.start,
@@ -152,7 +160,8 @@ void store(Session &s, const std::string &arg, bool append) {
                                                         direct_io, kept.get(), middleware::disk::Placement::at_offsets,
                                                         on_prefix);
             if (!r) return fail(r.error());
-            return {};
+            // Under TLS, an end of stream is the file's end only with close_notify.
+            return job->check_clean_end();
         });
         // HASH answers from it while the file stays as the rename left it.
         if (out.code == 226) out.digest = std::move(taken);

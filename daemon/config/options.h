@@ -16,6 +16,32 @@ namespace rftp::daemon {
 struct ListenAddress {
     std::string address = "127.0.0.1";  // numeric IPv4 or IPv6 address
     uint16_t port = 2121;
+    // Implicit FTPS (ftps://, port 990): every connection starts with the
+    // TLS handshake. Otherwise TLS begins with AUTH TLS.
+    bool implicit_tls = false;
+    // A listener on an address other than loopback takes USER only inside
+    // TLS, and data only under PROT P, unless this says otherwise in so
+    // many words. Loopback listeners always allow clear text.
+    bool allow_plaintext = false;
+};
+
+// Whether a listener's sessions must use TLS for logins and data.
+bool requires_tls(const ListenAddress &listener);
+
+// How a data connection under PROT P shows it belongs to its session.
+enum class DataBinding {
+    session,  // it resumes the control connection's TLS session (the default)
+    address,  // it comes from the control connection's address (clients that cannot resume)
+};
+
+// FTPS (RFC 4217): the certificate and who must use it. TLS is offered when
+// a certificate is set.
+struct TlsOptions {
+    std::string certificate;   // PEM: the certificate, then its chain
+    std::string key;           // PEM: its private key
+    std::string min_version = "1.2";  // "1.2" or "1.3"; 1.3 is preferred when both sides have it
+    DataBinding data_binding = DataBinding::session;
+    bool enabled() const { return !certificate.empty(); }
 };
 
 enum class Access { read_only, read_write };
@@ -42,6 +68,9 @@ struct RdmaOptions {
     // one-CPU host (middleware::rdma::default_workers()).
     std::optional<unsigned> workers;
     bool sequential_writes = false;      // RSTR writes blocks in file order (media that need it)
+    // RADR only inside TLS: the channel's token is then never seen in clear
+    // and is bound to the TLS session. (RDMA data itself is never encrypted.)
+    bool require_tls = false;
 };
 
 struct DaemonOptions {
@@ -85,6 +114,7 @@ struct DaemonOptions {
     middleware::disk::DiskOptions disk;
 
     RdmaOptions rdma;
+    TlsOptions tls;
 
     bool anonymous_enabled = false;      // "anonymous"/"ftp" login, always read-only
     std::string anonymous_root;          // required when anonymous_enabled

@@ -134,6 +134,35 @@ Status set_anonymous_root(const YAML::Node &node, const KeyLocation &at, DaemonO
     return {};
 }
 
+template <std::string TlsOptions::*Member>
+Status set_tls_file(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    auto text = read_string(node, at);
+    if (!text) return fail(text.error());
+    if (text->empty()) {
+        o.tls.*Member = "";
+        return {};
+    }
+    auto path = read_absolute_path(node, at);
+    if (!path) return fail(path.error());
+    o.tls.*Member = *path;
+    return {};
+}
+
+Status set_tls_min_version(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    if (node.IsScalar() && (node.Scalar() == "1.2" || node.Scalar() == "1.3")) {
+        o.tls.min_version = node.Scalar();
+        return {};
+    }
+    return fail(config_error(at, "expected \"1.2\" or \"1.3\", got " + describe_node(node)));
+}
+
+Status set_tls_data_binding(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
+    if (node.IsScalar() && node.Scalar() == "session") o.tls.data_binding = DataBinding::session;
+    else if (node.IsScalar() && node.Scalar() == "address") o.tls.data_binding = DataBinding::address;
+    else return fail(config_error(at, "expected session or address, got " + describe_node(node)));
+    return {};
+}
+
 Status set_banner(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
     auto text = read_single_line(node, at, 200);
     if (!text) return fail(text.error());
@@ -200,13 +229,14 @@ bool listeners_clash(const ListenAddress &a, const ListenAddress &b) {
 
 Status set_listen(const YAML::Node &node, const KeyLocation &at, DaemonOptions &o) {
     if (!node.IsSequence() || node.size() == 0) {
-        return fail(config_error(at, "expected a non-empty list of {address, port}, got " + describe_node(node)));
+        return fail(config_error(at, "expected a non-empty list of {address, port[, implicit_tls, allow_plaintext]}, got " + describe_node(node)));
     }
     std::vector<ListenAddress> listen;
     for (size_t i = 0; i < node.size(); ++i) {
         const YAML::Node entry = node[i];
         const KeyLocation entry_at = at.element(i, entry.Mark());
-        if (auto ok = check_entry_keys(entry, entry_at, {"address", "port"}); !ok) return ok;
+        if (auto ok = check_entry_keys(entry, entry_at, {"address", "port", "implicit_tls", "allow_plaintext"}); !ok)
+            return ok;
         auto address_node = required_key(entry, entry_at, "address");
         if (!address_node) return fail(address_node.error());
         auto port_node = required_key(entry, entry_at, "port");
@@ -217,6 +247,12 @@ Status set_listen(const YAML::Node &node, const KeyLocation &at, DaemonOptions &
         auto port = read_uint(*port_node, value_location(entry_at, entry, "port"), 1, 65535);
         if (!port) return fail(port.error());
         ListenAddress here{*address, static_cast<uint16_t>(*port)};
+        for (auto [key, flag] : {std::pair{"implicit_tls", &here.implicit_tls}, {"allow_plaintext", &here.allow_plaintext}}) {
+            if (!entry[key].IsDefined()) continue;
+            auto value = read_bool(entry[key], value_location(entry_at, entry, key));
+            if (!value) return fail(value.error());
+            *flag = *value;
+        }
         for (const ListenAddress &earlier : listen)
             if (listeners_clash(earlier, here))
                 return fail(config_error(entry_at, "listens on " + here.address + " port " + std::to_string(here.port) +
@@ -345,6 +381,11 @@ constexpr std::array kSettings{
     Setting{"rdma.ports.min", &set_rdma_uint<&RdmaOptions::port_min, 0, 65535>},
     Setting{"rdma.ports.max", &set_rdma_uint<&RdmaOptions::port_max, 0, 65535>},
     Setting{"rdma.workers", &set_rdma_workers},
+    Setting{"rdma.require_tls", &set_rdma_bool<&RdmaOptions::require_tls>},
+    Setting{"tls.certificate", &set_tls_file<&TlsOptions::certificate>},
+    Setting{"tls.key", &set_tls_file<&TlsOptions::key>},
+    Setting{"tls.min_version", &set_tls_min_version},
+    Setting{"tls.data_binding", &set_tls_data_binding},
     Setting{"anonymous.enabled", &set_bool<&DaemonOptions::anonymous_enabled>},
     Setting{"anonymous.root", &set_anonymous_root},
     Setting{"users", &set_users},
@@ -414,6 +455,32 @@ KeyLocation given_location(const std::string &source, const GivenKeys &given, co
     return KeyLocation{source, path, it == given.end() ? YAML::Mark::null_mark() : it->second};
 }
 
+// Fail-closed: a listener that must use TLS needs a certificate, and a
+// certificate needs its key.
+Status check_tls_rules(const DaemonOptions &o, const std::string &source, const GivenKeys &given) {
+    if (o.tls.certificate.empty() != o.tls.key.empty()) {
+        const std::string key = o.tls.certificate.empty() ? "tls.key" : "tls.certificate";
+        return fail(config_error(given_location(source, given, key),
+                                 "tls.certificate and tls.key go together: set both, or neither"));
+    }
+    if (o.tls.enabled()) return {};
+    for (const ListenAddress &l : o.listen) {
+        const std::string where = l.address + " port " + std::to_string(l.port);
+        if (l.implicit_tls)
+            return fail(config_error(given_location(source, given, "listen"),
+                                     "the listener on " + where + " has implicit_tls but no tls.certificate is set"));
+        if (requires_tls(l))
+            return fail(config_error(given_location(source, given, "listen"),
+                                     "the listener on " + where + " is not loopback, so passwords and data would "
+                                     "cross the network in clear text: set tls.certificate and tls.key, or "
+                                     "allow_plaintext: true on that listener if that is really meant"));
+    }
+    if (o.rdma.require_tls)
+        return fail(config_error(given_location(source, given, "rdma.require_tls"),
+                                 "rdma.require_tls needs tls.certificate and tls.key"));
+    return {};
+}
+
 // Rules that involve more than one key, checked on the merged result. The
 // error points at the key of this text that broke the rule.
 Status check_cross_key_rules(const DaemonOptions &o, const std::string &source, const GivenKeys &given) {
@@ -440,6 +507,7 @@ Status check_cross_key_rules(const DaemonOptions &o, const std::string &source, 
                                  "expected rdma.pool_size <= rdma.max_pinned, got " + std::to_string(o.rdma.pool_size) +
                                      " > " + std::to_string(o.rdma.max_pinned)));
     }
+    if (auto ok = check_tls_rules(o, source, given); !ok) return ok;
     if (o.anonymous_enabled && o.anonymous_root.empty()) {
         return fail(config_error(given_location(source, given, "anonymous.enabled"),
                                  "anonymous login is enabled but anonymous.root is missing"));

@@ -2,6 +2,11 @@
 
 #include <cerrno>
 
+#include "common/log.h"
+#include "common/socket_address.h"
+#include "middleware/tls/handshake.h"
+#include "middleware/tls/tls_error.h"
+
 namespace rftp::daemon {
 
 Result<std::vector<int>> TransferJob::open_connections(int n, const std::string &preliminary_text) {
@@ -20,7 +25,68 @@ Result<std::vector<int>> TransferJob::open_connections(int n, const std::string 
             for (auto &s : sockets_) ::shutdown(s.get(), SHUT_RDWR);
     }
     send_reply_(150, preliminary_text);
+    if (!tls_) return fds;
+    if (auto secured = secure_connections(); !secured) return fail(secured.error());
+    fds.clear();
+    std::lock_guard lock(mutex_);
+    for (auto &r : relays_) fds.push_back(r->engine_fd());
     return fds;
+}
+
+// The TLS handshake on each data connection, then a relay for the engine.
+Status TransferJob::secure_connections() {
+    std::vector<UniqueFd> network;
+    {
+        std::lock_guard lock(mutex_);
+        network = std::move(sockets_);
+        sockets_.clear();
+    }
+    const timeval tv{static_cast<time_t>(timeout_s_), 0};
+    for (auto &sock : network) {
+        middleware::tls::UniqueSsl ssl(SSL_new(tls_->ctx.get()));
+        if (!ssl) return fail(middleware::tls::tls_error("TLS data connection"));
+        SSL_set_accept_state(ssl.get());
+        // No TLS 1.3 tickets here: a client that only sends (an upload) never
+        // reads them, and closing with them unread resets the connection,
+        // which can cost the data still on its way to us. (Its tag is
+        // checked below, never set: session_binding.h.)
+        SSL_set_num_tickets(ssl.get(), 0);
+        auto shaken = middleware::tls::handshake(ssl.get(), sock.get(), static_cast<int>(timeout_s_) * 1000, &progress.abort);
+        if (!shaken) return fail(Error{kDataTlsRefused, "TLS on the data connection failed: " + shaken.error().message});
+        if (tls_->must_resume && !middleware::tls::resumed_with_tag(ssl.get(), tls_->tag)) {
+            log::warning("event=data_connection_refused peer=" + address_text(peer_) +
+                         " reason=\"its TLS did not resume the control connection's session\"");
+            return fail(Error{kDataTlsRefused, "the data connection's TLS must resume the control connection's TLS "
+                                               "session (tls.data_binding: session)"});
+        }
+        auto relay = middleware::tls::TlsRelay::start(std::move(ssl), std::move(sock));
+        if (!relay) return fail(relay.error());
+        // The engine's end times out as the data connection would have.
+        ::setsockopt((*relay)->engine_fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        ::setsockopt((*relay)->engine_fd(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        std::lock_guard lock(mutex_);
+        relays_.push_back(std::move(*relay));
+        if (progress.abort.load()) relays_.back()->stop();
+    }
+    return {};
+}
+
+Status TransferJob::check_clean_end() const {
+    for (const auto &r : relays_)
+        if (r->cut_short())
+            return fail_msg("the TLS data connection ended without close_notify, so the upload may be cut short" +
+                                (r->failure().empty() ? std::string() : " (" + r->failure() + ")"),
+                            -ECONNRESET);
+    return {};
+}
+
+void TransferJob::settle() {
+    std::vector<middleware::tls::TlsRelay *> relays;
+    {
+        std::lock_guard lock(mutex_);
+        for (auto &r : relays_) relays.push_back(r.get());
+    }
+    for (auto *r : relays) r->settle(static_cast<int>(timeout_s_) * 1000);
 }
 
 void TransferJob::abort() {
@@ -29,10 +95,12 @@ void TransferJob::abort() {
     if (channel_) channel_->cancel();
     std::lock_guard lock(mutex_);
     for (auto &s : sockets_) ::shutdown(s.get(), SHUT_RDWR);
+    for (auto &r : relays_) r->stop();
 }
 
 TransferOutcome open_failed_outcome(const Error &e, bool aborted) {
     if (aborted) return failed_outcome(e, true, 0);
+    if (e.code == kDataTlsRefused) return {522, "Data connection refused: " + e.message + ".", 0, "failed"};
     return {425, "Can't open data connection: " + e.message + ".", 0, "failed"};
 }
 

@@ -22,6 +22,9 @@
 #include "common/unique_fd.h"
 #include "daemon/data/data_channel.h"
 #include "daemon/data/upload_target.h"
+#include "middleware/tls/openssl_handles.h"
+#include "middleware/tls/session_binding.h"
+#include "middleware/tls/tls_relay.h"
 #include "middleware/transfer_progress.h"
 #include "protocol/token.h"
 
@@ -38,6 +41,14 @@ struct TransferOutcome {
     std::shared_ptr<UploadTarget> held;    // a complete upload HOLD kept aside (not renamed into place)
 };
 
+// PROT P: each data connection is a TLS server connection on ctx and, with
+// must_resume, must resume the control connection's session (tag).
+struct DataTls {
+    middleware::tls::SharedSslCtx ctx;
+    middleware::tls::BindingTag tag{};
+    bool must_resume = true;
+};
+
 class TransferJob {
 public:
     // data_token: what each passive data connection must show first (OPTS DATATOKEN), if the client took one.
@@ -49,9 +60,21 @@ public:
           timeout_s_(timeout_s),
           send_reply_(std::move(send_reply)) {}
 
+    // PROT P for this job's data connections (before open_connections).
+    void protect(DataTls tls) { tls_ = std::move(tls); }
+    bool protected_data() const { return tls_.has_value(); }
+
     // On the transfer thread: opens n data connections, then sends the
-    // preliminary reply (150) to the client through the loop.
+    // preliminary reply (150) to the client through the loop. Under PROT P
+    // the TLS handshakes follow the 150 (as clients expect); the fds
+    // returned are then the relays' plain ends (tls_relay.h).
     Result<std::vector<int>> open_connections(int n, const std::string &preliminary_text);
+    // On the transfer thread, after an upload's data ended: an error when a
+    // TLS data connection ended without close_notify (cut short).
+    Status check_clean_end() const;
+    // On the transfer thread, once the transfer is done: waits until the
+    // relays sent what the transfer wrote, so the final reply follows it.
+    void settle();
     // On the transfer thread, for a transfer without data connections (RDMA): the 150 alone.
     void preliminary(const std::string &text) { send_reply_(150, text); }
 
@@ -72,11 +95,18 @@ private:
     std::function<void(int, std::string)> send_reply_;
     std::mutex mutex_;
     std::vector<UniqueFd> sockets_;
+    std::optional<DataTls> tls_;
+    std::vector<std::unique_ptr<middleware::tls::TlsRelay>> relays_;  // under mutex_ once opened
     std::atomic<bool> abort_requested_{false};
+
+    Status secure_connections();
 };
 
 // Error::code a transfer body uses for "the data connections never opened" (reply 425).
 inline constexpr int kDataConnectionNotOpened = -ENOTCONN - 1000;
+// Error::code for a PROT P data connection whose TLS failed or did not
+// resume the control connection's session (reply 522, as vsftpd).
+inline constexpr int kDataTlsRefused = -EPROTO - 1000;
 
 // The reply for a transfer whose data connections never opened (425).
 TransferOutcome open_failed_outcome(const Error &e, bool aborted);

@@ -113,7 +113,8 @@ TransferOutcome run_upload(const UserRoot &root, const UploadRequest &req, Trans
     // The journal stays whenever the upload does not complete: until the
     // file is synced, only its durable prefix survives a power loss.
     if (!moved) {
-        if (moved.error().code == kDataConnectionNotOpened) return open_failed_outcome(moved.error(), job.aborted());
+        if (moved.error().code == kDataConnectionNotOpened || moved.error().code == kDataTlsRefused)
+            return open_failed_outcome(moved.error(), job.aborted());
         return failed_outcome(moved.error(), job.aborted(), bytes);
     }
     if (job.aborted()) return failed_outcome(Error{-ECANCELED, "aborted"}, true, bytes);

@@ -7,18 +7,21 @@
 #include "common/log.h"
 #include "daemon/data/data_channel.h"
 #include "daemon/server/service_manager.h"
+#include "daemon/server/tls_setup.h"
 #include "daemon/session/session.h"
 #include "middleware/rdma/device_check.h"
+#include "middleware/tls/ktls_probe.h"
 
 namespace rftp::daemon {
 
-Server::Server(uv_loop_t *loop, DaemonOptions options)
+Server::Server(uv_loop_t *loop, DaemonOptions options, middleware::tls::SharedSslCtx tls)
     : loop_(loop),
       options_(std::move(options)),
       authenticator_(options_),
       bridge_(loop),
       tasks_(bridge_),
       rdma_budget_(options_.rdma.max_pinned),
+      tls_(std::move(tls)),
       logins_(loop, tasks_,
               LoginThrottle::Settings{std::chrono::seconds(options_.failed_login_delay_s),
                                       std::chrono::seconds(options_.failed_login_max_delay_s)}) {}
@@ -60,6 +63,10 @@ void close_listener(uv_tcp_t *listener) {
 
 Status Server::start() {
     rdma_offered_ = check_rdma(options_.rdma);
+    if (tls_)
+        log::notice(std::string("event=tls state=on data_path=relay ktls=") +
+                    (middleware::tls::kernel_has_ktls() ? "available_unused" : "unavailable") +
+                    " certificate=" + log::quote(options_.tls.certificate));
     for (const auto &l : options_.listen) {
         sockaddr_storage addr{};
         bool v6 = l.address.find(':') != std::string::npos;
@@ -77,7 +84,8 @@ Status Server::start() {
             close_listener(tcp.release());
             return fail_msg("listen on " + l.address + " port " + std::to_string(l.port) + ": " + uv_strerror(r), r);
         }
-        log::notice("event=listening address=" + l.address + " port=" + std::to_string(l.port));
+        log::notice("event=listening address=" + l.address + " port=" + std::to_string(l.port) +
+                    " tls=" + (l.implicit_tls ? "implicit" : !tls_ ? "off" : requires_tls(l) ? "required" : "offered"));
         listeners_.push_back(std::move(tcp));
     }
     return {};
@@ -92,10 +100,33 @@ void Server::on_connection(uv_stream_t *listener, int status) {
     self->admit(listener);
 }
 
+const ListenAddress &Server::listener_of(uv_stream_t *listener) const {
+    for (std::size_t i = 0; i < listeners_.size(); ++i)
+        if (reinterpret_cast<uv_stream_t *>(listeners_[i].get()) == listener) return options_.listen[i];
+    return options_.listen.front();  // not reached: every listener is in the list
+}
+
+void Server::reload_tls() {
+    if (!options_.tls.enabled()) {
+        log::warning("event=sighup_ignored reason=\"rftpd reloads only its TLS certificate, and none is set; restart "
+                     "it (systemctl restart rftpd) to apply config changes\"");
+        return;
+    }
+    auto fresh = load_tls_context(options_.tls);
+    if (!fresh) {
+        log::error("event=tls_reload_failed error=" + log::quote(fresh.error().message) +
+                   " reason=\"the certificate in use stays\"");
+        return;
+    }
+    tls_ = std::move(*fresh);
+    log::notice("event=tls_reloaded certificate=" + log::quote(options_.tls.certificate) +
+                " reason=\"new sessions use it; other config changes need a restart\"");
+}
+
 void Server::admit(uv_stream_t *listener) {
     uint64_t id = next_session_id_++;
     auto session = std::make_shared<Session>(*this, id);
-    if (!session->start(listener)) return;
+    if (!session->start(listener, listener_of(listener))) return;
     sessions_.emplace(id, session);
     std::string address = address_text(session->peer());
     unsigned &from_address = sessions_per_address_[address];

@@ -23,6 +23,7 @@
 #include "daemon/server/background_tasks.h"
 #include "daemon/server/login_gate.h"
 #include "daemon/server/loop_bridge.h"
+#include "middleware/tls/openssl_handles.h"
 
 namespace rftp::daemon {
 
@@ -30,7 +31,8 @@ class Session;
 
 class Server {
 public:
-    Server(uv_loop_t *loop, DaemonOptions options);
+    // tls: the context from load_tls_context (empty: TLS is not offered).
+    Server(uv_loop_t *loop, DaemonOptions options, middleware::tls::SharedSslCtx tls = {});
     ~Server();
     Server(const Server &) = delete;
     Server &operator=(const Server &) = delete;
@@ -47,6 +49,14 @@ public:
     RdmaBudget &rdma_budget() { return rdma_budget_; }
     // RDMA is offered (FEAT, RADR) when enabled, a device exists and memory can be pinned.
     bool rdma_offered() const { return rdma_offered_; }
+
+    // The TLS context new sessions start with; empty when TLS is off.
+    const middleware::tls::SharedSslCtx &tls_context() const { return tls_; }
+    // Reads the certificate and key again (SIGHUP). On failure the old ones
+    // stay and the log says why.
+    void reload_tls();
+    // The listener a session came in on.
+    const ListenAddress &listener_of(uv_stream_t *listener) const;
 
     // Password checks: when each runs (daemon/server/login_gate.h).
     LoginGate &logins() { return logins_; }
@@ -67,7 +77,8 @@ private:
     BackgroundTasks tasks_;
     RdmaBudget rdma_budget_;
     bool rdma_offered_ = false;
-    std::vector<std::unique_ptr<uv_tcp_t>> listeners_;
+    middleware::tls::SharedSslCtx tls_;
+    std::vector<std::unique_ptr<uv_tcp_t>> listeners_;  // in the order of options_.listen
     std::map<uint64_t, std::shared_ptr<Session>> sessions_;
     std::map<std::string, unsigned> sessions_per_address_;
     uint64_t next_session_id_ = 1;

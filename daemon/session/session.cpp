@@ -33,7 +33,7 @@ struct WriteRequest {
 
 // Verbs of RFC 959 that rftpd deliberately does not implement.
 bool known_but_unimplemented(std::string_view verb) {
-    for (auto v : {"ACCT", "SMNT", "REIN", "SITE", "STOU", "PBSZ", "PROT", "CCC", "LANG", "MIC", "CONF", "ENC"})
+    for (auto v : {"ACCT", "SMNT", "REIN", "SITE", "STOU", "LANG", "MIC", "CONF", "ENC"})
         if (verb == v) return true;
     return false;
 }
@@ -54,7 +54,9 @@ std::string Session::log_prefix() const {
     return p;
 }
 
-Status Session::start(uv_stream_t *listener) {
+Status Session::start(uv_stream_t *listener, const ListenAddress &where) {
+    tls_required_ = requires_tls(where);
+    implicit_tls_ = where.implicit_tls;
     uv_tcp_init(listener->loop, &tcp_);
     tcp_.data = this;
     ++open_handles_;
@@ -85,17 +87,71 @@ Status Session::start(uv_stream_t *listener) {
 }
 
 void Session::greet() {
-    log::info(log_prefix() + " event=connect");
+    log::info(log_prefix() + " event=connect" + (implicit_tls_ ? " tls=implicit" : ""));
     login_deadline_ms_ = uv_now(tcp_.loop) + static_cast<uint64_t>(options().login_timeout_s) * 1000;
     uv_read_start(reinterpret_cast<uv_stream_t *>(&tcp_), &Session::on_alloc, &Session::on_read);
+    // Implicit FTPS: the greeting waits inside TLS until the handshake is done.
+    if (implicit_tls_ && !start_tls()) return reply_and_close(421, "TLS is not available.", "TLS setup failed");
     reply(220, options().banner);
     arm_timer();
 }
 
+Status Session::start_tls() {
+    tls_ctx_ = server_.tls_context();
+    if (!tls_ctx_) return fail_msg("TLS is not configured");
+    auto tls = middleware::tls::MemoryTls::accept(tls_ctx_.get());
+    if (!tls) {
+        log::error(log_prefix() + " event=tls_failed error=" + log::quote(tls.error().message));
+        return fail(tls.error());
+    }
+    tls_ = std::make_unique<middleware::tls::MemoryTls>(std::move(*tls));
+    tls_tag_ = middleware::tls::new_binding_tag();
+    middleware::tls::set_binding_tag(tls_->ssl(), tls_tag_);
+    // Urgent data (a Telnet Synch before ABOR) inline would land in the
+    // middle of TLS records; out of band it is dropped, as it must be.
+    uv_os_fd_t fd;
+    if (uv_fileno(reinterpret_cast<uv_handle_t *>(&tcp_), &fd) == 0) {
+        int zero = 0;
+        ::setsockopt(fd, SOL_SOCKET, SO_OOBINLINE, &zero, sizeof zero);
+    }
+    return {};
+}
+
+bool Session::take_tls_input(std::string_view from_network, std::string &plain) {
+    auto ok = tls_->take_in(from_network, plain);
+    write_raw(tls_->drain());  // the handshake's answers, or an alert
+    if (!ok) {
+        log::notice(log_prefix() + " event=tls_failed error=" + log::quote(ok.error().message));
+        close("TLS failed: " + ok.error().message);
+        return false;
+    }
+    if (!tls_logged_ && tls_->handshake_done()) {
+        tls_logged_ = true;
+        middleware::tls::tag_established_session(tls_->ssl());
+        log::info(log_prefix() + " event=tls version=" + SSL_get_version(tls_->ssl()) +
+                  " cipher=" + SSL_get_cipher_name(tls_->ssl()));
+    }
+    return true;
+}
+
 void Session::reply(int code, std::string_view text) {
     if (closed_) return;
+    std::string data = ftp::format_reply(code, text);
+    if (tls_) {
+        if (auto ok = tls_->put_out(data); !ok) {
+            close("TLS failed: " + ok.error().message);
+            return;
+        }
+        data = tls_->drain();
+    }
+    write_raw(std::move(data));
+    log::debug(log_prefix() + " reply=" + std::to_string(code));
+}
+
+void Session::write_raw(std::string data) {
+    if (closed_ || data.empty()) return;
     auto *w = new WriteRequest;
-    w->data = ftp::format_reply(code, text);
+    w->data = std::move(data);
     w->req.data = w;
     uv_buf_t buf = uv_buf_init(w->data.data(), static_cast<unsigned>(w->data.size()));
     int r = uv_write(&w->req, reinterpret_cast<uv_stream_t *>(&tcp_), &buf, 1,
@@ -105,7 +161,6 @@ void Session::reply(int code, std::string_view text) {
         close("write failed");
         return;
     }
-    log::debug(log_prefix() + " reply=" + std::to_string(code));
     if (uv_stream_get_write_queue_size(reinterpret_cast<uv_stream_t *>(&tcp_)) > kMaxUnsentReplyBytes)
         close("client does not read its replies");
 }
@@ -114,6 +169,10 @@ void Session::reply_and_close(int code, std::string_view text, const std::string
     reply(code, text);
     closing_ = true;
     if (closed_) return;
+    if (tls_) {
+        tls_->close_notify();
+        write_raw(tls_->drain());
+    }
     uv_read_stop(reinterpret_cast<uv_stream_t *>(&tcp_));
     // The shutdown below ends only once the client has taken every queued
     // reply: one that never reads would hold its session, and the daemon's
@@ -168,12 +227,19 @@ void Session::on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
         self->close(n == UV_EOF ? "client closed the connection" : std::string("read: ") + uv_strerror(static_cast<int>(n)));
         return;
     }
+    std::string_view bytes(buf->base, static_cast<size_t>(n));
+    std::string decrypted;
+    if (self->tls_) {
+        if (!self->take_tls_input(bytes, decrypted)) return;
+        bytes = decrypted;
+    }
     std::string plain;
-    self->telnet_.filter(std::string_view(buf->base, static_cast<size_t>(n)), plain);
+    self->telnet_.filter(bytes, plain);
     self->lines_.feed(plain);
     // Bytes are no command: a client that sends a byte a second and never
     // ends its line still meets the idle timeout.
     self->process_lines(false);
+    if (self->tls_ && self->tls_->peer_closed() && !self->closed_) self->close("client ended TLS (close_notify)");
 }
 
 void Session::process_lines(bool rearm_timer) {
@@ -375,8 +441,16 @@ std::shared_ptr<TransferJob> Session::new_transfer_job(std::unique_ptr<DataChann
             if (auto self = weak.lock(); self && !self->closed_) self->reply(code, text);
         });
     };
-    return std::make_shared<TransferJob>(std::move(channel), peer_, state.data_token, options().data_timeout_s,
-                                         std::move(send_reply));
+    // Under PROT P the data connection's TLS binds it to this session; the
+    // data token would cross the network in clear before that TLS began.
+    const bool protect = state.protect_data && tls_;
+    auto job = std::make_shared<TransferJob>(std::move(channel), peer_, protect ? std::nullopt : state.data_token,
+                                             options().data_timeout_s, std::move(send_reply));
+    if (protect)
+        job->protect(DataTls{.ctx = tls_ctx_,
+                             .tag = tls_tag_,
+                             .must_resume = options().tls.data_binding == DataBinding::session});
+    return job;
 }
 
 void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, std::function<TransferOutcome()> body) {
@@ -386,7 +460,7 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
     uv_timer_stop(&timer_);
     auto outcome = std::make_shared<TransferOutcome>();
     auto started = std::chrono::steady_clock::now();
-    std::string fields = log_prefix() + " event=transfer " + what;
+    std::string fields = log_prefix() + " event=transfer " + what + (job->protected_data() ? " data=tls" : "");
     std::weak_ptr<Session> weak = weak_from_this();
     // Out of memory mid-transfer (a throw): a failed transfer like any other
     // (451, logged, an ABOR answered), and a channel it ran on, its state
@@ -395,6 +469,8 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
     server_.tasks().run(fields, [outcome, threw, job, body = std::move(body)] {
                             try {
                                 *outcome = body();
+                                // The final reply follows the last encrypted byte (a failure's need not).
+                                if (outcome->code < 300) job->settle();
                             } catch (const std::exception &e) {
                                 *threw = true;
                                 *outcome = failed_outcome(Error{-ENOMEM, std::string("the server could not go on (") +

@@ -19,8 +19,11 @@
 #include "daemon/data/transfer_digest.h"
 #include "daemon/data/transfer_job.h"
 #include "daemon/rdma/session_rdma.h"
+#include "daemon/config/options.h"
 #include "daemon/vfs/user_root.h"
 #include "middleware/tcp/stream_cache.h"
+#include "middleware/tls/memory_tls.h"
+#include "middleware/tls/session_binding.h"
 #include "protocol/ftp_command.h"
 #include "protocol/token.h"
 #include "protocol/telnet_filter.h"
@@ -28,7 +31,6 @@
 namespace rftp::daemon {
 
 class Server;
-struct DaemonOptions;
 
 // What commands change and later commands read.
 struct SessionState {
@@ -69,6 +71,11 @@ struct SessionState {
     bool epsv_all = false;         // EPSV ALL: every other way to set up data connections is refused (RFC 2428 §3)
     std::shared_ptr<SessionRdma> rdma;  // from RADR; reused by RSTR/RRTR until replaced or the session ends
 
+    // RFC 4217: PBSZ 0 came (after AUTH TLS), and PROT P asks for TLS on
+    // every data connection from then on.
+    bool pbsz_done = false;
+    bool protect_data = false;
+
     // OPTS HASH SHA-256: the client will ask for digests, so RSTR and RRTR
     // take the file's SHA-256 while its blocks pass, and HASH answers from
     // the last one while that file is unchanged (no second read).
@@ -96,10 +103,21 @@ public:
     Session(const Session &) = delete;
     Session &operator=(const Session &) = delete;
 
-    // Accepts the pending connection from listener.
-    Status start(uv_stream_t *listener);
-    // Starts reading commands and sends the 220 greeting.
+    // Accepts the pending connection from listener, configured as where.
+    Status start(uv_stream_t *listener, const ListenAddress &where);
+    // Starts reading commands and sends the 220 greeting (inside TLS on an
+    // implicit-TLS listener).
     void greet();
+
+    // TLS on the control connection from here on (AUTH TLS, after its 234).
+    Status start_tls();
+    bool tls_active() const { return tls_ != nullptr; }
+    SSL *tls_ssl() const { return tls_ ? tls_->ssl() : nullptr; }
+    // This listener takes logins only inside TLS and data only under PROT P.
+    bool tls_required() const { return tls_required_; }
+    // Commands that arrived behind the one running (AUTH TLS refuses them:
+    // they were sent in clear and must not run as if inside TLS).
+    bool has_unread_commands() const { return !waiting_lines_.empty() || lines_.buffered() > 0; }
     // Ends the session: stops a transfer, closes the connection. Idempotent.
     void close(const std::string &reason);
     // Sends the reply, then ends the session.
@@ -155,6 +173,10 @@ private:
     // Runs the complete lines; the idle timer starts again after a command,
     // or when rearm_timer (work that stopped it has ended).
     void process_lines(bool rearm_timer);
+    // Sends bytes as they are (under TLS: records already made).
+    void write_raw(std::string data);
+    // Decrypts what arrived under TLS; false when the session ended.
+    bool take_tls_input(std::string_view from_network, std::string &plain);
     void execute(const std::string &line);
     void arm_timer();
     void finish_busy();
@@ -178,6 +200,12 @@ private:
     sockaddr_storage peer_{}, local_{};
     uint64_t login_deadline_ms_ = 0;  // loop time by which USER/PASS must have succeeded
     char read_buffer_[16384];
+    bool tls_required_ = false;
+    bool implicit_tls_ = false;
+    std::unique_ptr<middleware::tls::MemoryTls> tls_;
+    middleware::tls::SharedSslCtx tls_ctx_;     // the context this session's TLS began on
+    middleware::tls::BindingTag tls_tag_{};     // binds data connections to it (session_binding.h)
+    bool tls_logged_ = false;
     ftp::TelnetFilter telnet_;
     ftp::LineReader lines_;
     std::deque<std::string> waiting_lines_;  // commands that arrived while busy

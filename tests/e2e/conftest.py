@@ -42,7 +42,7 @@ class Rftpd:
     """A running rftpd. alice is read-write in root/alice, bob read-only in root/bob."""
 
     def __init__(self, workdir: Path, extra_config: str = "", anonymous: bool = False, wrapper=(), env_extra=None,
-                 program: Path = TESTING / "rftpd", hashes=None):
+                 program: Path = TESTING / "rftpd", hashes=None, more_listeners: str = ""):
         self.workdir = workdir
         self.port = free_port()
         self.roots = {"alice": workdir / "alice", "bob": workdir / "bob", "anonymous": workdir / "anon"}
@@ -56,7 +56,7 @@ class Rftpd:
         anon = f"anonymous: {{enabled: true, root: \"{self.roots['anonymous']}\"}}\n" if anonymous else ""
         self.config = workdir / "rftpd.yaml"
         self.config.write_text(
-            f"listen: [{{address: 127.0.0.1, port: {self.port}}}]\n"
+            f"listen: [{{address: 127.0.0.1, port: {self.port}}}{more_listeners}]\n"
             f"users:\n{users}{anon}log: {{level: debug}}\n{extra_config}")
         self.log_path = workdir / "rftpd.log"
         self._log = open(self.log_path, "w")
@@ -64,6 +64,7 @@ class Rftpd:
         # env_extra: the test-only fault switch, for one. program: another
         # build of rftpd (an installed one). hashes: a user's password hash
         # made elsewhere (mkpasswd, openssl passwd) in place of rftpd's own.
+        # more_listeners: further list entries (", {address: ..., port: ...}").
         self.proc = subprocess.Popen([*wrapper, str(program), "--config", str(self.config)],
                                      stdout=self._log, stderr=subprocess.STDOUT,
                                      env=dict(os.environ, **(env_extra or {})))

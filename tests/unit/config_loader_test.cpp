@@ -112,7 +112,8 @@ TEST(ConfigLoader, EmptyTextChangesNothing) {
 }
 
 TEST(ConfigLoader, ListsReplaceTheWholeList) {
-    auto o = overlay("listen:\n  - address: \"::\"\n    port: 21\n  - address: 0.0.0.0\n    port: 2121\n");
+    auto o = overlay("listen:\n  - address: \"::\"\n    port: 21\n    allow_plaintext: true\n"
+                     "  - address: 0.0.0.0\n    port: 2121\n    allow_plaintext: true\n");
     ASSERT_TRUE(o) << o.error().message;
     ASSERT_EQ(o->listen.size(), 2u);
     EXPECT_EQ(o->listen[0].address, "::");
@@ -322,10 +323,53 @@ TEST(ConfigLoader, ListenersTheKernelCouldNotBothBindAreRefused) {
     }
     // Other ports, and the two families' wildcards (IPv6 listeners are IPv6-only), are fine.
     for (const char *yaml : {"listen: [{address: 127.0.0.1, port: 2121}, {address: 127.0.0.1, port: 2122}]\n",
-                             "listen: [{address: 0.0.0.0, port: 21}, {address: '::', port: 21}]\n"}) {
+                             "listen: [{address: 0.0.0.0, port: 21, allow_plaintext: true},"
+                             " {address: '::', port: 21, allow_plaintext: true}]\n"}) {
         auto o = overlay(yaml);
         EXPECT_TRUE(o) << yaml << ": " << o.error().message;
     }
+}
+
+TEST(ConfigLoader, ANetworkListenerWithoutTlsIsRefusedUnlessPlainTextIsAllowedInWords) {
+    auto o = overlay("listen: [{address: 0.0.0.0, port: 21}]\n");
+    ASSERT_FALSE(o);
+    EXPECT_NE(o.error().message.find("clear text"), std::string::npos) << o.error().message;
+    EXPECT_NE(o.error().message.find("tls.certificate"), std::string::npos) << o.error().message;
+    EXPECT_NE(o.error().message.find("allow_plaintext"), std::string::npos) << o.error().message;
+    o = overlay("listen: [{address: 0.0.0.0, port: 21, allow_plaintext: true}]\n");
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_TRUE(o->listen[0].allow_plaintext);
+    EXPECT_FALSE(requires_tls(o->listen[0]));
+    // Loopback may stay plain: the demo and the tests.
+    for (const char *loopback : {"127.0.0.1", "127.9.9.9", "'::1'"}) {
+        o = overlay(std::string("listen: [{address: ") + loopback + ", port: 21}]\n");
+        ASSERT_TRUE(o) << loopback << ": " << o.error().message;
+        EXPECT_FALSE(requires_tls(o->listen[0])) << loopback;
+    }
+}
+
+TEST(ConfigLoader, TlsKeysMustMakeSenseTogether) {
+    auto o = overlay("listen: [{address: 127.0.0.1, port: 990, implicit_tls: true}]\n");
+    ASSERT_FALSE(o);
+    EXPECT_NE(o.error().message.find("implicit_tls"), std::string::npos) << o.error().message;
+    o = overlay("tls: {certificate: /etc/rftpd/cert.pem}\n");
+    ASSERT_FALSE(o);
+    EXPECT_NE(o.error().message.find("go together"), std::string::npos) << o.error().message;
+    o = overlay("rdma: {require_tls: true}\n");
+    ASSERT_FALSE(o);
+    EXPECT_NE(o.error().message.find("rdma.require_tls"), std::string::npos) << o.error().message;
+    o = overlay("tls: {min_version: '1.1'}\n");
+    ASSERT_FALSE(o);
+    EXPECT_NE(o.error().message.find("1.2"), std::string::npos) << o.error().message;
+    o = overlay("tls: {data_binding: none}\n");
+    ASSERT_FALSE(o);
+    EXPECT_NE(o.error().message.find("session or address"), std::string::npos) << o.error().message;
+    o = overlay("tls: {certificate: /c.pem, key: /k.pem, min_version: '1.3', data_binding: address}\n"
+                "listen: [{address: 0.0.0.0, port: 990, implicit_tls: true}]\n");
+    ASSERT_TRUE(o) << o.error().message;
+    EXPECT_EQ(o->tls.min_version, "1.3");
+    EXPECT_EQ(o->tls.data_binding, DataBinding::address);
+    EXPECT_TRUE(requires_tls(o->listen[0]));
 }
 
 TEST(ConfigLoader, ASecondYamlDocumentIsRefusedNotIgnored) {

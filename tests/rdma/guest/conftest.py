@@ -64,13 +64,18 @@ class Daemon:
     """rftpd listening on every lab device's address; alice is read-write."""
 
     def __init__(self, workdir: Path, addresses, extra_config="", port=CONTROL_PORT, preexec_fn=None, env_extra=None,
-                 program: Path = TESTING / "rftpd", log_level="debug"):
+                 program: Path = TESTING / "rftpd", log_level="debug", tls=None):
         self.workdir = workdir
         self.root = workdir / "alice"
         self.root.mkdir(parents=True, exist_ok=True)
         self.port = port
         hashed = cheap_password_hash(PASSWORD)
-        listen = ", ".join(f"{{address: {a}, port: {port}}}" for a in addresses)
+        # The lab's network is the guest's own: clear text is chosen in
+        # words, unless tls (certificate, key) makes these listeners require TLS.
+        plain = "" if tls else ", allow_plaintext: true"
+        listen = ", ".join(f"{{address: {a}, port: {port}{plain}}}" for a in addresses)
+        if tls:
+            extra_config += f"tls: {{certificate: \"{tls[0]}\", key: \"{tls[1]}\"}}\n"
         self.config = workdir / "rftpd.yaml"
         self.config.write_text(
             f"listen: [{listen}]\n"
