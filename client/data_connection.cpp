@@ -9,6 +9,8 @@
 #include "client/interrupt.h"
 #include "client/tcp_dial.h"
 #include "common/log.h"
+#include "middleware/tls/client_context.h"
+#include "middleware/tls/handshake.h"
 #include "protocol/data_token.h"
 #include "protocol/host_port.h"
 
@@ -75,8 +77,11 @@ OutcomeStatus show_data_token(int fd, const wire::Token &token) {
 }  // namespace
 
 Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned count) {
-    // Only rftpd's DATATOKEN is known to mean this.
-    if (session.features.data_token && session.features.is_rftpd() && !session.data_token_asked) {
+    // Only rftpd's DATATOKEN is known to mean this. Under PROT P the TLS
+    // session binds each connection instead, and the token would cross in
+    // clear before that TLS began.
+    if (session.features.data_token && session.features.is_rftpd() && !session.data_token_asked &&
+        !session.protect_data) {
         if (auto taken = take_data_token(session); !taken) return std::unexpected(taken.error());
     }
     auto port = passive_port(session);
@@ -88,13 +93,41 @@ Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned 
         if (!dialed)
             return fail_as(dialed.error().exit, "data connection " + std::to_string(i + 1) + "/" +
                                                     std::to_string(count) + ": " + dialed.error().message);
-        if (session.data_token) {
+        if (session.data_token && !session.protect_data) {
             if (auto shown = show_data_token(dialed->fd.get(), *session.data_token); !shown)
                 return std::unexpected(shown.error());
         }
         socks.push_back(std::move(dialed->fd));
     }
     return socks;
+}
+
+Outcome<DataTlsRelays> secure_data_connections(Session &session, std::vector<UniqueFd> &connections) {
+    DataTlsRelays relays;
+    if (!session.protect_data) return relays;
+    // The newest session the control connection holds: under TLS 1.3 its
+    // tickets come after the handshake, with the first replies.
+    middleware::tls::UniqueSslSession resumable(SSL_get1_session(session.control.tls()));
+    const int timeout_ms = session.control.timeout() * 1000;
+    for (std::size_t i = 0; i < connections.size(); ++i) {
+        const std::string which = "data connection " + std::to_string(i + 1) + "/" + std::to_string(connections.size());
+        auto ssl = middleware::tls::new_client_connection(session.tls_ctx.get(), session.tls_host, resumable.get());
+        if (!ssl) return fail_as(ExitCode::connection, which + ": " + ssl.error().message);
+        if (auto shaken = middleware::tls::handshake(ssl->get(), connections[i].get(), timeout_ms); !shaken) {
+            std::string why = shaken.error().code == -EPROTO
+                                  ? middleware::tls::handshake_failure(ssl->get(), session.tls_host, shaken.error().message)
+                                  : shaken.error().message;
+            return fail_as(ExitCode::connection, which + ": TLS: " + why);
+        }
+        auto relay = middleware::tls::TlsRelay::start(std::move(*ssl), std::move(connections[i]));
+        if (!relay) return fail_as(ExitCode::connection, which + ": " + relay.error().message);
+        const timeval tv{session.control.timeout(), 0};
+        ::setsockopt((*relay)->engine_fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        ::setsockopt((*relay)->engine_fd(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        relays.push_back(std::move(*relay));
+    }
+    log::debug("PROT P: " + std::to_string(relays.size()) + " data connection(s) under TLS");
+    return relays;
 }
 
 Outcome<std::string> read_all(int fd, std::size_t max_bytes) {

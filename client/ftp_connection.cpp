@@ -1,5 +1,6 @@
 #include "client/ftp_connection.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -9,6 +10,9 @@
 #include "client/interrupt.h"
 #include "client/tcp_dial.h"
 #include "common/log.h"
+#include "middleware/tls/client_context.h"
+#include "middleware/tls/handshake.h"
+#include "middleware/tls/tls_error.h"
 
 namespace rftp::client {
 
@@ -43,11 +47,61 @@ OutcomeStatus FtpConnection::send(std::string_view line) {
     std::string wire = std::string(line) + "\r\n";
     std::size_t done = 0;
     while (done < wire.size()) {
-        ssize_t n = ::send(fd_.get(), wire.data() + done, wire.size() - done, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR && !interrupted()) continue;
-        if (n < 0) return fail_as(ExitCode::connection, std::string("control connection: send: ") + std::strerror(errno));
+        ssize_t n = send_some(wire.data() + done, wire.size() - done);
+        if (n == -EAGAIN || (n == -EINTR && !interrupted())) {
+            pollfd p{fd_.get(), POLLOUT, 0};
+            ::poll(&p, 1, 250);
+            continue;
+        }
+        if (n < 0) return fail_as(ExitCode::connection, std::string("control connection: send: ") + std::strerror(static_cast<int>(-n)));
         done += static_cast<std::size_t>(n);
     }
+    return {};
+}
+
+// Under TLS the socket does not block (tls() set it so), and OpenSSL's
+// wants are waited out by the callers' poll loops.
+ssize_t FtpConnection::send_some(const char *data, std::size_t len) {
+    if (!ssl_) {
+        ssize_t n = ::send(fd_.get(), data, len, MSG_NOSIGNAL);
+        return n < 0 ? -errno : n;
+    }
+    int n = SSL_write(ssl_.get(), data, static_cast<int>(len));
+    if (n > 0) return n;
+    int err = SSL_get_error(ssl_.get(), n);
+    if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) return -EAGAIN;
+    middleware::tls::clear_openssl_errors();
+    return -EPROTO;
+}
+
+ssize_t FtpConnection::receive_some(char *buf, std::size_t len) {
+    if (!ssl_) {
+        ssize_t n = ::recv(fd_.get(), buf, len, 0);
+        return n < 0 ? -errno : n;
+    }
+    int n = SSL_read(ssl_.get(), buf, static_cast<int>(len));
+    if (n > 0) return n;
+    int err = SSL_get_error(ssl_.get(), n);
+    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return -EAGAIN;
+    if (err == SSL_ERROR_ZERO_RETURN) return 0;
+    middleware::tls::clear_openssl_errors();
+    return -EPROTO;
+}
+
+OutcomeStatus FtpConnection::start_tls(SSL_CTX *ctx, const std::string &host, const std::string &pinned_pubkey) {
+    auto ssl = middleware::tls::new_client_connection(ctx, host);
+    if (!ssl) return fail_as(ExitCode::connection, ssl.error().message);
+    if (auto shaken = middleware::tls::handshake(ssl->get(), fd_.get(), timeout_ * 1000); !shaken) {
+        std::string why = shaken.error().code == -EPROTO ? middleware::tls::handshake_failure(ssl->get(), host, shaken.error().message)
+                                                         : "TLS handshake with " + host + ": " + shaken.error().message;
+        return fail_as(ExitCode::connection, why);
+    }
+    if (auto pinned = middleware::tls::check_pinned_key(ssl->get(), pinned_pubkey); !pinned)
+        return fail_as(ExitCode::connection, pinned.error().message);
+    ::fcntl(fd_.get(), F_SETFL, ::fcntl(fd_.get(), F_GETFL) | O_NONBLOCK);
+    ssl_ = std::move(*ssl);
+    log::info(std::string("TLS: ") + SSL_get_version(ssl_.get()) + " " + SSL_get_cipher_name(ssl_.get()) +
+              ", certificate of " + host + " verified");
     return {};
 }
 
@@ -75,9 +129,9 @@ Outcome<ftp::Reply> FtpConnection::read_reply(int timeout_seconds) {
             continue;
         }
         // Poll in short slices so an interrupt is noticed even when the signal
-        // went to another thread.
+        // went to another thread. TLS may hold decrypted bytes already.
         pollfd p{fd_.get(), POLLIN, 0};
-        int r = ::poll(&p, 1, 250);
+        int r = ssl_ && SSL_pending(ssl_.get()) > 0 ? 1 : ::poll(&p, 1, 250);
         if (r < 0 && errno != EINTR)
             return fail_as(ExitCode::connection, std::string("control connection: poll: ") + std::strerror(errno));
         if (r <= 0) {
@@ -89,9 +143,9 @@ Outcome<ftp::Reply> FtpConnection::read_reply(int timeout_seconds) {
             continue;
         }
         char buf[4096];
-        ssize_t n = ::recv(fd_.get(), buf, sizeof buf, 0);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (n < 0) return fail_as(ExitCode::connection, std::string("control connection: ") + std::strerror(errno));
+        ssize_t n = receive_some(buf, sizeof buf);
+        if (n == -EINTR || n == -EAGAIN) continue;
+        if (n < 0) return fail_as(ExitCode::connection, std::string("control connection: ") + std::strerror(static_cast<int>(-n)));
         if (n == 0) return fail_as(ExitCode::connection, "control connection closed by server");
         idle_ms = 0;
         lines_.feed(std::string_view(buf, static_cast<std::size_t>(n)));

@@ -9,6 +9,7 @@
 
 #include "client/exit_codes.h"
 #include "common/unique_fd.h"
+#include "middleware/tls/openssl_handles.h"
 #include "protocol/ftp_command.h"
 #include "protocol/ftp_reply.h"
 
@@ -30,12 +31,23 @@ public:
     // For a command whose reply may take longer than the usual timeout.
     Outcome<ftp::Reply> command(std::string_view line, int timeout_seconds);
 
+    // TLS from here on (after AUTH TLS's 234, or at once for ftps://): the
+    // handshake, the certificate checked against host, the pinned key.
+    OutcomeStatus start_tls(SSL_CTX *ctx, const std::string &host, const std::string &pinned_pubkey);
+    SSL *tls() const { return ssl_.get(); }
+
     const std::string &peer() const { return peer_; }  // numeric server address
     int timeout() const { return timeout_; }
     int fd() const { return fd_.get(); }
 
 private:
+    // Sends or receives what it can; 0 from receive is the end of stream,
+    // and a would-block is -EAGAIN.
+    ssize_t send_some(const char *data, std::size_t len);
+    ssize_t receive_some(char *buf, std::size_t len);
+
     UniqueFd fd_;
+    middleware::tls::UniqueSsl ssl_;
     std::string peer_;
     int timeout_ = 60;
     ftp::LineReader lines_;

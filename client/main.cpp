@@ -159,7 +159,8 @@ int main(int argc, char **argv) {
                          s.files ? "partial files are" : "the partial file is", s.resume_hint.c_str());
     } else if (is_transfer(o.command) && !o.quiet && !o.json && !s.files) {
         log::info(std::string(command_name(o.command)) + " done: " + human_bytes(static_cast<double>(s.bytes)) + " in " +
-                  std::to_string(seconds) + " s (" + human_bytes(rate) + "/s, " + std::to_string(s.streams) + " stream(s))");
+                  std::to_string(seconds) + " s (" + human_bytes(rate) + "/s, " + std::to_string(s.streams) + " stream(s)" +
+                  (s.tls_data == "tls" ? ", TLS" : "") + ")");
     }
     if (o.json) {
         nlohmann::json summary{{"event", "summary"}, {"command", command_name(o.command)},
@@ -171,6 +172,8 @@ int main(int argc, char **argv) {
         if (!s.notes.empty()) summary["notes"] = s.notes;
         if (!s.transport.empty()) summary["transport"] = s.transport;
         if (!s.notice.empty()) summary["rdma_notice"] = s.notice;
+        if (!s.tls_data.empty()) summary["protection"] = {{"control", s.tls_control.empty() ? "clear" : s.tls_control},
+                                                           {"data", s.tls_data}};
         if (s.transfer_seconds > 0) summary["transfer_seconds"] = s.transfer_seconds;
         if (s.files)
             summary["files"] = {{"total", s.files->total}, {"ok", s.files->ok}, {"failed", s.files->failed},

@@ -1,5 +1,6 @@
 #include "client/session.h"
 
+#include "client/control_tls.h"
 #include "client/credentials.h"
 #include "common/log.h"
 
@@ -46,16 +47,28 @@ OutcomeStatus login(FtpConnection &control, const Url &url) {
 
 }  // namespace
 
-Outcome<Session> open_session(const Url &url, int timeout_seconds) {
-    auto control = FtpConnection::open(url.host, url.port, timeout_seconds);
+Outcome<Session> open_session(const Url &url, const Options &options) {
+    auto control = FtpConnection::open(url.host, url.port, options.timeout_seconds);
     if (!control) return std::unexpected(control.error());
     std::string where = url.authority();
+    auto tls = ControlTls::prepare(url, options);
+    if (!tls) return fail_as(tls.error().exit, where + ": " + tls.error().message);
+    if (url.implicit_tls()) {
+        if (auto secured = tls->start(*control); !secured) return fail_as(secured.error().exit, where + ": " + secured.error().message);
+    }
     auto greeting = control->read_reply();
     if (!greeting) return fail_as(greeting.error().exit, where + ": " + greeting.error().message);
     if (greeting->code != 220) return fail_as(ExitCode::connection, where + " did not greet: " + describe(*greeting));
+    if (auto secured = tls->before_login(*control); !secured)
+        return fail_as(secured.error().exit, where + ": " + secured.error().message);
     if (auto ok = login(*control, url); !ok) return fail_as(ok.error().exit, where + ": " + ok.error().message);
 
     Session session{std::move(*control), {}, false};
+    auto data = tls->protect_data(session.control);
+    if (!data) return fail_as(data.error().exit, where + ": " + data.error().message);
+    session.protect_data = *data;
+    session.tls_ctx = tls->context();
+    session.tls_host = url.host;
     auto feat = session.control.command("FEAT");
     if (!feat) return std::unexpected(feat.error());
     if (feat->code == 211) session.features = ftp::parse_features(feat->lines);

@@ -2,7 +2,9 @@
 // USER/PASS/ACCT, FEAT. Every command starts from one of these.
 #pragma once
 
+#include "client/cli/options.h"
 #include "client/exit_codes.h"
+#include "middleware/tls/openssl_handles.h"
 #include "protocol/features.h"
 #include "client/ftp_connection.h"
 #include "client/url.h"
@@ -44,11 +46,18 @@ struct Session {
     // (protocol/data_token.h). Without it (another server, or refused) they go bare.
     std::optional<wire::Token> data_token;
     bool data_token_asked = false;  // asked at the first data connection, once
+    // PROT P is in force: every data connection is TLS, resuming the control
+    // connection's session (data_connection.h).
+    bool protect_data = false;
+    middleware::tls::SharedSslCtx tls_ctx;
+    std::string tls_host;  // the name the certificates must carry
     // TCP transfer buffers and rings kept from one file to the next (stream_cache.h).
     std::unique_ptr<middleware::StreamCache> stream_kept = std::make_unique<middleware::StreamCache>();
 };
 
-Outcome<Session> open_session(const Url &url, int timeout_seconds);
+// Connects, secures the control connection as options.tls says (TLS by
+// default for every host that is not loopback), logs in, asks FEAT.
+Outcome<Session> open_session(const Url &url, const Options &options);
 
 // Maps a negative reply to the exit code its meaning deserves (see exit_codes.h).
 ExitCode classify_refusal(const ftp::Reply &reply);

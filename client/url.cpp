@@ -65,11 +65,12 @@ Result<Url> parse_url(std::string_view text) {
     };
     Url url;
     std::size_t sep = text.find("://");
-    if (sep == std::string_view::npos) return bad("expected rftp://host/path or ftp://host/path");
+    if (sep == std::string_view::npos) return bad("expected rftp://host/path, ftp://host/path or ftps://host/path");
     url.scheme = ascii_lower(text.substr(0, sep));
     if (url.scheme == "rftp") url.port = kRftpDefaultPort;
     else if (url.scheme == "ftp") url.port = kFtpDefaultPort;
-    else return bad("unknown scheme '" + url.scheme + "' (use rftp:// or ftp://)");
+    else if (url.scheme == "ftps") url.port = kFtpsDefaultPort;
+    else return bad("unknown scheme '" + url.scheme + "' (use rftp://, ftp:// or ftps://)");
 
     std::string_view rest = text.substr(sep + 3);
     std::size_t slash = rest.find('/');

@@ -15,9 +15,10 @@ namespace rftp::client {
 
 inline constexpr uint16_t kRftpDefaultPort = 2121;
 inline constexpr uint16_t kFtpDefaultPort = 21;
+inline constexpr uint16_t kFtpsDefaultPort = 990;  // implicit FTPS
 
 struct Url {
-    std::string scheme;               // "rftp" or "ftp"
+    std::string scheme;               // "rftp", "ftp" or "ftps" (implicit TLS)
     std::optional<std::string> user;  // decoded; absent when the URL names none
     std::string host;                 // without brackets, e.g. "::1"
     uint16_t port = 0;
@@ -25,6 +26,7 @@ struct Url {
 
     // host[:port] for messages, with brackets around IPv6 addresses.
     std::string authority() const;
+    bool implicit_tls() const { return scheme == "ftps"; }
 };
 
 Result<Url> parse_url(std::string_view text);

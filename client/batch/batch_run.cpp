@@ -28,7 +28,7 @@ bool session_is_spent(ExitCode exit) {
 }  // namespace
 
 Outcome<Session> open_transfer_session(const CommandContext &ctx) {
-    auto session = open_session(ctx.url, ctx.options.timeout_seconds);
+    auto session = open_session(ctx.url, ctx.options);
     if (!session) return std::unexpected(session.error());
     if (auto ok = prepare_transfer_session(*session, ctx.options); !ok) {
         close_session(*session);

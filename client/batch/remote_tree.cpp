@@ -147,7 +147,16 @@ Outcome<RawListing> fetch_listing_as(Session &session, const std::string &path, 
         return plainly;
     }
     if (!started->positive_preliminary()) return refused(what, *started);
-    auto text = read_all((*socks)[0].get(), kMaxListingBytes);
+    auto relays = secure_data_connections(session, *socks);
+    if (!relays) {
+        abort_transfer(session);
+        return std::unexpected(relays.error());
+    }
+    const int fd = relays->empty() ? (*socks)[0].get() : relays->front()->engine_fd();
+    auto text = read_all(fd, kMaxListingBytes);
+    if (text && !relays->empty() && relays->front()->cut_short())
+        text = fail_as(ExitCode::connection, "listing: " + relays->front()->failure());
+    relays->clear();
     socks->clear();
     if (!text) {
         // The listing's final reply is still to come: without ABOR and its

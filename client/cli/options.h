@@ -14,6 +14,10 @@ enum class Command { put, get, ls, mkdir, rm, mv, hash };
 // always TCP, or RDMA or nothing.
 enum class Transport { auto_select, rdma, tcp };
 
+// TLS on the control connection (AUTH TLS, or ftps://) and PROT P on data.
+// Unset: require for any host that is not loopback, auto for loopback.
+enum class TlsMode { auto_select, require, off };
+
 struct Options {
     Command command = Command::get;
     std::string url;        // the remote side (get: the first URL)
@@ -38,6 +42,9 @@ struct Options {
     bool quiet = false;
     int verbose = 0;
     int timeout_seconds = 60;
+    std::optional<TlsMode> tls;
+    std::string ca_file;        // --cacert, else $RFTP_CA_BUNDLE; empty: the system's CA store
+    std::string pinned_pubkey;  // --pinned-pubkey sha256//<base64>
     bool verify = false;
     // --no-block-checksums: ask the server for OPTS BLOCKSUM NONE (no CRC32C
     // per framed or RDMA block; the links' own checks and --verify remain).

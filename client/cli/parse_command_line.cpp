@@ -1,5 +1,6 @@
 #include "client/cli/parse_command_line.h"
 
+#include <cstdlib>
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -62,6 +63,15 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     app.add_flag("-v,--verbose", o.verbose, "more detail on stderr (repeat for protocol traces)");
     app.add_option("--timeout", o.timeout_seconds, "control/data inactivity timeout in seconds")
         ->check(CLI::Range(1, 86400));
+    std::string tls;
+    app.add_option("--tls", tls,
+                   "auto (TLS when the server offers it), require, off (passwords in clear); default: $RFTP_TLS, "
+                   "else require, or auto for a loopback host")
+        ->check(CLI::IsMember({"auto", "require", "off"}));
+    app.add_option("--cacert", o.ca_file, "CA bundle (PEM) to check the server's certificate with, instead of the "
+                                          "system's (also $RFTP_CA_BUNDLE)");
+    app.add_option("--pinned-pubkey", o.pinned_pubkey,
+                   "the server's public key must be this one: sha256//<base64>[;sha256//...] (as curl)");
     std::string transport = "auto";
     app.add_option("--transport", transport,
                    "auto (RDMA where both ends can, else TCP), rdma (RDMA or fail), tcp")
@@ -129,6 +139,17 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     o.block_size = *size;
     o.block_size_given = block_opt->count() > 0;
     if (o.block_size_given) o.rdma_block_size = *size;
+    if (tls.empty())
+        if (const char *mode = std::getenv("RFTP_TLS")) {
+            tls = mode;
+            if (tls != "auto" && tls != "require" && tls != "off")
+                return usage_error("$RFTP_TLS: expected auto, require or off, got '" + tls + "'");
+        }
+    if (!tls.empty()) o.tls = tls == "off" ? TlsMode::off : tls == "require" ? TlsMode::require : TlsMode::auto_select;
+    if (o.ca_file.empty())
+        if (const char *bundle = std::getenv("RFTP_CA_BUNDLE")) o.ca_file = bundle;
+    if (!o.pinned_pubkey.empty() && !o.pinned_pubkey.starts_with("sha256//"))
+        return usage_error("--pinned-pubkey: expected sha256//<base64 of the key's SHA-256>, as curl takes it");
     o.transport = transport == "rdma" ? Transport::rdma : transport == "tcp" ? Transport::tcp : Transport::auto_select;
     auto pool = byte_size_option(rdma_pool);
     if (!pool || *pool < (1u << 20) || *pool > (64ull << 30))

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "client/session.h"
 #include "client/cli/options.h"
 #include "client/progress/progress_reporter.h"
 #include "client/url.h"
@@ -27,11 +28,16 @@ struct RunSummary {
     unsigned streams = 0;   // data connections (or RDMA queue pairs) used for the transfer
     std::string transport;  // "rdma" or "tcp"
     std::string notice;     // RDMA completion notice in use
+    std::string tls_control;  // "TLSv1.3" when the control connection was TLS; empty: clear text
+    std::string tls_data;     // "tls" (PROT P), "clear", or "rdma" (never encrypted)
     double transfer_seconds = 0;  // single file: the data phase alone
     std::vector<std::string> notes;  // things worth knowing that are not errors
     std::string resume_hint;         // command that continues an interrupted transfer
     std::optional<FileCounts> files; // set by many-file transfers
 };
+
+// What TLS protected in this run, for the summary, -v and the done line.
+void record_protection(RunSummary &summary, const Session &session, const std::string &transport);
 
 struct CommandContext {
     const Options &options;

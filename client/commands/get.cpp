@@ -19,7 +19,7 @@ OutcomeStatus run_get(CommandContext &ctx) {
     // Known before connecting: a server without HASH must not turn it into exit 7.
     if (o.verify && dest->direct) return refuse_verify_of_device("download");
 
-    auto session = open_session(ctx.url, o.timeout_seconds);
+    auto session = open_session(ctx.url, o);
     if (!session) return std::unexpected(session.error());
     if (auto ok = prepare_transfer_session(*session, o); !ok) return ok;
     // Stdout or a device keeps no partial file: there is nothing to resume.
@@ -31,6 +31,7 @@ OutcomeStatus run_get(CommandContext &ctx) {
     ctx.summary.streams = report.streams;
     ctx.summary.transport = report.transport;
     ctx.summary.notice = report.notice;
+    record_protection(ctx.summary, *session, report.transport);
     ctx.summary.transfer_seconds = report.transfer_seconds;
     ctx.summary.notes.insert(ctx.summary.notes.end(), report.notes.begin(), report.notes.end());
     if (!got) return got;

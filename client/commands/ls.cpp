@@ -63,7 +63,7 @@ void print_entry(const ftp::MlsxEntry &e, bool json, const std::string &shown_na
 }  // namespace
 
 OutcomeStatus run_ls(CommandContext &ctx) {
-    auto session = open_session(ctx.url, ctx.options.timeout_seconds);
+    auto session = open_session(ctx.url, ctx.options);
     if (!session) return std::unexpected(session.error());
     auto listing = fetch_listing(*session, ctx.url.path, "ls " + ctx.url.path);
     if (!listing) return std::unexpected(listing.error());

@@ -12,7 +12,7 @@ namespace rftp::client {
 namespace {
 
 OutcomeStatus one_command(CommandContext &ctx, const std::string &line, const std::string &what) {
-    auto session = open_session(ctx.url, ctx.options.timeout_seconds);
+    auto session = open_session(ctx.url, ctx.options);
     if (!session) return std::unexpected(session.error());
     auto reply = session->control.command(line);
     if (!reply) return std::unexpected(reply.error());
@@ -42,7 +42,7 @@ OutcomeStatus run_mv(CommandContext &ctx) {
         while (source.size() > 1 && source.ends_with('/')) source.pop_back();
         to = source.substr(0, source.rfind('/') + 1) + to;
     }
-    auto session = open_session(ctx.url, ctx.options.timeout_seconds);
+    auto session = open_session(ctx.url, ctx.options);
     if (!session) return std::unexpected(session.error());
     auto rnfr = session->control.command("RNFR " + from);
     if (!rnfr) return std::unexpected(rnfr.error());
@@ -55,7 +55,7 @@ OutcomeStatus run_mv(CommandContext &ctx) {
 }
 
 OutcomeStatus run_hash(CommandContext &ctx) {
-    auto session = open_session(ctx.url, ctx.options.timeout_seconds);
+    auto session = open_session(ctx.url, ctx.options);
     if (!session) return std::unexpected(session.error());
     auto digest = remote_sha256(*session, ctx.url.path);
     if (!digest) return fail_as(digest.error().exit, "hash " + ctx.url.path + ": " + digest.error().message);

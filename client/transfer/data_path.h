@@ -24,6 +24,9 @@ public:
     // Right before the transfer command: what must be there when the server
     // answers it (TCP: the data connections).
     virtual OutcomeStatus connect(Session &session) = 0;
+    // After the transfer command's 1xx: what the data connections need
+    // before bytes move (TCP under PROT P: their TLS).
+    virtual OutcomeStatus started(Session &) { return {}; }
     // What Ctrl-C shuts down to stop move() at once (TCP: the connections).
     virtual std::vector<int> interruptible() const = 0;
     // The bytes, with progress counted in progress.

@@ -8,6 +8,7 @@
 #include "client/interrupt.h"
 #include "common/byte_size.h"
 #include "common/log.h"
+#include "middleware/tls/token_binding.h"
 #include "middleware/rdma/cm_setup.h"
 #include "middleware/rdma/device_check.h"
 #include "protocol/rdma_setup.h"
@@ -69,7 +70,14 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
         return give_up("cannot tell the server's address");
     auto resources = rdma::ChannelResources::allocate(p);
     if (!resources) return give_up(resources.error().message);
-    if (auto ok = rdma::connect_channel(*resources, server, grant->port, grant->token,
+    // Under TLS the queue pairs show the token bound to the TLS session.
+    wire::ChannelToken token = grant->token;
+    if (SSL *tls = session.control.tls()) {
+        auto bound = middleware::tls::bind_token(tls, grant->token);
+        if (!bound) return give_up(bound.error().message);
+        token = *bound;
+    }
+    if (auto ok = rdma::connect_channel(*resources, server, grant->port, token,
                                         static_cast<unsigned>(o.timeout_seconds));
         !ok)
         return give_up("RDMA connection to " + rdma::address_string(server) + " failed: " + ok.error().message);

@@ -1,5 +1,7 @@
 #include "client/transfer/tcp_transport.h"
 
+#include <sys/socket.h>
+
 #include <cerrno>
 
 #include "client/data_connection.h"
@@ -15,9 +17,37 @@ OutcomeStatus TcpTransport::connect(Session &session) {
     return {};
 }
 
+OutcomeStatus TcpTransport::started(Session &session) {
+    auto relays = secure_data_connections(session, connections_);
+    if (!relays) return std::unexpected(relays.error());
+    if (relays->empty()) return {};
+    relays_ = std::move(*relays);
+    settle_ms_ = session.control.timeout() * 1000;
+    connections_.clear();
+    fds_.clear();
+    for (const auto &r : relays_) fds_.push_back(r->engine_fd());
+    return {};
+}
+
+Status TcpTransport::move(middleware::TransferProgress &progress) {
+    Status moved = move_(fds_, progress);
+    if (!moved || relays_.empty()) return moved;
+    for (const auto &r : relays_) {
+        // An end of stream without close_notify may be an attacker's cut.
+        if (r->cut_short()) return fail_msg("data connection: " + r->failure(), -ECONNRESET);
+    }
+    // An upload's end is its end of stream: under TLS a close_notify, sent
+    // once the relay has sent every byte before it.
+    if (side_ == Side::upload)
+        for (int fd : fds_) ::shutdown(fd, SHUT_WR);
+    for (const auto &r : relays_) r->settle(settle_ms_);
+    return moved;
+}
+
 void TcpTransport::finish(FileReport &report) {
     // Closing the data connections is what tells a plain-stream server an
     // upload ended.
+    relays_.clear();
     connections_.clear();
     fds_.clear();
     report.streams = streams_;

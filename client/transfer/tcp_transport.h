@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "client/data_connection.h"
 #include "client/transfer/data_path.h"
 #include "common/unique_fd.h"
 #include "middleware/disk/disk_file.h"
@@ -33,8 +34,9 @@ public:
         : side_(side), streams_(streams), move_(std::move(move)) {}
 
     OutcomeStatus connect(Session &session) override;
+    OutcomeStatus started(Session &session) override;
     std::vector<int> interruptible() const override { return fds_; }
-    Status move(middleware::TransferProgress &progress) override { return move_(fds_, progress); }
+    Status move(middleware::TransferProgress &progress) override;
     void finish(FileReport &report) override;
     std::unexpected<Failure> failed(Session &session, const Error &error, const std::string &what) override;
 
@@ -43,6 +45,8 @@ private:
     unsigned streams_;
     MoveOver move_;
     std::vector<UniqueFd> connections_;
+    DataTlsRelays relays_;  // under PROT P; fds_ are then their plain ends
+    int settle_ms_ = 0;     // how long the relays may take to send what move() wrote
     std::vector<int> fds_;
 };
 

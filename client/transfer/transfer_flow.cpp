@@ -51,6 +51,10 @@ OutcomeStatus run_transfer(Session &session, DataPath &transport, const Transfer
     auto started = session.control.command(*verb + " " + command.remote, command.start_timeout);
     if (!started) return std::unexpected(started.error());
     if (!started->positive_preliminary()) return refused(command.what, *started);
+    if (auto ready = transport.started(session); !ready) {
+        abort_transfer(session);
+        return ready;
+    }
 
     middleware::TransferProgress progress;
     Status moved = move_watched(transport, progress, command, hooks);

@@ -51,12 +51,13 @@ def free_port_range(count: int) -> tuple[int, int]:
 class VsftpdServer:
     """Starts vsftpd in the foreground; stop() kills it."""
 
-    def __init__(self, root: Path, max_rate: int = 0):
+    def __init__(self, root: Path, max_rate: int = 0, tls=None):
         self.root = root  # anon_root; files live in root / "pub"
         self.pub = root / "pub"
         self.port = free_port()
         self.workdir = Path(tempfile.mkdtemp(prefix="rftp-vsftpd-"))
         self.max_rate = max_rate
+        self.tls = tls  # (certificate, key): FTPS required, data sessions must resume (require_ssl_reuse)
         self.proc = None
 
     def config_text(self) -> str:
@@ -99,6 +100,11 @@ class VsftpdServer:
         }
         if self.max_rate:
             lines["anon_max_rate"] = str(self.max_rate)
+        if self.tls:
+            lines.update({"ssl_enable": "YES", "rsa_cert_file": str(self.tls[0]),
+                          "rsa_private_key_file": str(self.tls[1]), "allow_anon_ssl": "YES",
+                          "force_anon_logins_ssl": "YES", "force_anon_data_ssl": "YES",
+                          "require_ssl_reuse": "YES", "ssl_sslv2": "NO", "ssl_sslv3": "NO"})
         return "".join(f"{k}={v}\n" for k, v in lines.items())
 
     def start(self) -> "VsftpdServer":

@@ -31,6 +31,10 @@ CONTROL_PORT = 2121
 # How many times slower this guest is than the reference guest the bounds
 # below were written for (measured at boot: tests/rdma/lab/guest-speed.sh).
 SLOWNESS = float(os.environ.get("LAB_SLOWNESS", "1"))
+# rftp takes TLS where the lab's rftpd offers it (it offers none) instead of
+# requiring it for these non-loopback addresses; every rftp the tests run
+# inherits this.
+os.environ.setdefault("RFTP_TLS", "auto")
 
 
 def bound(seconds: float) -> float:

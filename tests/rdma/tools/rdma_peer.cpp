@@ -90,9 +90,11 @@ bool connect_to_server(ChannelResources &res, char **argv, const wire::ChannelTo
     return static_cast<bool>(ok);
 }
 
+// wrong-token ADDR PORT STREAMS [TOKEN]: a random token, or the one given
+// (the RADR reply's token on a TLS session, which the channel must not take).
 int wrong_token(int argc, char **argv) {
     auto res = ChannelResources::allocate(params_from(argc, argv));
-    auto token = middleware::new_random_token();
+    auto token = argc >= 6 ? wire::parse_token_hex(argv[5]) : middleware::new_random_token();
     if (!res || !token) return 2;
     auto ok = connect_channel(*res, parse_addr(argv[2]), static_cast<uint16_t>(std::stoul(argv[3])), *token, 10);
     if (ok) {

@@ -1,0 +1,76 @@
+#include "client/control_tls.h"
+
+#include <arpa/inet.h>
+
+#include <cstdio>
+
+#include "client/session.h"
+#include "common/log.h"
+#include "middleware/tls/client_context.h"
+
+namespace rftp::client {
+
+bool is_loopback_host(const std::string &host) {
+    if (host == "localhost") return true;
+    in_addr v4{};
+    if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+    in6_addr v6{};
+    return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
+Outcome<ControlTls> ControlTls::prepare(const Url &url, const Options &options) {
+    ControlTls t;
+    const bool loopback = is_loopback_host(url.host);
+    t.mode_ = options.tls.value_or(loopback ? TlsMode::auto_select : TlsMode::require);
+    if (url.implicit_tls()) {
+        if (t.mode_ == TlsMode::off) return fail_as(ExitCode::usage, "ftps:// always uses TLS; use ftp:// for --tls off");
+        t.mode_ = TlsMode::require;
+    }
+    t.host_ = url.host;
+    t.pinned_pubkey_ = options.pinned_pubkey;
+    if (t.mode_ == TlsMode::off) {
+        if (!loopback)
+            std::fprintf(stderr, "rftp: warning: --tls off: the password and all data cross the network to %s in "
+                                 "clear text\n", url.host.c_str());
+        return t;
+    }
+    auto ctx = middleware::tls::make_client_context({.ca_file = options.ca_file, .pinned_pubkey = options.pinned_pubkey});
+    if (!ctx) return fail_as(ExitCode::usage, ctx.error().message);
+    t.ctx_ = std::move(*ctx);
+    return t;
+}
+
+OutcomeStatus ControlTls::start(FtpConnection &control) {
+    if (auto ok = control.start_tls(ctx_.get(), host_, pinned_pubkey_); !ok) return ok;
+    on_ = true;
+    return {};
+}
+
+OutcomeStatus ControlTls::before_login(FtpConnection &control) {
+    if (on_ || mode_ == TlsMode::off) return {};
+    auto reply = control.command("AUTH TLS");
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code == 234) return start(control);
+    if (mode_ == TlsMode::require)
+        return fail_as(ExitCode::connection, "the server does not offer TLS (AUTH TLS: " + describe(*reply) +
+                                                 "); rftp sends no password in clear text to it: use --tls off to "
+                                                 "allow that");
+    log::info("the server does not offer TLS (" + describe(*reply) + "); going on in clear text (loopback)");
+    return {};
+}
+
+Outcome<bool> ControlTls::protect_data(FtpConnection &control) {
+    if (!on_) return false;
+    auto pbsz = control.command("PBSZ 0");
+    if (!pbsz) return std::unexpected(pbsz.error());
+    auto prot = pbsz->code == 200 ? control.command("PROT P") : pbsz;
+    if (!prot) return std::unexpected(prot.error());
+    if (prot->code == 200) return true;
+    if (mode_ == TlsMode::require)
+        return fail_as(ExitCode::connection, "the server refuses TLS on data connections (" + describe(*prot) +
+                                                 "); files would cross in clear text: use --tls off to allow that");
+    log::warning("the server refuses TLS on data connections (" + describe(*prot) + "); files go in clear text");
+    return false;
+}
+
+}  // namespace rftp::client

@@ -1,0 +1,45 @@
+// How a session's control connection gets its TLS (--tls, ftps://), and
+// whether its data connections get PROT P. rftp never sends a password in
+// clear text to a host that is not loopback unless told --tls off, and then
+// it says so on stderr.
+#pragma once
+
+#include <string>
+
+#include "client/cli/options.h"
+#include "client/exit_codes.h"
+#include "client/ftp_connection.h"
+#include "client/url.h"
+#include "middleware/tls/openssl_handles.h"
+
+namespace rftp::client {
+
+class ControlTls {
+public:
+    // The mode for url's host and, unless off, the TLS context (CA store,
+    // pinned key). A CA bundle that cannot be read is an error here.
+    static Outcome<ControlTls> prepare(const Url &url, const Options &options);
+
+    // The handshake on control (ftps:// at once; else after AUTH TLS).
+    OutcomeStatus start(FtpConnection &control);
+    // After the greeting: AUTH TLS, unless off or already under TLS. A
+    // server without TLS is an error under require.
+    OutcomeStatus before_login(FtpConnection &control);
+    // After the login: PBSZ 0 and PROT P when the control connection is
+    // TLS; whether data connections are protected.
+    Outcome<bool> protect_data(FtpConnection &control);
+
+    const middleware::tls::SharedSslCtx &context() const { return ctx_; }
+
+private:
+    TlsMode mode_ = TlsMode::require;
+    std::string host_;
+    std::string pinned_pubkey_;
+    middleware::tls::SharedSslCtx ctx_;
+    bool on_ = false;
+};
+
+// localhost, 127.0.0.0/8, ::1: where clear text never leaves the machine.
+bool is_loopback_host(const std::string &host);
+
+}  // namespace rftp::client
