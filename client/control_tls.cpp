@@ -27,6 +27,7 @@ Outcome<ControlTls> ControlTls::prepare(const Url &url, const Options &options) 
         t.mode_ = TlsMode::require;
     }
     t.host_ = url.host;
+    t.loopback_ = loopback;
     t.pinned_pubkey_ = options.pinned_pubkey;
     if (t.mode_ == TlsMode::off) {
         if (!loopback)
@@ -55,7 +56,11 @@ OutcomeStatus ControlTls::before_login(FtpConnection &control) {
         return fail_as(ExitCode::connection, "the server does not offer TLS (AUTH TLS: " + describe(*reply) +
                                                  "); rftp sends no password in clear text to it: use --tls off to "
                                                  "allow that");
-    log::info("the server does not offer TLS (" + describe(*reply) + "); going on in clear text (loopback)");
+    if (loopback_)
+        log::info("the server does not offer TLS (" + describe(*reply) + "); going on in clear text on loopback");
+    else
+        std::fprintf(stderr, "rftp: warning: %s does not offer TLS (%s); --tls auto goes on: the password and all "
+                             "data cross the network in clear text\n", host_.c_str(), describe(*reply).c_str());
     return {};
 }
 

@@ -34,6 +34,7 @@ public:
 private:
     TlsMode mode_ = TlsMode::require;
     std::string host_;
+    bool loopback_ = false;
     std::string pinned_pubkey_;
     middleware::tls::SharedSslCtx ctx_;
     bool on_ = false;

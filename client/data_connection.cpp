@@ -119,6 +119,11 @@ Outcome<DataTlsRelays> secure_data_connections(Session &session, std::vector<Uni
                                   : shaken.error().message;
             return fail_as(ExitCode::connection, which + ": TLS: " + why);
         }
+        // A full handshake showed the certificate anew (servers that do not
+        // bind data to the login take one): the pin holds for it too.
+        if (!SSL_session_reused(ssl->get()))
+            if (auto pinned = middleware::tls::check_pinned_key(ssl->get(), session.pinned_pubkey); !pinned)
+                return fail_as(ExitCode::connection, which + ": " + pinned.error().message);
         auto relay = middleware::tls::TlsRelay::start(std::move(*ssl), std::move(connections[i]));
         if (!relay) return fail_as(ExitCode::connection, which + ": " + relay.error().message);
         const timeval tv{session.control.timeout(), 0};

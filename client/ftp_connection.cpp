@@ -46,17 +46,28 @@ OutcomeStatus FtpConnection::send(std::string_view line) {
     log::debug("--> " + (secret ? std::string(line.substr(0, 5)) + "****" : std::string(line)));
     std::string wire = std::string(line) + "\r\n";
     std::size_t done = 0;
+    int waited_ms = 0;
     while (done < wire.size()) {
         ssize_t n = send_some(wire.data() + done, wire.size() - done);
-        if (n == -EAGAIN || (n == -EINTR && !interrupted())) {
+        if (n == -EAGAIN || n == -EINTR) {
+            if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
+            if (waited_ms >= timeout_ * 1000)
+                return fail_as(ExitCode::connection, "control connection: the server took no command for " +
+                                                         std::to_string(timeout_) + " s");
             pollfd p{fd_.get(), POLLOUT, 0};
             ::poll(&p, 1, 250);
+            waited_ms += 250;
             continue;
         }
-        if (n < 0) return fail_as(ExitCode::connection, std::string("control connection: send: ") + std::strerror(static_cast<int>(-n)));
+        if (n < 0) return fail_as(ExitCode::connection, "control connection: send: " + io_failure(n));
         done += static_cast<std::size_t>(n);
     }
     return {};
+}
+
+std::string FtpConnection::io_failure(ssize_t n) const {
+    if (n == -EPROTO && !tls_failure_.empty()) return "TLS: " + tls_failure_;
+    return std::strerror(static_cast<int>(-n));
 }
 
 // Under TLS the socket does not block (tls() set it so), and OpenSSL's
@@ -70,7 +81,7 @@ ssize_t FtpConnection::send_some(const char *data, std::size_t len) {
     if (n > 0) return n;
     int err = SSL_get_error(ssl_.get(), n);
     if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) return -EAGAIN;
-    middleware::tls::clear_openssl_errors();
+    tls_failure_ = middleware::tls::openssl_failure("the TLS connection failed");
     return -EPROTO;
 }
 
@@ -84,11 +95,17 @@ ssize_t FtpConnection::receive_some(char *buf, std::size_t len) {
     int err = SSL_get_error(ssl_.get(), n);
     if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return -EAGAIN;
     if (err == SSL_ERROR_ZERO_RETURN) return 0;
-    middleware::tls::clear_openssl_errors();
+    tls_failure_ = err == SSL_ERROR_SYSCALL ? "the server's TLS stream ended without close_notify"
+                                            : middleware::tls::openssl_failure("the TLS connection failed");
     return -EPROTO;
 }
 
 OutcomeStatus FtpConnection::start_tls(SSL_CTX *ctx, const std::string &host, const std::string &pinned_pubkey) {
+    // Bytes that came behind the 234 came in clear: taken as replies inside
+    // TLS, they would let a man in the middle answer for the server.
+    if (lines_.buffered() > 0)
+        return fail_as(ExitCode::connection, "the server sent more behind its 234 reply, before TLS began; "
+                                             "refusing it (it may have been injected)");
     auto ssl = middleware::tls::new_client_connection(ctx, host);
     if (!ssl) return fail_as(ExitCode::connection, ssl.error().message);
     if (auto shaken = middleware::tls::handshake(ssl->get(), fd_.get(), timeout_ * 1000); !shaken) {
@@ -145,7 +162,7 @@ Outcome<ftp::Reply> FtpConnection::read_reply(int timeout_seconds) {
         char buf[4096];
         ssize_t n = receive_some(buf, sizeof buf);
         if (n == -EINTR || n == -EAGAIN) continue;
-        if (n < 0) return fail_as(ExitCode::connection, std::string("control connection: ") + std::strerror(static_cast<int>(-n)));
+        if (n < 0) return fail_as(ExitCode::connection, "control connection: " + io_failure(n));
         if (n == 0) return fail_as(ExitCode::connection, "control connection closed by server");
         idle_ms = 0;
         lines_.feed(std::string_view(buf, static_cast<std::size_t>(n)));

@@ -45,9 +45,12 @@ private:
     // and a would-block is -EAGAIN.
     ssize_t send_some(const char *data, std::size_t len);
     ssize_t receive_some(char *buf, std::size_t len);
+    // What a negative send_some/receive_some means, in words.
+    std::string io_failure(ssize_t n) const;
 
     UniqueFd fd_;
     middleware::tls::UniqueSsl ssl_;
+    std::string tls_failure_;  // OpenSSL's reason for the last -EPROTO
     std::string peer_;
     int timeout_ = 60;
     ftp::LineReader lines_;

@@ -8,7 +8,8 @@ namespace rftp::client {
 
 ExitCode classify_refusal(const ftp::Reply &reply) {
     switch (reply.code) {
-        case 421: case 425: return ExitCode::connection;
+        // 521, 522, 534: the server's TLS rules, which no other file will meet either.
+        case 421: case 425: case 521: case 522: case 534: return ExitCode::connection;
         case 426: case 451: return ExitCode::transfer;
         case 530: case 532: return ExitCode::auth;
         default: return ExitCode::remote_file;
@@ -69,6 +70,7 @@ Outcome<Session> open_session(const Url &url, const Options &options) {
     session.protect_data = *data;
     session.tls_ctx = tls->context();
     session.tls_host = url.host;
+    session.pinned_pubkey = options.pinned_pubkey;
     auto feat = session.control.command("FEAT");
     if (!feat) return std::unexpected(feat.error());
     if (feat->code == 211) session.features = ftp::parse_features(feat->lines);

@@ -51,6 +51,7 @@ struct Session {
     bool protect_data = false;
     middleware::tls::SharedSslCtx tls_ctx;
     std::string tls_host;  // the name the certificates must carry
+    std::string pinned_pubkey;  // --pinned-pubkey, checked on data connections that do not resume
     // TCP transfer buffers and rings kept from one file to the next (stream_cache.h).
     std::unique_ptr<middleware::StreamCache> stream_kept = std::make_unique<middleware::StreamCache>();
 };

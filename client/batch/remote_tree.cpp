@@ -156,6 +156,7 @@ Outcome<RawListing> fetch_listing_as(Session &session, const std::string &path, 
     auto text = read_all(fd, kMaxListingBytes);
     if (text && !relays->empty() && relays->front()->cut_short())
         text = fail_as(ExitCode::connection, "listing: " + relays->front()->failure());
+    if (text && !relays->empty()) (void)relays->front()->finish(session.control.timeout() * 1000);
     relays->clear();
     socks->clear();
     if (!text) {

@@ -65,6 +65,7 @@ void ProgressReporter::report(bool final_line) {
                           static_cast<unsigned long>(eta / 60 % 60), static_cast<unsigned long>(eta % 60));
             line += buf;
         }
+        if (!view_.protection.empty()) line += "  [" + view_.protection + "]";
         line += "\033[K";
         if (final_line) line += "\n";
         (void)!::write(STDERR_FILENO, line.data(), line.size());

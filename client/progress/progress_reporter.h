@@ -18,6 +18,7 @@ namespace rftp::client {
 struct ProgressView {
     bool terminal_line = false;
     bool json = false;
+    std::string protection;  // shown at the end of the line: "TLS" when the data is under TLS
 };
 
 class ProgressReporter {

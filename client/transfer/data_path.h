@@ -27,6 +27,8 @@ public:
     // After the transfer command's 1xx: what the data connections need
     // before bytes move (TCP under PROT P: their TLS).
     virtual OutcomeStatus started(Session &) { return {}; }
+    // How the bytes are protected on the way, for the progress line ("TLS"), or "".
+    virtual std::string protection() const { return ""; }
     // What Ctrl-C shuts down to stop move() at once (TCP: the connections).
     virtual std::vector<int> interruptible() const = 0;
     // The bytes, with progress counted in progress.

@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "client/data_connection.h"
+#include "client/interrupt.h"
 #include "client/transfer/transfer_control.h"
 
 namespace rftp::client {
@@ -22,7 +23,7 @@ OutcomeStatus TcpTransport::started(Session &session) {
     if (!relays) return std::unexpected(relays.error());
     if (relays->empty()) return {};
     relays_ = std::move(*relays);
-    settle_ms_ = session.control.timeout() * 1000;
+    finish_ms_ = session.control.timeout() * 1000;
     connections_.clear();
     fds_.clear();
     for (const auto &r : relays_) fds_.push_back(r->engine_fd());
@@ -36,11 +37,13 @@ Status TcpTransport::move(middleware::TransferProgress &progress) {
         // An end of stream without close_notify may be an attacker's cut.
         if (r->cut_short()) return fail_msg("data connection: " + r->failure(), -ECONNRESET);
     }
-    // An upload's end is its end of stream: under TLS a close_notify, sent
-    // once the relay has sent every byte before it.
-    if (side_ == Side::upload)
-        for (int fd : fds_) ::shutdown(fd, SHUT_WR);
-    for (const auto &r : relays_) r->settle(settle_ms_);
+    // A Ctrl-C that came as the last bytes went: no close_notify vouches for it.
+    if (client::interrupted()) return fail_msg("interrupted", -EINTR);
+    // The end of stream as close_notify, once every byte before it went:
+    // an upload's end, and a download's acknowledgement. Only here: an
+    // interrupt that shuts the connections down sends none (tls_relay.h).
+    for (const auto &r : relays_)
+        if (auto done = r->finish(finish_ms_); !done) return done;
     return moved;
 }
 

@@ -35,6 +35,7 @@ public:
 
     OutcomeStatus connect(Session &session) override;
     OutcomeStatus started(Session &session) override;
+    std::string protection() const override { return relays_.empty() ? "" : "TLS"; }
     std::vector<int> interruptible() const override { return fds_; }
     Status move(middleware::TransferProgress &progress) override;
     void finish(FileReport &report) override;
@@ -46,7 +47,7 @@ private:
     MoveOver move_;
     std::vector<UniqueFd> connections_;
     DataTlsRelays relays_;  // under PROT P; fds_ are then their plain ends
-    int settle_ms_ = 0;     // how long the relays may take to send what move() wrote
+    int finish_ms_ = 0;     // how long the relays may take to send what move() wrote
     std::vector<int> fds_;
 };
 

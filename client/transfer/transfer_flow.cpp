@@ -35,7 +35,9 @@ Status move_watched(DataPath &transport, middleware::TransferProgress &progress,
                     const FileProgressHooks &hooks) {
     const std::vector<int> fds = transport.interruptible();
     InterruptGuard guard(progress, fds);
-    ProgressReporter reporter(hooks.per_file, progress, command.offset, command.size);
+    ProgressView view = hooks.per_file;
+    view.protection = transport.protection();
+    ProgressReporter reporter(view, progress, command.offset, command.size);
     BatchProgress::Watch watch(hooks.batch, progress);
     return transport.move(progress);
 }

@@ -99,7 +99,9 @@ void store_discarded(Session &s, uint64_t rest) {
             received = fail(r.error());
         }
         uint64_t bytes = job->progress.bytes.load();
+        if (received) received = job->check_clean_end();
         if (!received) return failed_outcome(received.error(), job->aborted(), bytes);
+        (void)job->finish_connections();  // our close_notify: the data is in, whatever became of it
         return {226, "Transfer complete (discarded).", bytes, "ok"};
     });
 }
@@ -165,6 +167,8 @@ void store(Session &s, const std::string &arg, bool append) {
         });
         // HASH answers from it while the file stays as the rename left it.
         if (out.code == 226) out.digest = std::move(taken);
+        // Our close_notify after the file is in place: the data is in, whatever became of it.
+        if (out.code < 300) (void)job->finish_connections();
         return out;
     });
 }
@@ -222,6 +226,7 @@ void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
         if (auto w = middleware::write_all((*socks)[0], text.data(), text.size()); !w)
             return failed_outcome(w.error(), job->aborted(), 0);
         end_of_data(*socks);
+        if (auto done = job->finish_connections(); !done) return failed_outcome(done.error(), job->aborted(), 0);
         return {226, "Directory send OK.", text.size(), "ok"};
     });
 }
@@ -272,6 +277,8 @@ void cmd_retr(Session &s, const std::string &arg) {
         uint64_t bytes = job->progress.bytes.load();
         if (!sent) return failed_outcome(sent.error(), job->aborted(), bytes);
         end_of_data(*socks);
+        // Under TLS the reply waits until the relay sent it all, and close_notify.
+        if (auto done = job->finish_connections(); !done) return failed_outcome(done.error(), job->aborted(), bytes);
         TransferOutcome out{226, "Transfer complete.", bytes, "ok"};
         out.digest = std::move(taken);
         return out;

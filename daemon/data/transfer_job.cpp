@@ -53,7 +53,9 @@ Status TransferJob::secure_connections() {
         SSL_set_num_tickets(ssl.get(), 0);
         auto shaken = middleware::tls::handshake(ssl.get(), sock.get(), static_cast<int>(timeout_s_) * 1000, &progress.abort);
         if (!shaken) return fail(Error{kDataTlsRefused, "TLS on the data connection failed: " + shaken.error().message});
-        if (tls_->must_resume && !middleware::tls::resumed_with_tag(ssl.get(), tls_->tag)) {
+        const bool bound = middleware::tls::resumed_with_tag(ssl.get(), tls_->tag) ||
+                           (tls_->inherited && middleware::tls::resumed_with_tag(ssl.get(), *tls_->inherited));
+        if (tls_->must_resume && !bound) {
             log::warning("event=data_connection_refused peer=" + address_text(peer_) +
                          " reason=\"its TLS did not resume the control connection's session\"");
             return fail(Error{kDataTlsRefused, "the data connection's TLS must resume the control connection's TLS "
@@ -80,13 +82,15 @@ Status TransferJob::check_clean_end() const {
     return {};
 }
 
-void TransferJob::settle() {
+Status TransferJob::finish_connections() {
     std::vector<middleware::tls::TlsRelay *> relays;
     {
         std::lock_guard lock(mutex_);
         for (auto &r : relays_) relays.push_back(r.get());
     }
-    for (auto *r : relays) r->settle(static_cast<int>(timeout_s_) * 1000);
+    for (auto *r : relays)
+        if (auto done = r->finish(static_cast<int>(timeout_s_) * 1000); !done) return done;
+    return {};
 }
 
 void TransferJob::abort() {

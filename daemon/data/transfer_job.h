@@ -46,6 +46,7 @@ struct TransferOutcome {
 struct DataTls {
     middleware::tls::SharedSslCtx ctx;
     middleware::tls::BindingTag tag{};
+    std::optional<middleware::tls::BindingTag> inherited;  // the resumed control session's (session_binding.h)
     bool must_resume = true;
 };
 
@@ -72,9 +73,11 @@ public:
     // On the transfer thread, after an upload's data ended: an error when a
     // TLS data connection ended without close_notify (cut short).
     Status check_clean_end() const;
-    // On the transfer thread, once the transfer is done: waits until the
-    // relays sent what the transfer wrote, so the final reply follows it.
-    void settle();
+    // On the transfer thread, once the transfer is done and good: under
+    // TLS, its end of stream as close_notify after every byte it wrote
+    // (tls_relay.h), so the final reply follows the data. A failure means
+    // the data may not have left.
+    Status finish_connections();
     // On the transfer thread, for a transfer without data connections (RDMA): the 150 alone.
     void preliminary(const std::string &text) { send_reply_(150, text); }
 

@@ -127,7 +127,7 @@ bool Session::take_tls_input(std::string_view from_network, std::string &plain) 
     }
     if (!tls_logged_ && tls_->handshake_done()) {
         tls_logged_ = true;
-        middleware::tls::tag_established_session(tls_->ssl());
+        tls_inherited_tag_ = middleware::tls::tag_established_session(tls_->ssl());
         log::info(log_prefix() + " event=tls version=" + SSL_get_version(tls_->ssl()) +
                   " cipher=" + SSL_get_cipher_name(tls_->ssl()));
     }
@@ -443,12 +443,13 @@ std::shared_ptr<TransferJob> Session::new_transfer_job(std::unique_ptr<DataChann
     };
     // Under PROT P the data connection's TLS binds it to this session; the
     // data token would cross the network in clear before that TLS began.
-    const bool protect = state.protect_data && tls_;
+    const bool protect = state.protect_data && tls_ && channel;  // RSTR/RRTR: RDMA, never encrypted
     auto job = std::make_shared<TransferJob>(std::move(channel), peer_, protect ? std::nullopt : state.data_token,
                                              options().data_timeout_s, std::move(send_reply));
     if (protect)
         job->protect(DataTls{.ctx = tls_ctx_,
                              .tag = tls_tag_,
+                             .inherited = tls_inherited_tag_,
                              .must_resume = options().tls.data_binding == DataBinding::session});
     return job;
 }
@@ -469,8 +470,6 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
     server_.tasks().run(fields, [outcome, threw, job, body = std::move(body)] {
                             try {
                                 *outcome = body();
-                                // The final reply follows the last encrypted byte (a failure's need not).
-                                if (outcome->code < 300) job->settle();
                             } catch (const std::exception &e) {
                                 *threw = true;
                                 *outcome = failed_outcome(Error{-ENOMEM, std::string("the server could not go on (") +

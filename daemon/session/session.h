@@ -205,6 +205,7 @@ private:
     std::unique_ptr<middleware::tls::MemoryTls> tls_;
     middleware::tls::SharedSslCtx tls_ctx_;     // the context this session's TLS began on
     middleware::tls::BindingTag tls_tag_{};     // binds data connections to it (session_binding.h)
+    std::optional<middleware::tls::BindingTag> tls_inherited_tag_;  // when its TLS resumed an earlier session
     bool tls_logged_ = false;
     ftp::TelnetFilter telnet_;
     ftp::LineReader lines_;

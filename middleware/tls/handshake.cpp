@@ -4,6 +4,7 @@
 #include <poll.h>
 
 #include <cerrno>
+#include <chrono>
 
 #include "middleware/tls/tls_error.h"
 
@@ -34,7 +35,9 @@ Status handshake(SSL *ssl, int fd, int timeout_ms, const std::atomic<bool> *canc
     clear_openssl_errors();
     if (SSL_set_fd(ssl, fd) != 1) return fail(tls_error("TLS on socket"));
     NonBlocking nonblocking(fd);
-    int waited = 0;
+    // A deadline, not a count of idle slices: a peer trickling a byte now
+    // and then must not hold the thread past it.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     for (;;) {
         errno = 0;
         int r = SSL_do_handshake(ssl);
@@ -49,12 +52,12 @@ Status handshake(SSL *ssl, int fd, int timeout_ms, const std::atomic<bool> *canc
         }
         for (;;) {
             if (cancelled && cancelled->load()) return fail_msg("TLS handshake: cancelled", -ECANCELED);
-            if (waited >= timeout_ms) return fail_msg("TLS handshake: no answer in time", -ETIMEDOUT);
+            if (std::chrono::steady_clock::now() >= deadline)
+                return fail_msg("TLS handshake: not done in time", -ETIMEDOUT);
             pollfd p{fd, events, 0};
             int n = ::poll(&p, 1, kSliceMs);
             if (n < 0 && errno != EINTR) return fail(Error::from_errno("TLS handshake: poll"));
             if (n > 0) break;
-            waited += kSliceMs;
         }
     }
 }

@@ -49,16 +49,31 @@ void install_session_binding(SSL_CTX *ctx) { SSL_CTX_set_session_ticket_cb(ctx, 
 
 void set_binding_tag(SSL *ssl, const BindingTag &tag) { SSL_set_ex_data(ssl, tag_index(), new BindingTag(tag)); }
 
-void tag_established_session(SSL *ssl) {
+namespace {
+
+std::optional<BindingTag> tag_on(SSL_SESSION *session) {
+    void *data = nullptr;
+    size_t len = 0;
+    if (!session || SSL_SESSION_get0_ticket_appdata(session, &data, &len) != 1 || len != BindingTag{}.size())
+        return std::nullopt;
+    BindingTag tag;
+    std::memcpy(tag.data(), data, len);
+    return tag;
+}
+
+}  // namespace
+
+std::optional<BindingTag> tag_established_session(SSL *ssl) {
+    if (SSL_session_reused(ssl) == 1)
+        if (auto inherited = tag_on(SSL_get0_session(ssl))) return inherited;
     if (const BindingTag *tag = tag_of(ssl)) put_tag(SSL_get0_session(ssl), *tag);
+    return std::nullopt;
 }
 
 bool resumed_with_tag(SSL *ssl, const BindingTag &tag) {
     if (SSL_session_reused(ssl) != 1) return false;
-    void *data = nullptr;
-    size_t len = 0;
-    if (SSL_SESSION_get0_ticket_appdata(SSL_get0_session(ssl), &data, &len) != 1) return false;
-    return len == tag.size() && CRYPTO_memcmp(data, tag.data(), len) == 0;
+    auto carried = tag_on(SSL_get0_session(ssl));
+    return carried && CRYPTO_memcmp(carried->data(), tag.data(), tag.size()) == 0;
 }
 
 }  // namespace rftp::middleware::tls

@@ -14,6 +14,7 @@
 #include <openssl/ssl.h>
 
 #include <array>
+#include <optional>
 
 namespace rftp::middleware::tls {
 
@@ -30,8 +31,12 @@ void install_session_binding(SSL_CTX *ctx);
 void set_binding_tag(SSL *ssl, const BindingTag &tag);
 
 // After a control connection's handshake: the tag on the session itself,
-// for clients that resume by session ID (TLS 1.2 without tickets).
-void tag_established_session(SSL *ssl);
+// for clients that resume by session ID (TLS 1.2 without tickets). A
+// control connection that itself resumed a session keeps the tag that
+// session carries (under TLS 1.2 by ID it is the cached session, shared
+// with the connection that made it), and returns it: its data connections
+// may carry either.
+std::optional<BindingTag> tag_established_session(SSL *ssl);
 
 // After a data connection's handshake: whether it resumed a session that
 // carries tag.

@@ -57,6 +57,8 @@ struct TlsRelay::Flow {
     bool engine_ended = false;   // the engine ended its stream
     bool engine_told = false;    // and ours to it is ended too
     bool shutdown_sent = false;  // close_notify is in the pair
+    bool close_done = false;     // and on the network, with FIN after it
+    bool clean_close = false;    // the peer's close_notify came
     bool moved = false;          // something moved: go round again before waiting
     bool broken = false;         // a failure that ends the relay
     short net_events = 0, eng_events = 0;
@@ -112,24 +114,21 @@ void TlsRelay::fail_with(std::string why) {
     if (failure_.empty()) failure_ = std::move(why);
 }
 
-bool TlsRelay::sent_everything() {
-    int unread = 0;
-    if (::ioctl(relay_end_.get(), FIONREAD, &unread) != 0 || unread > 0) return false;
-    if (from_engine_ != to_network_ || backlog_ > 0) return false;
-    char probe;
-    const bool eof_waiting = ::recv(relay_end_.get(), &probe, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
-    return !eof_waiting || close_sent_;
-}
-
-void TlsRelay::settle(int timeout_ms) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (!ended_.load() && std::chrono::steady_clock::now() < until) {
-        {
-            std::lock_guard lock(mutex_);
-            if (sent_everything()) return;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
+Status TlsRelay::finish(int timeout_ms) {
+    // The engine is done: its end of stream, then leave to the loop.
+    ::shutdown(engine_.get(), SHUT_WR);
+    finishing_.store(true);
+    uint64_t one = 1;
+    (void)!::write(wake_.get(), &one, sizeof one);
+    std::unique_lock lock(mutex_);
+    const bool done = closed_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                                       [this] { return close_sent_ || ended_.load(); });
+    // A peer that ended with close_notify had all it wanted.
+    if (close_sent_ || peer_closed_cleanly_.load()) return {};
+    if (!failure_.empty()) return fail_msg(failure_, -ECONNRESET);
+    return fail_msg(done ? "the TLS data connection ended before all was sent"
+                         : "the TLS data connection took no more data for " + std::to_string(timeout_ms / 1000) + " s",
+                    done ? -ECONNRESET : -ETIMEDOUT);
 }
 
 // Network bytes into the pair, as far as it has room (none: the engine is
@@ -160,6 +159,7 @@ void TlsRelay::decrypt(Flow &f) {
     if (!f.down.empty() || f.tls_ended) return;
     f.down.len = f.down.off = 0;
     while (f.down.len < f.down.buf.size()) {
+        ERR_clear_error();
         int n = SSL_read(ssl_.get(), f.down.buf.data() + f.down.len, static_cast<int>(f.down.buf.size() - f.down.len));
         if (n > 0) {
             f.down.len += static_cast<std::size_t>(n);
@@ -169,6 +169,8 @@ void TlsRelay::decrypt(Flow &f) {
         int err = SSL_get_error(ssl_.get(), n);
         if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return;
         f.tls_ended = f.moved = true;
+        f.clean_close = err == SSL_ERROR_ZERO_RETURN;
+        peer_closed_cleanly_.store(f.clean_close);
         if (err != SSL_ERROR_ZERO_RETURN) {
             cut_short_.store(true);
             fail_with(ended_without_close_notify(err) ? "the TLS stream ended without close_notify"
@@ -201,11 +203,9 @@ void TlsRelay::feed_engine(Flow &f) {
 
 void TlsRelay::take_engine(Flow &f) {
     if (!f.up.empty() || f.engine_ended) return;
-    std::lock_guard lock(mutex_);
     ssize_t r = ::recv(relay_end_.get(), f.up.buf.data(), f.up.buf.size(), MSG_DONTWAIT);
     if (r > 0) {
         f.up.len = static_cast<std::size_t>(r), f.up.off = 0, f.moved = true;
-        from_engine_ += f.up.len;
     } else if (r < 0 && errno == EAGAIN) {
         f.eng_events |= POLLIN;
     } else {
@@ -216,11 +216,10 @@ void TlsRelay::take_engine(Flow &f) {
 // Plain bytes into records in the pair, as far as it has room.
 void TlsRelay::encrypt(Flow &f) {
     while (!f.up.empty()) {
+        ERR_clear_error();
         int n = SSL_write(ssl_.get(), f.up.buf.data() + f.up.off, static_cast<int>(f.up.len - f.up.off));
         if (n > 0) {
-            std::lock_guard lock(mutex_);
-            f.up.off += static_cast<std::size_t>(n), to_network_ += static_cast<uint64_t>(n);
-            backlog_ = BIO_ctrl_pending(network_bio_.get());
+            f.up.off += static_cast<std::size_t>(n);
             f.moved = true;
             continue;
         }
@@ -249,24 +248,28 @@ void TlsRelay::push_network(Flow &f) {
             return;
         }
         BIO_nread(network_bio_.get(), &data, static_cast<int>(w));
-        std::lock_guard lock(mutex_);
-        backlog_ = BIO_ctrl_pending(network_bio_.get());
         f.moved = true;
     }
 }
 
-// The engine's end of stream, as the peer must see it: close_notify, then FIN.
+// The engine's end of stream, as the peer must see it: close_notify, then
+// FIN. Only once finish() said the transfer is good (tls_relay.h).
 void TlsRelay::end_to_peer(Flow &f) {
-    if (!f.engine_ended || !f.up.empty() || close_sent_) return;
+    if (!f.engine_ended || !f.up.empty() || !finishing_.load() || f.close_done) return;
     if (!f.shutdown_sent) {
-        SSL_shutdown(ssl_.get());
+        ERR_clear_error();
+        int r = SSL_shutdown(ssl_.get());
+        // The pair had no room for the whole alert: push, and try again.
+        if (r < 0 && SSL_get_error(ssl_.get(), r) == SSL_ERROR_WANT_WRITE) return;
         f.shutdown_sent = f.moved = true;
         return;  // push_network sends it
     }
     if (BIO_ctrl_pending(network_bio_.get()) > 0) return;
     ::shutdown(network_.get(), SHUT_WR);
+    f.close_done = f.moved = true;
     std::lock_guard lock(mutex_);
-    close_sent_ = f.moved = true;
+    close_sent_ = true;
+    closed_.notify_all();
 }
 
 void TlsRelay::run() {
@@ -281,15 +284,27 @@ void TlsRelay::run() {
         encrypt(f);
         end_to_peer(f);
         push_network(f);
-        if (close_sent_ && f.engine_told) break;
+        if (f.close_done && f.engine_told) break;
         if (f.moved || f.broken) continue;
-        pollfd fds[3] = {{network_.get(), f.net_events, 0}, {relay_end_.get(), f.eng_events, 0}, {wake_.get(), POLLIN, 0}};
+        // A socket with nothing to wait for stays out: a reset one would
+        // report POLLHUP for ever.
+        pollfd fds[3] = {{f.net_events ? network_.get() : -1, f.net_events, 0},
+                         {f.eng_events ? relay_end_.get() : -1, f.eng_events, 0},
+                         {wake_.get(), POLLIN, 0}};
         if (::poll(fds, 3, -1) < 0 && errno != EINTR) break;
+        if (fds[2].revents & POLLIN) {
+            uint64_t count;
+            (void)!::read(wake_.get(), &count, sizeof count);
+        }
     }
     clear_openssl_errors();
-    ended_.store(true);
+    // An end the peer did not announce: the engine must not take it for one.
+    if (!f.clean_close) cut_short_.store(true);
     ::shutdown(relay_end_.get(), SHUT_RDWR);
     ::shutdown(network_.get(), SHUT_RDWR);
+    std::lock_guard lock(mutex_);
+    ended_.store(true);
+    closed_.notify_all();
 }
 
 }  // namespace rftp::middleware::tls

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,17 +43,22 @@ public:
     // The engine's end: a stream socket, blocking, with no timeouts of its
     // own (give it the ones the network socket would have had).
     int engine_fd() const { return engine_.get(); }
-    // Waits until every byte the engine wrote went out on the network,
-    // and its end of stream as close_notify, or the relay ended, or
-    // timeout_ms passed. Call it after the engine is done, before the
-    // transfer's final reply.
-    void settle(int timeout_ms);
+    // The transfer is done and good: ends the engine's stream (as if it
+    // had shut its side), and waits until every byte it wrote went out on
+    // the network, then close_notify. Fails when the relay broke first or
+    // timeout_ms passed, unless the peer itself ended with close_notify
+    // (it had all it wanted). Call it before the transfer's final reply.
+    //
+    // Only finish() sends close_notify: an engine that ends its stream by
+    // itself (an interrupt shuts its socket down) must not make a cut
+    // transfer look complete to the peer.
+    Status finish(int timeout_ms);
     // Ends the relay at once, without close_notify (an abort); safe from
-    // any thread.
+    // any thread, and from a signal handler.
     void stop();
-    // Whether the peer's stream ended without close_notify, so its end of
-    // stream may not be the end the sender meant. Final once the engine saw
-    // that end of stream.
+    // Whether the peer's stream ended without close_notify, or the relay
+    // ended early: the engine's end of stream may not be the end the
+    // sender meant. Final once the engine saw that end of stream.
     bool cut_short() const { return cut_short_.load(); }
     // Why the relay ended early, if it did.
     std::string failure() const;
@@ -69,7 +75,6 @@ private:
     void encrypt(Flow &f);
     void push_network(Flow &f);
     void end_to_peer(Flow &f);
-    bool sent_everything();  // settle's test, under mutex_
     void fail_with(std::string why);
 
     UniqueSsl ssl_;
@@ -78,13 +83,12 @@ private:
     std::atomic<bool> cut_short_{false};
     std::atomic<bool> stopping_{false};
     std::atomic<bool> ended_{false};
-    // Held while bytes move from the engine's socket to the network, so
-    // settle() never sees them in neither place.
+    std::atomic<bool> finishing_{false};  // finish() was called: close_notify may go
+    std::atomic<bool> peer_closed_cleanly_{false};
     mutable std::mutex mutex_;
-    uint64_t from_engine_ = 0, to_network_ = 0;
-    std::size_t backlog_ = 0;  // encrypted bytes in the pair, not yet on the network
-    bool close_sent_ = false;
-    std::string failure_;
+    std::condition_variable closed_;  // close_notify sent, or the relay ended
+    bool close_sent_ = false;         // under mutex_
+    std::string failure_;             // under mutex_
     std::thread thread_;
 };
 

@@ -88,8 +88,9 @@ class StubFtps(threading.Thread):
     whatever the client sends next (rftpd itself will not start with a
     certificate that has expired)."""
 
-    def __init__(self, certificate: Path, key: Path):
+    def __init__(self, certificate: Path, key: Path, behind_234: bytes = b""):
         super().__init__(daemon=True)
+        self.behind_234 = behind_234
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -103,7 +104,7 @@ class StubFtps(threading.Thread):
         conn.sendall(b"220 stub\r\n")
         if not conn.recv(100).startswith(b"AUTH TLS"):
             return
-        conn.sendall(b"234 go ahead\r\n")
+        conn.sendall(b"234 go ahead\r\n" + self.behind_234)
         try:
             tls = self.context.wrap_socket(conn, server_side=True)
             self.heard = tls.recv(100)
@@ -120,6 +121,17 @@ def test_a_certificate_rftp_cannot_trust_is_exit_3_with_the_reason(ca, which, sa
     assert r.returncode == 3, r.stderr
     assert "not accepted" in r.stderr and says in r.stderr.lower(), r.stderr
     assert stub.heard == b""  # not a byte after the handshake: no USER, no password
+
+
+def test_replies_injected_in_clear_behind_the_234_are_refused(ca):
+    """CVE-2021-22947 in curl: clear-text replies sent with the 234 must not
+    be taken as the server's once TLS is on."""
+    stub = StubFtps(*ca.good, behind_234=b"230 Logged in (injected).\r\n")
+    r = rftp("ls", f"ftp://alice@localhost:{stub.port}/", ca=ca)
+    stub.join(30)
+    assert r.returncode == 3, r.stderr
+    assert "injected" in r.stderr, r.stderr
+    assert stub.heard == b""
 
 
 def test_pinned_public_key(ftps, ca):

@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tls/tls_relay.h"
@@ -53,24 +55,44 @@ protected:
 
 TEST_F(Relay, BytesCrossBothWaysAndAnEndIsCloseNotify) {
     const std::string up(3 << 20, 'u'), down = "listing\r\n";
+    Status finished;
     std::thread sender([&] {
         ASSERT_TRUE(write_all(client_relay_->engine_fd(), up.data(), up.size()));
-        ::shutdown(client_relay_->engine_fd(), SHUT_WR);
+        finished = client_relay_->finish(5000);
     });
     EXPECT_EQ(read_to_end(server_relay_->engine_fd()), up);
     sender.join();
+    EXPECT_TRUE(finished) << finished.error().message;
     EXPECT_FALSE(server_relay_->cut_short());
     ASSERT_TRUE(write_all(server_relay_->engine_fd(), down.data(), down.size()));
-    ::shutdown(server_relay_->engine_fd(), SHUT_WR);
-    server_relay_->settle(5000);
+    auto done = server_relay_->finish(5000);
+    EXPECT_TRUE(done) << done.error().message;
     EXPECT_EQ(read_to_end(client_relay_->engine_fd()), down);
     EXPECT_FALSE(client_relay_->cut_short());
+}
+
+TEST_F(Relay, AnEngineThatEndsByItselfSendsNoCloseNotify) {
+    // An interrupt shuts the engine's socket down: that must not look, to
+    // the peer, like the end of a good transfer.
+    const std::string part(50000, 'i');
+    ASSERT_TRUE(write_all(client_relay_->engine_fd(), part.data(), part.size()));
+    ::shutdown(client_relay_->engine_fd(), SHUT_RDWR);
+    char buf[65536];
+    std::size_t got = 0;
+    while (got < part.size()) {
+        auto n = read_full(server_relay_->engine_fd(), buf, std::min(sizeof buf, part.size() - got));
+        ASSERT_TRUE(n && *n > 0);
+        got += *n;
+    }
+    client_relay_.reset();  // the transfer gives up: the TCP connection ends
+    EXPECT_EQ(read_to_end(server_relay_->engine_fd()), "");
+    EXPECT_TRUE(server_relay_->cut_short());
 }
 
 TEST_F(Relay, AStreamCutWithoutCloseNotifyIsToldApart) {
     const std::string part(100000, 'p');
     ASSERT_TRUE(write_all(client_relay_->engine_fd(), part.data(), part.size()));
-    client_relay_->settle(5000);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // on its way
     client_relay_->stop();  // an abort: the TCP connection ends, TLS never said so
     client_relay_.reset();
     EXPECT_EQ(read_to_end(server_relay_->engine_fd()), part);

@@ -42,7 +42,7 @@ protected:
         auto h = handshake_pair(std::move(*client), c.get(), std::move(server), s.get());
         EXPECT_TRUE(h.client_result) << h.client_result.error().message;
         EXPECT_TRUE(h.server_result) << h.server_result.error().message;
-        if (control) tag_established_session(h.server.get());
+        if (control) (void)tag_established_session(h.server.get());
         // TLS 1.3 tickets come after the handshake: the client reads them.
         char byte;
         SSL_write(h.server.get(), "x", 1);
@@ -80,6 +80,31 @@ TEST_P(SessionBinding, AFullHandshakeIsNotBound) {
     auto data = connect(tag, nullptr);
     EXPECT_FALSE(SSL_session_reused(data.server.get()));
     EXPECT_FALSE(resumed_with_tag(data.server.get(), tag));
+}
+
+TEST_P(SessionBinding, AControlConnectionThatResumesKeepsTheTagOfTheSessionItResumed) {
+    // A client that resumes its control connection too (curl keeps sessions
+    // across connections): under TLS 1.2 by ID the session is shared, and
+    // must keep the first connection's tag for that connection's sake.
+    const BindingTag first = new_binding_tag(), second = new_binding_tag();
+    auto one = connect(first, nullptr);
+    UniqueSslSession session(SSL_get1_session(one.client.get()));
+    auto [c, s] = socket_pair();
+    UniqueSsl server(SSL_new(server_.get()));
+    SSL_set_accept_state(server.get());
+    set_binding_tag(server.get(), second);
+    auto h = handshake_pair(std::move(*new_client_connection(client_.get(), "localhost", session.get())), c.get(),
+                            std::move(server), s.get());
+    ASSERT_TRUE(h.client_result && h.server_result);
+    auto inherited = tag_established_session(h.server.get());
+    // Under TLS 1.3 the session is a copy, re-tagged by the tickets it issued.
+    if (GetParam() == TLS1_2_VERSION) {
+        ASSERT_TRUE(inherited.has_value());
+        EXPECT_EQ(*inherited, first);
+    }
+    // The first connection's data connections still resume with its tag.
+    auto data = connect(first, session.get());
+    EXPECT_TRUE(resumed_with_tag(data.server.get(), first));
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, SessionBinding, ::testing::Values(TLS1_3_VERSION, TLS1_2_VERSION));
