@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 PYTEST  ?= python3 -m pytest
 
-.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short fuzz fuzz-short demo bench bench-rdma bench-rdma-ab bench-disk bench-two-devices install clean
+.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short fuzz fuzz-short demo bench bench-tls bench-rdma bench-rdma-ab bench-disk bench-two-devices install clean
 
 all: build
 
@@ -66,6 +66,11 @@ demo: build
 
 bench: build
 	@bash bench/tcp-bench.sh $(BUILD)
+	@python3 bench/tls_bench.py $(BUILD) $(BENCH_ARGS)
+
+# FTPS alone: rftp and vsftpd+curl over TLS against one core's AES-GCM (docs/benchmarks.md).
+bench-tls: build
+	@python3 bench/tls_bench.py $(BUILD) $(BENCH_ARGS)
 
 # RDMA in the lab guest: ib_write_bw against rftp, per device (docs/benchmarks.md).
 bench-rdma: build

@@ -109,8 +109,9 @@ class Rftpd(Server):
     user = "alice"
     password = "bench-secret"
 
-    def __init__(self, group: CpuGroup, workdir: Path, build: Path, root: Path):
+    def __init__(self, group: CpuGroup, workdir: Path, build: Path, root: Path, tls=None):
         super().__init__(group, workdir)
+        tls_section = f"tls: {{certificate: \"{tls[0]}\", key: \"{tls[1]}\"}}\n" if tls else ""
         hashed = subprocess.run([str(build / "rftpd"), "--hash-password"], input=self.password + "\n",
                                 capture_output=True, text=True, check=True).stdout.strip()
         config = workdir / "rftpd.yaml"
@@ -118,7 +119,7 @@ class Rftpd(Server):
             f"listen: [{{address: 127.0.0.1, port: {self.port}}}]\n"
             f"users:\n  - {{name: {self.user}, password_hash: \"{hashed}\", root: \"{root}\", access: read-write}}\n"
             "limits: {max_sessions: 256, max_sessions_per_ip: 64}\n"
-            "log: {level: warning}\n")
+            "log: {level: warning}\n" + tls_section)
         self._spawn([str(build / "rftpd"), "--config", str(config)])
         wait_for_banner(self.proc, self.port, "rftpd", b"220")
 
@@ -140,7 +141,7 @@ class Vsftpd(Server):
 
     name = "vsftpd"
 
-    def __init__(self, group: CpuGroup, workdir: Path, root: Path):
+    def __init__(self, group: CpuGroup, workdir: Path, root: Path, tls=None):
         super().__init__(group, workdir)
         empty = workdir / "vsftpd-empty"
         empty.mkdir(exist_ok=True)
@@ -158,6 +159,10 @@ class Vsftpd(Server):
             "max_per_ip": "0", "max_clients": "0", "use_sendfile": "YES",
             "idle_session_timeout": "300", "data_connection_timeout": "300",
         }
+        if tls:  # FTPS as vsftpd sites run it: required, data sessions resumed
+            settings.update({"ssl_enable": "YES", "rsa_cert_file": str(tls[0]), "rsa_private_key_file": str(tls[1]),
+                             "allow_anon_ssl": "YES", "force_anon_logins_ssl": "YES", "force_anon_data_ssl": "YES",
+                             "require_ssl_reuse": "YES", "ssl_sslv2": "NO", "ssl_sslv3": "NO"})
         config = workdir / "vsftpd.conf"
         config.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         os.chmod(config, 0o600)  # vsftpd refuses a config others could write
