@@ -3,7 +3,6 @@ Python's ftplib, a test CA made by openssl, and the refusals that keep
 passwords and files off the network in clear text."""
 
 import ftplib
-import hashlib
 import os
 import signal
 import socket
@@ -257,6 +256,14 @@ def test_bad_certificates_stop_the_start_naming_the_file(tmp_path, ca):
     assert run_check(tmp_path, tls_config(ca)).returncode == 0
 
 
+def hang_up_and_wait_for(d, event):
+    d.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while event not in d.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert event in d.log()
+
+
 def test_sighup_reloads_a_renewed_certificate(tmp_path, ca):
     live_cert, live_key = tmp_path / "live.pem", tmp_path / "live.key"
     live_cert.write_bytes(ca.good[0].read_bytes())
@@ -268,19 +275,11 @@ def test_sighup_reloads_a_renewed_certificate(tmp_path, ca):
         renewed = ca.server("renewed", "DNS:localhost,IP:127.0.0.1")
         live_cert.write_bytes(renewed[0].read_bytes())
         live_key.write_bytes(renewed[1].read_bytes())
-        d.proc.send_signal(signal.SIGHUP)
-        deadline = time.monotonic() + 10
-        while "event=tls_reloaded" not in d.log() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert "event=tls_reloaded" in d.log()
+        hang_up_and_wait_for(d, "event=tls_reloaded")
         curl(ca, "--ssl-reqd", "--pinnedpubkey", pin_of(renewed[0]), base)
         # A broken file on the next reload keeps the certificate in use.
         live_key.write_text("not a key")
-        d.proc.send_signal(signal.SIGHUP)
-        deadline = time.monotonic() + 10
-        while "event=tls_reload_failed" not in d.log() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert "event=tls_reload_failed" in d.log()
+        hang_up_and_wait_for(d, "event=tls_reload_failed")
         curl(ca, "--ssl-reqd", "--pinnedpubkey", pin_of(renewed[0]), base)
         assert d.alive()
     finally:
