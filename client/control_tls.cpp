@@ -3,6 +3,9 @@
 #include <arpa/inet.h>
 
 #include <cstdio>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "client/session.h"
 #include "common/log.h"
@@ -35,13 +38,31 @@ Outcome<ControlTls> ControlTls::prepare(const Url &url, const Options &options) 
                                  "clear text\n", url.host.c_str());
         return t;
     }
-    auto ctx = middleware::tls::make_client_context({.ca_file = options.ca_file, .pinned_pubkey = options.pinned_pubkey});
-    if (!ctx) return fail_as(ExitCode::usage, ctx.error().message);
-    t.ctx_ = std::move(*ctx);
+    t.ca_file_ = options.ca_file;
     return t;
 }
 
+// One context for the whole run, made when the first session starts TLS:
+// loading the system's CA store takes milliseconds and hundreds of
+// allocations, which a run of many sessions, or one whose server offers no
+// TLS, should not pay for each session.
+Outcome<middleware::tls::SharedSslCtx> ControlTls::shared_context() const {
+    static std::mutex mutex;
+    static std::map<std::pair<std::string, std::string>, middleware::tls::SharedSslCtx> made;
+    std::lock_guard lock(mutex);
+    auto &ctx = made[{ca_file_, pinned_pubkey_}];
+    if (!ctx) {
+        auto fresh = middleware::tls::make_client_context({.ca_file = ca_file_, .pinned_pubkey = pinned_pubkey_});
+        if (!fresh) return fail_as(ExitCode::usage, fresh.error().message);
+        ctx = std::move(*fresh);
+    }
+    return ctx;
+}
+
 OutcomeStatus ControlTls::start(FtpConnection &control) {
+    auto ctx = shared_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    ctx_ = std::move(*ctx);
     if (auto ok = control.start_tls(ctx_.get(), host_, pinned_pubkey_); !ok) return ok;
     on_ = true;
     return {};

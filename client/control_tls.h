@@ -16,8 +16,8 @@ namespace rftp::client {
 
 class ControlTls {
 public:
-    // The mode for url's host and, unless off, the TLS context (CA store,
-    // pinned key). A CA bundle that cannot be read is an error here.
+    // The mode for url's host. The TLS context (CA store, pinned key) is
+    // made when TLS starts; a CA bundle that cannot be read is an error then.
     static Outcome<ControlTls> prepare(const Url &url, const Options &options);
 
     // The handshake on control (ftps:// at once; else after AUTH TLS).
@@ -29,13 +29,17 @@ public:
     // TLS; whether data connections are protected.
     Outcome<bool> protect_data(FtpConnection &control);
 
+    // Empty until TLS started.
     const middleware::tls::SharedSslCtx &context() const { return ctx_; }
 
 private:
+    Outcome<middleware::tls::SharedSslCtx> shared_context() const;
+
     TlsMode mode_ = TlsMode::require;
     std::string host_;
     bool loopback_ = false;
     std::string pinned_pubkey_;
+    std::string ca_file_;
     middleware::tls::SharedSslCtx ctx_;
     bool on_ = false;
 };
