@@ -71,13 +71,13 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
     auto resources = rdma::ChannelResources::allocate(p);
     if (!resources) return give_up(resources.error().message);
     // Under TLS the queue pairs show the token bound to the TLS session.
-    wire::ChannelToken token = grant->token;
+    wire::ChannelTokens tokens(grant->token);
     if (SSL *tls = session.control.tls()) {
-        auto bound = middleware::tls::bind_token(tls, grant->token);
+        auto bound = middleware::tls::bind_tokens(tls, grant->token, p.queue_pairs());
         if (!bound) return give_up(bound.error().message);
-        token = *bound;
+        tokens = std::move(*bound);
     }
-    if (auto ok = rdma::connect_channel(*resources, server, grant->port, token,
+    if (auto ok = rdma::connect_channel(*resources, server, grant->port, tokens,
                                         static_cast<unsigned>(o.timeout_seconds));
         !ok)
         return give_up("RDMA connection to " + rdma::address_string(server) + " failed: " + ok.error().message);

@@ -91,9 +91,9 @@ void cmd_radr(Session &s, const std::string &arg) {
     }
     auto rdma = *prepared;
     if (s.tls_active()) {
-        auto bound = middleware::tls::bind_token(s.tls_ssl(), rdma->token());
+        auto bound = middleware::tls::bind_tokens(s.tls_ssl(), rdma->token(), rdma->params().queue_pairs());
         if (!bound) return s.reply(451, "RDMA unavailable: " + bound.error().message + "; use TCP.");
-        rdma->expect_token(*bound);
+        rdma->expect_tokens(std::move(*bound));
     }
     s.state.rdma = rdma;
     const auto &p = rdma->params();

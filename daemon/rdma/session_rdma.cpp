@@ -62,7 +62,7 @@ Result<std::shared_ptr<SessionRdma>> SessionRdma::prepare(RdmaBudget &budget, co
 Status SessionRdma::accept(unsigned timeout_s, const std::string &label, std::function<void(const Error &)> on_failure,
                            const std::function<void(const std::string &)> &on_rejected) {
     if (!resources_ || !listener_) return fail_msg("RDMA channel already set up");
-    if (auto ok = listener_->accept(*resources_, expected_.value_or(token_), timeout_s, cancelled_, on_rejected); !ok) return ok;
+    if (auto ok = listener_->accept(*resources_, expected_.value_or(wire::ChannelTokens(token_)), timeout_s, cancelled_, on_rejected); !ok) return ok;
     auto channel = middleware::rdma::Channel::start(std::move(*resources_), label, std::move(on_failure));
     resources_.reset();
     listener_.reset();

@@ -43,9 +43,9 @@ public:
 
     uint16_t port() const { return listener_ ? listener_->port() : 0; }
     const wire::ChannelToken &token() const { return token_; }
-    // Under TLS: the queue pairs must show this instead of token(), which
+    // Under TLS: the queue pairs must show these instead of token(), which
     // the RADR reply still carries as the nonce (middleware/tls/token_binding.h).
-    void expect_token(const wire::ChannelToken &bound) { expected_ = bound; }
+    void expect_tokens(wire::ChannelTokens bound) { expected_ = std::move(bound); }
     const middleware::rdma::ChannelParams &params() const { return params_; }
 
     // Blocking, off the loop: waits for the client's queue pairs and starts the channel.
@@ -75,7 +75,7 @@ private:
     SessionRdma() = default;
     middleware::rdma::ChannelParams params_;
     wire::ChannelToken token_{};
-    std::optional<wire::ChannelToken> expected_;
+    std::optional<wire::ChannelTokens> expected_;
     std::atomic<bool> cancelled_{false};
     mutable std::mutex mutex_;  // guards channel_ between the accepting thread and the loop
     // Declared in creation order: released in reverse (the channel first).

@@ -129,7 +129,7 @@ Result<std::unique_ptr<ChannelListener>> ChannelListener::listen(const sockaddr_
 
 ChannelListener::~ChannelListener() = default;
 
-Status ChannelListener::accept(ChannelResources &res, const wire::ChannelToken &token, unsigned timeout_s,
+Status ChannelListener::accept(ChannelResources &res, const wire::ChannelTokens &tokens, unsigned timeout_s,
                                const std::atomic<bool> &cancelled,
                                const std::function<void(const std::string &)> &on_rejected) {
     const unsigned want = res.params.queue_pairs();
@@ -172,8 +172,10 @@ Status ChannelListener::accept(ChannelResources &res, const wire::ChannelToken &
             auto data = wire::decode_connect({static_cast<const uint8_t *>(e.param.conn.private_data),
                                               e.param.conn.private_data_len});
             if (!data) { reject(data.error().message); continue; }
-            if (CRYPTO_memcmp(data->token.data(), token.data(), token.size()) != 0) { reject("wrong token"); continue; }
+            // The index first: under TLS it chooses the token to compare with.
             if (data->count != want || accepted[data->index]) { reject("unexpected queue pair index"); continue; }
+            const wire::ChannelToken &token = tokens.for_index(data->index);
+            if (CRYPTO_memcmp(data->token.data(), token.data(), token.size()) != 0) { reject("wrong token"); continue; }
             // All queue pairs share one protection domain, so one device; a
             // request that arrived through another is turned away, not fatal.
             if (res.device() && res.device() != id->verbs) { reject("queue pair on another RDMA device"); continue; }
@@ -263,7 +265,7 @@ Status connect_queue_pair(ChannelResources &res, sockaddr_storage dst, uint16_t 
 }  // namespace
 
 Status connect_channel(ChannelResources &res, const sockaddr_storage &server, uint16_t port,
-                       const wire::ChannelToken &token, unsigned timeout_s) {
+                       const wire::ChannelTokens &tokens, unsigned timeout_s) {
     auto ch = new_event_channel();
     if (!ch) return fail(ch.error());
     res.events = std::move(*ch);
@@ -277,6 +279,7 @@ Status connect_channel(ChannelResources &res, const sockaddr_storage &server, ui
     // the queue pair starts again with a new id, and so a new port.
     constexpr unsigned kConnectTries = 8;
     for (unsigned i = 0; i < want; ++i) {
+        const wire::ChannelToken &token = tokens.for_index(i);
         Status connected = connect_queue_pair(res, dst, test_connect_from_port(), i, want, token, ms, deadline);
         for (unsigned tries = 1; !connected && connected.error().code == -EADDRINUSE && tries < kConnectTries; ++tries) {
             log::info("event=rdma_connect_retry queue_pair=" + std::to_string(i) + " try=" + std::to_string(tries + 1) +

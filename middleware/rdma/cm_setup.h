@@ -28,10 +28,10 @@ public:
     ~ChannelListener();
     uint16_t port() const { return port_; }
 
-    // Accepts resources.params.queue_pairs() connections carrying token into
+    // Accepts resources.params.queue_pairs() connections, each carrying its token, into
     // resources. Gives up after timeout_s, or soon after *cancelled is set.
     // on_rejected is told about every refused request.
-    Status accept(ChannelResources &resources, const wire::ChannelToken &token, unsigned timeout_s,
+    Status accept(ChannelResources &resources, const wire::ChannelTokens &tokens, unsigned timeout_s,
                   const std::atomic<bool> &cancelled, const std::function<void(const std::string &)> &on_rejected);
 
 private:
@@ -41,9 +41,9 @@ private:
     uint16_t port_ = 0;
 };
 
-// Client: connects every queue pair of resources to server:port with token.
+// Client: connects every queue pair of resources to server:port, each with its token.
 Status connect_channel(ChannelResources &resources, const sockaddr_storage &server, uint16_t port,
-                       const wire::ChannelToken &token, unsigned timeout_s);
+                       const wire::ChannelTokens &tokens, unsigned timeout_s);
 
 // "192.0.2.1" for logs.
 std::string address_string(const sockaddr_storage &addr);
