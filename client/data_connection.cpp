@@ -113,7 +113,9 @@ Outcome<DataTlsRelays> secure_data_connections(Session &session, std::vector<Uni
         const std::string which = "data connection " + std::to_string(i + 1) + "/" + std::to_string(connections.size());
         auto ssl = middleware::tls::new_client_connection(session.tls_ctx.get(), session.tls_host, resumable.get());
         if (!ssl) return fail_as(ExitCode::connection, which + ": " + ssl.error().message);
-        if (auto shaken = middleware::tls::handshake(ssl->get(), connections[i].get(), timeout_ms); !shaken) {
+        if (auto shaken = middleware::tls::handshake(ssl->get(), connections[i].get(), timeout_ms, &interrupt_flag());
+            !shaken) {
+            if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
             std::string why = shaken.error().code == -EPROTO
                                   ? middleware::tls::handshake_failure(ssl->get(), session.tls_host, shaken.error().message)
                                   : shaken.error().message;

@@ -108,7 +108,8 @@ OutcomeStatus FtpConnection::start_tls(SSL_CTX *ctx, const std::string &host, co
                                              "refusing it (it may have been injected)");
     auto ssl = middleware::tls::new_client_connection(ctx, host);
     if (!ssl) return fail_as(ExitCode::connection, ssl.error().message);
-    if (auto shaken = middleware::tls::handshake(ssl->get(), fd_.get(), timeout_ * 1000); !shaken) {
+    if (auto shaken = middleware::tls::handshake(ssl->get(), fd_.get(), timeout_ * 1000, &interrupt_flag()); !shaken) {
+        if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
         std::string why = shaken.error().code == -EPROTO ? middleware::tls::handshake_failure(ssl->get(), host, shaken.error().message)
                                                          : "TLS handshake with " + host + ": " + shaken.error().message;
         return fail_as(ExitCode::connection, why);

@@ -51,6 +51,7 @@ void install_interrupt_handlers() {
 }
 
 bool interrupted() { return g_interrupted.load(); }
+const std::atomic<bool> &interrupt_flag() { return g_interrupted; }
 
 void die_of_the_interrupting_signal() {
     const int sig = g_signal.load();

@@ -5,6 +5,7 @@
 // transfers may be guarded at once (one per session thread with -j).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -16,6 +17,8 @@ namespace rftp::client {
 
 void install_interrupt_handlers();
 bool interrupted();
+// The flag itself, for waits that poll a cancel flag (TLS handshakes).
+const std::atomic<bool> &interrupt_flag();
 
 // Once everything is cleaned up and reported: dies of the signal that
 // interrupted the run (SIGINT or SIGTERM), with its default action. A shell

@@ -2,10 +2,12 @@
 a password off the network in clear text, and PROT P data both ways."""
 
 import os
+import signal
 import socket
 import ssl
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -88,9 +90,10 @@ class StubFtps(threading.Thread):
     whatever the client sends next (rftpd itself will not start with a
     certificate that has expired)."""
 
-    def __init__(self, certificate: Path, key: Path, behind_234: bytes = b""):
+    def __init__(self, certificate: Path, key: Path, behind_234: bytes = b"", handshake: bool = True):
         super().__init__(daemon=True)
         self.behind_234 = behind_234
+        self.handshake = handshake
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -105,6 +108,10 @@ class StubFtps(threading.Thread):
         if not conn.recv(100).startswith(b"AUTH TLS"):
             return
         conn.sendall(b"234 go ahead\r\n" + self.behind_234)
+        if not self.handshake:
+            conn.recv(4096)  # the client's hello, never answered
+            conn.recv(4096)
+            return
         try:
             tls = self.context.wrap_socket(conn, server_side=True)
             self.heard = tls.recv(100)
@@ -132,6 +139,19 @@ def test_replies_injected_in_clear_behind_the_234_are_refused(ca):
     assert r.returncode == 3, r.stderr
     assert "injected" in r.stderr, r.stderr
     assert stub.heard == b""
+
+
+def test_ctrl_c_during_a_handshake_that_never_ends(ca):
+    stub = StubFtps(*ca.good, handshake=False)
+    env = dict(os.environ, RFTP_PASSWORD=PASSWORDS["alice"], RFTP_CA_BUNDLE=str(ca.ca))
+    p = subprocess.Popen([str(TESTING / "rftp"), "--no-progress", "ls", f"ftp://alice@localhost:{stub.port}/"],
+                         stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(1)
+    p.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    _, err = p.communicate(timeout=20)
+    assert time.monotonic() - started < 5, "rftp waited out its --timeout instead"
+    assert p.returncode == -signal.SIGINT, err
 
 
 def test_pinned_public_key(ftps, ca):
