@@ -48,9 +48,11 @@ Outcome<ControlTls> ControlTls::prepare(const Url &url, const Options &options) 
 // TLS, should not pay for each session.
 Outcome<middleware::tls::SharedSslCtx> ControlTls::shared_context() const {
     static std::mutex mutex;
-    static std::map<std::pair<std::string, std::string>, middleware::tls::SharedSslCtx> made;
+    // Never destroyed: a static's destructor would free the contexts after
+    // OpenSSL's own atexit cleanup, which OpenSSL 3 does not survive.
+    static auto *made = new std::map<std::pair<std::string, std::string>, middleware::tls::SharedSslCtx>;
     std::lock_guard lock(mutex);
-    auto &ctx = made[{ca_file_, pinned_pubkey_}];
+    auto &ctx = (*made)[{ca_file_, pinned_pubkey_}];
     if (!ctx) {
         auto fresh = middleware::tls::make_client_context({.ca_file = ca_file_, .pinned_pubkey = pinned_pubkey_});
         if (!fresh) return fail_as(ExitCode::usage, fresh.error().message);

@@ -132,6 +132,9 @@ ChannelListener::~ChannelListener() = default;
 Status ChannelListener::accept(ChannelResources &res, const wire::ChannelTokens &tokens, unsigned timeout_s,
                                const std::atomic<bool> &cancelled,
                                const std::function<void(const std::string &)> &on_rejected) {
+    if (tokens.per_index.size() != 1 && tokens.per_index.size() != res.params.queue_pairs())
+        return fail_msg("RDMA channel: " + std::to_string(tokens.per_index.size()) + " tokens for " +
+                        std::to_string(res.params.queue_pairs()) + " queue pairs");
     const unsigned want = res.params.queue_pairs();
     auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
     // On failure, the accepted connections go while their event channel
@@ -266,6 +269,9 @@ Status connect_queue_pair(ChannelResources &res, sockaddr_storage dst, uint16_t 
 
 Status connect_channel(ChannelResources &res, const sockaddr_storage &server, uint16_t port,
                        const wire::ChannelTokens &tokens, unsigned timeout_s) {
+    if (tokens.per_index.size() != 1 && tokens.per_index.size() != res.params.queue_pairs())
+        return fail_msg("RDMA channel: " + std::to_string(tokens.per_index.size()) + " tokens for " +
+                        std::to_string(res.params.queue_pairs()) + " queue pairs");
     auto ch = new_event_channel();
     if (!ch) return fail(ch.error());
     res.events = std::move(*ch);

@@ -121,13 +121,15 @@ Status TlsRelay::finish(int timeout_ms) {
     uint64_t one = 1;
     (void)!::write(wake_.get(), &one, sizeof one);
     std::unique_lock lock(mutex_);
-    const bool done = closed_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
-                                       [this] { return close_sent_ || ended_.load(); });
+    const bool done = closed_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] {
+        return close_sent_ || ended_.load() || peer_closed_cleanly_.load();
+    });
     // A peer that ended with close_notify had all it wanted.
-    if (close_sent_ || peer_closed_cleanly_.load()) return {};
+    if (peer_closed_cleanly_.load()) return {};
     if (!failure_.empty()) return fail_msg(failure_, -ECONNRESET);
+    if (close_sent_) return {};
     return fail_msg(done ? "the TLS data connection ended before all was sent"
-                         : "the TLS data connection took no more data for " + std::to_string(timeout_ms / 1000) + " s",
+                         : "the TLS data connection did not send all within " + std::to_string(timeout_ms / 1000) + " s",
                     done ? -ECONNRESET : -ETIMEDOUT);
 }
 
@@ -170,7 +172,11 @@ void TlsRelay::decrypt(Flow &f) {
         if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return;
         f.tls_ended = f.moved = true;
         f.clean_close = err == SSL_ERROR_ZERO_RETURN;
-        peer_closed_cleanly_.store(f.clean_close);
+        if (f.clean_close) {
+            std::lock_guard lock(mutex_);
+            peer_closed_cleanly_.store(true);
+            closed_.notify_all();
+        }
         if (err != SSL_ERROR_ZERO_RETURN) {
             cut_short_.store(true);
             fail_with(ended_without_close_notify(err) ? "the TLS stream ended without close_notify"
@@ -259,8 +265,14 @@ void TlsRelay::end_to_peer(Flow &f) {
     if (!f.shutdown_sent) {
         ERR_clear_error();
         int r = SSL_shutdown(ssl_.get());
-        // The pair had no room for the whole alert: push, and try again.
-        if (r < 0 && SSL_get_error(ssl_.get(), r) == SSL_ERROR_WANT_WRITE) return;
+        if (r < 0) {
+            // The pair had no room for the whole alert: push, and try again.
+            if (SSL_get_error(ssl_.get(), r) == SSL_ERROR_WANT_WRITE) return;
+            // TLS failed before (a bad record, a cut): no close_notify can go.
+            fail_with(openssl_failure("close_notify not sent"));
+            f.broken = true;
+            return;
+        }
         f.shutdown_sent = f.moved = true;
         return;  // push_network sends it
     }
