@@ -1,25 +1,18 @@
 #include "client/control_tls.h"
 
-#include <arpa/inet.h>
-
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <utility>
 
 #include "client/session.h"
+#include "common/socket_address.h"
 #include "common/log.h"
 #include "middleware/tls/client_context.h"
 
 namespace rftp::client {
 
-bool is_loopback_host(const std::string &host) {
-    if (host == "localhost") return true;
-    in_addr v4{};
-    if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-    in6_addr v6{};
-    return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
-}
+bool is_loopback_host(const std::string &host) { return host == "localhost" || is_loopback_address(host); }
 
 Outcome<ControlTls> ControlTls::prepare(const Url &url, const Options &options) {
     ControlTls t;

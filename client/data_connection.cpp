@@ -126,11 +126,9 @@ Outcome<DataTlsRelays> secure_data_connections(Session &session, std::vector<Uni
         if (!SSL_session_reused(ssl->get()))
             if (auto pinned = middleware::tls::check_pinned_key(ssl->get(), session.pinned_pubkey); !pinned)
                 return fail_as(ExitCode::connection, which + ": " + pinned.error().message);
-        auto relay = middleware::tls::TlsRelay::start(std::move(*ssl), std::move(connections[i]));
+        auto relay = middleware::tls::TlsRelay::start(std::move(*ssl), std::move(connections[i]),
+                                                      static_cast<unsigned>(session.control.timeout()));
         if (!relay) return fail_as(ExitCode::connection, which + ": " + relay.error().message);
-        const timeval tv{session.control.timeout(), 0};
-        ::setsockopt((*relay)->engine_fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        ::setsockopt((*relay)->engine_fd(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
         relays.push_back(std::move(*relay));
     }
     log::debug("PROT P: " + std::to_string(relays.size()) + " data connection(s) under TLS");

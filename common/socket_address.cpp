@@ -24,4 +24,11 @@ std::string canonical_address_text(const std::string &text) {
     return address_text(addr);
 }
 
+bool is_loopback_address(const std::string &text) {
+    in_addr v4{};
+    if (::inet_pton(AF_INET, text.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+    in6_addr v6{};
+    return ::inet_pton(AF_INET6, text.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
 }  // namespace rftp

@@ -26,6 +26,8 @@ inline sockaddr_storage with_port(sockaddr_storage a, uint16_t port) {
 // "1.2.3.4" / "::1" of an address, for logs and comparisons (an IPv4-mapped
 // IPv6 address as its IPv4 one).
 std::string address_text(const sockaddr_storage &addr);
+// A numeric address in 127.0.0.0/8 or ::1: traffic to it never leaves the machine.
+bool is_loopback_address(const std::string &text);
 // A numeric address as address_text writes it ("2001:DB8::1" and
 // "::ffff:192.0.2.7" become "2001:db8::1" and "192.0.2.7"); other text as given.
 std::string canonical_address_text(const std::string &text);

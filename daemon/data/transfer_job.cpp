@@ -41,7 +41,6 @@ Status TransferJob::secure_connections() {
         network = std::move(sockets_);
         sockets_.clear();
     }
-    const timeval tv{static_cast<time_t>(timeout_s_), 0};
     for (auto &sock : network) {
         middleware::tls::UniqueSsl ssl(SSL_new(tls_->ctx.get()));
         if (!ssl) return fail(middleware::tls::tls_error("TLS data connection"));
@@ -61,11 +60,8 @@ Status TransferJob::secure_connections() {
             return fail(Error{kDataTlsRefused, "the data connection's TLS must resume the control connection's TLS "
                                                "session (tls.data_binding: session)"});
         }
-        auto relay = middleware::tls::TlsRelay::start(std::move(ssl), std::move(sock));
+        auto relay = middleware::tls::TlsRelay::start(std::move(ssl), std::move(sock), timeout_s_);
         if (!relay) return fail(relay.error());
-        // The engine's end times out as the data connection would have.
-        ::setsockopt((*relay)->engine_fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        ::setsockopt((*relay)->engine_fd(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
         std::lock_guard lock(mutex_);
         relays_.push_back(std::move(*relay));
         if (progress.abort.load()) relays_.back()->stop();

@@ -64,7 +64,7 @@ struct TlsRelay::Flow {
     short net_events = 0, eng_events = 0;
 };
 
-Result<std::unique_ptr<TlsRelay>> TlsRelay::start(UniqueSsl ssl, UniqueFd network) {
+Result<std::unique_ptr<TlsRelay>> TlsRelay::start(UniqueSsl ssl, UniqueFd network, unsigned timeout_s) {
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
         return fail(Error::from_errno("TLS relay: socketpair"));
@@ -80,6 +80,9 @@ Result<std::unique_ptr<TlsRelay>> TlsRelay::start(UniqueSsl ssl, UniqueFd networ
     SSL_set_bio(ssl.get(), inner, inner);
     r->network_bio_.reset(outer);
     size_buffers(r->engine_.get());
+    const timeval tv{static_cast<time_t>(timeout_s), 0};
+    ::setsockopt(r->engine_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ::setsockopt(r->engine_.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     size_buffers(r->relay_end_.get());
     set_nonblocking(r->relay_end_.get());
     set_nonblocking(network.get());

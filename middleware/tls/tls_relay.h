@@ -34,14 +34,15 @@ namespace rftp::middleware::tls {
 
 class TlsRelay {
 public:
-    // ssl has finished its handshake on network. The relay owns both.
-    static Result<std::unique_ptr<TlsRelay>> start(UniqueSsl ssl, UniqueFd network);
+    // ssl has finished its handshake on network. The relay owns both. The
+    // engine's end gets timeout_s as SO_RCVTIMEO/SO_SNDTIMEO: it stalls out
+    // as the data connection would have.
+    static Result<std::unique_ptr<TlsRelay>> start(UniqueSsl ssl, UniqueFd network, unsigned timeout_s);
     ~TlsRelay();  // stops and joins
     TlsRelay(const TlsRelay &) = delete;
     TlsRelay &operator=(const TlsRelay &) = delete;
 
-    // The engine's end: a stream socket, blocking, with no timeouts of its
-    // own (give it the ones the network socket would have had).
+    // The engine's end: a stream socket, blocking.
     int engine_fd() const { return engine_.get(); }
     // The transfer is done and good: ends the engine's stream (as if it
     // had shut its side), and waits until every byte it wrote went out on

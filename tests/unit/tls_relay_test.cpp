@@ -33,8 +33,8 @@ protected:
                                          std::move(server), s.get());
         ASSERT_TRUE(h.client_result && h.server_result);
         // The client side is a relay too: both engines see plain sockets.
-        client_relay_ = std::move(*TlsRelay::start(std::move(h.client), std::move(c)));
-        server_relay_ = std::move(*TlsRelay::start(std::move(h.server), std::move(s)));
+        client_relay_ = std::move(*TlsRelay::start(std::move(h.client), std::move(c), 30));
+        server_relay_ = std::move(*TlsRelay::start(std::move(h.server), std::move(s), 30));
     }
     void TearDown() override { std::filesystem::remove_all(dir_); }
 
