@@ -174,6 +174,16 @@ def test_no_password_in_clear_to_the_network_unless_told(tmp_path):
         r = rftp("ls", "--tls", "off", url)
         assert r.returncode == 0, r.stderr
         assert "clear text" in r.stderr
+        # auto to a host that is not loopback: goes on, and says so.
+        r = rftp("ls", "--tls", "auto", url)
+        assert r.returncode == 0 and "does not offer TLS" in r.stderr and "clear text" in r.stderr, r.stderr
+        # $RFTP_TLS sets the mode; a value it does not know is a usage error.
+        env = dict(os.environ, RFTP_PASSWORD=PASSWORDS["alice"], RFTP_TLS="off")
+        r = subprocess.run([str(TESTING / "rftp"), "ls", url], capture_output=True, text=True, env=env, timeout=60)
+        assert r.returncode == 0 and "--tls off" in r.stderr, r.stderr
+        env["RFTP_TLS"] = "maybe"
+        r = subprocess.run([str(TESTING / "rftp"), "ls", url], capture_output=True, text=True, env=env, timeout=60)
+        assert r.returncode == 2 and "$RFTP_TLS" in r.stderr, r.stderr
         # Loopback: TLS when offered, else plain, silently.
         r = rftp("ls", f"ftp://alice@localhost:{d.port}/")
         assert r.returncode == 0 and r.stderr == "", r.stderr
