@@ -29,6 +29,7 @@ std::string format_features(const Features &f) {
     add(out, f.eprt, "EPRT");
     add(out, f.epsv, "EPSV");
     add(out, f.mdtm, "MDTM");
+    add(out, f.mfmt, "MFMT");
     add(out, f.mlst, "MLST " + f.mlst_facts);
     add(out, f.pasv, "PASV");
     add(out, f.auth_tls, "PBSZ");
@@ -60,6 +61,7 @@ Features parse_features(const std::vector<std::string> &lines) {
         else if (name == "EPSV") f.epsv = true;
         else if (name == "PASV") f.pasv = true;
         else if (name == "MDTM") f.mdtm = true;
+        else if (name == "MFMT") f.mfmt = true;
         else if (name == "SIZE") f.size = true;
         else if (name == "REST" && upper_arg == "STREAM") f.rest_stream = true;
         else if (name == "TVFS") f.tvfs = true;

@@ -16,6 +16,7 @@ struct Features {
     bool epsv = false;
     bool pasv = false;
     bool mdtm = false;
+    bool mfmt = false;  // "MFMT" (draft-somers-ftp-mfxx): set a file's modification time
     bool size = false;
     bool rest_stream = false;  // "REST STREAM" (RFC 3659)
     bool tvfs = false;

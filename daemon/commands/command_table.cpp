@@ -43,6 +43,7 @@ constexpr std::array kCommands{
     CommandSpec{"RNTO", true, A::required, cmd_rnto, "RNTO <to>: rename, step 2"},
     CommandSpec{"SIZE", true, A::required, cmd_size, "SIZE <file>: size in bytes"},
     CommandSpec{"MDTM", true, A::required, cmd_mdtm, "MDTM <file>: modification time"},
+    CommandSpec{"MFMT", true, A::required, cmd_mfmt, "MFMT <YYYYMMDDHHMMSS> <file>: set modification time (UTC)"},
     CommandSpec{"MLST", true, A::optional, cmd_mlst, "MLST [path]: facts about one entry"},
     CommandSpec{"HASH", true, A::required, cmd_hash, "HASH <file>: SHA-256 of the file"},
     CommandSpec{"PASV", true, A::none, cmd_pasv, "PASV: passive mode (IPv4)"},

@@ -69,6 +69,7 @@ void cmd_rnfr(Session &, const std::string &);
 void cmd_rnto(Session &, const std::string &);
 void cmd_size(Session &, const std::string &);
 void cmd_mdtm(Session &, const std::string &);
+void cmd_mfmt(Session &, const std::string &);
 void cmd_mlst(Session &, const std::string &);
 void cmd_hash(Session &, const std::string &);
 

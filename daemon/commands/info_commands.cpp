@@ -104,6 +104,7 @@ void cmd_feat(Session &s, const std::string &) {
                                 .epsv = true,
                                 .pasv = true,
                                 .mdtm = true,
+                                .mfmt = true,
                                 .size = true,
                                 .rest_stream = true,
                                 .tvfs = true,

@@ -1,5 +1,5 @@
 // Commands on names in the user's tree: PWD, CWD, CDUP, MKD, RMD, DELE,
-// RNFR/RNTO, SIZE, MDTM, MLST, HASH. Every path goes through
+// RNFR/RNTO, SIZE, MDTM, MFMT, MLST, HASH. Every path goes through
 // resolve_or_reply, then through UserRoot, which never leaves the root.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,6 +14,7 @@
 #include "middleware/integrity/file_digest.h"
 #include "protocol/partial_names.h"
 #include "protocol/source_identity.h"
+#include "protocol/time_val.h"
 
 namespace rftp::daemon {
 namespace {
@@ -225,7 +226,30 @@ void cmd_mdtm(Session &s, const std::string &arg) {
     auto st = s.state.root->stat(*vpath);
     if (!st) return reply_fs_error(s, st.error());
     if (!S_ISREG(st->st_mode)) return s.reply(550, "Could not get modification time: not a plain file.");
-    s.reply(213, format_mdtm(st->st_mtime));
+    s.reply(213, ftp::format_time_val(st->st_mtime));
+}
+
+// MFMT <time-val> <path> (draft-somers-ftp-mfxx): rftp sync sets each
+// copied file's time to its source's, so that the next run can compare them.
+void cmd_mfmt(Session &s, const std::string &arg) {
+    const auto space = arg.find(' ');
+    const auto when = ftp::parse_time_val(std::string_view(arg).substr(0, space));
+    if (space == std::string::npos || !when)
+        return s.reply(501, "Syntax: MFMT YYYYMMDDHHMMSS[.sss] <file>, the time in UTC.");
+    auto vpath = resolve_or_reply(s, arg.substr(space + 1));
+    if (!vpath) return;
+    if (refused_as_bookkeeping(s, *vpath)) return;
+    auto root = s.state.root;
+    std::string path = *vpath;
+    const struct timespec mtime{static_cast<std::time_t>(when->seconds), static_cast<long>(when->nanos)};
+    const std::string time_val(arg.substr(0, space));
+    change_off_loop(
+        s, change_line(s, "set_time", path) + " modify=" + time_val,
+        [root, path, mtime] { return root->set_modification_time(path, mtime); },
+        [&s, path, time_val](const Status &set) {
+            if (!set) return reply_fs_error(s, set.error());
+            s.reply(213, "Modify=" + time_val + "; " + path);
+        });
 }
 
 void cmd_mlst(Session &s, const std::string &arg) {

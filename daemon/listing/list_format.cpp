@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "protocol/time_val.h"
+
 namespace rftp::daemon {
 namespace {
 
@@ -35,14 +37,6 @@ std::string format_list_line(const struct stat &st, std::string_view name, std::
     return std::string(head) + std::string(name);
 }
 
-std::string format_mdtm(std::time_t t) {
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y%m%d%H%M%S", &tm);
-    return buf;
-}
-
 std::string format_mlsx_line(const struct stat &st, std::string_view name, bool writable, bool is_cdir,
                              std::string_view extra_facts) {
     std::string facts;
@@ -55,7 +49,7 @@ std::string format_mlsx_line(const struct stat &st, std::string_view name, bool 
     } else {
         facts = "type=OS.unix=other;";
     }
-    facts += "modify=" + format_mdtm(st.st_mtime) + ";";
+    facts += "modify=" + ftp::format_time_val(st.st_mtime) + ";";
     facts += "UNIX.mode=0" + [&] {
         char b[8];
         std::snprintf(b, sizeof b, "%o", st.st_mode & 07777);

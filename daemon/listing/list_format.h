@@ -20,7 +20,4 @@ std::string format_list_line(const struct stat &st, std::string_view name, std::
 std::string format_mlsx_line(const struct stat &st, std::string_view name, bool writable, bool is_cdir = false,
                              std::string_view extra_facts = {});
 
-// "20261122100102" (UTC), as MDTM and the modify fact want it.
-std::string format_mdtm(std::time_t t);
-
 }  // namespace rftp::daemon

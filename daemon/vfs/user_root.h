@@ -71,6 +71,9 @@ public:
     Status make_directory(const std::string &vpath, mode_t mode = 0755) const;
     Status remove_directory(const std::string &vpath) const;
     Status remove_file(const std::string &vpath) const;
+    // Sets a plain file's modification time (MFMT); its access time is left
+    // alone. A symbolic link or a directory is refused with EISDIR/ELOOP.
+    Status set_modification_time(const std::string &vpath, const struct timespec &mtime) const;
     // Atomic rename (renameat); replaces an existing file at to, as rename(2) does.
     Status rename(const std::string &from, const std::string &to) const;
 

@@ -33,7 +33,7 @@ def test_greeting_feat_and_syst(rftpd):
     welcome = f.connect("127.0.0.1", rftpd.port, timeout=10)
     assert welcome.startswith("220")
     feat = f.sendcmd("FEAT")
-    for feature in ("EPSV", "MLST", "SIZE", "MDTM", "REST STREAM", "HASH SHA-256", "PARALLEL 16", "UTF8"):
+    for feature in ("EPSV", "MLST", "SIZE", "MDTM", "MFMT", "REST STREAM", "HASH SHA-256", "PARALLEL 16", "UTF8"):
         assert feature in feat
     assert f.sendcmd("SYST").startswith("215 UNIX")
     f.quit()
@@ -374,6 +374,39 @@ def test_mlsd_mlst_size_mdtm_list(rftpd):
     assert status.startswith("213-") and " file.txt" in status and " sub" in status
     assert "transfer" not in f.sendcmd("STAT").lower()
     f.quit()
+
+
+def test_mfmt_sets_a_files_modification_time_and_nothing_else(rftpd):
+    root = rftpd.roots["alice"]
+    (root / "sub").mkdir()
+    (root / "a file.txt").write_bytes(b"12345")
+    os.utime(root / "a file.txt", (1600000000, 1600000000))
+    os.symlink("a file.txt", root / "link")
+    f = login(rftpd)
+    assert f.sendcmd("MFMT 20231114221320 a file.txt") == "213 Modify=20231114221320; /a file.txt"
+    st = os.stat(root / "a file.txt")
+    assert st.st_mtime == 1700000000 and st.st_atime == 1600000000
+    f.sendcmd("MFMT 20231114221321.5 /a file.txt")
+    assert os.stat(root / "a file.txt").st_mtime_ns == 1700000001_500000000
+    assert f.sendcmd("MDTM a file.txt") == "213 20231114221321"
+    for bad in ("MFMT 20231314221320 a file.txt", "MFMT 2023111422132 a file.txt", "MFMT 20231114221320",
+                "MFMT 20230230000000 a file.txt", "MFMT 20231114221320x a file.txt"):
+        with pytest.raises(ftplib.error_perm, match="501"):
+            f.sendcmd(bad)
+    for refused in ("MFMT 20231114221320 sub", "MFMT 20231114221320 link", "MFMT 20231114221320 missing",
+                    "MFMT 20231114221320 ../../etc/passwd"):
+        with pytest.raises(ftplib.error_perm, match="55"):
+            f.sendcmd(refused)
+    assert os.stat(root / "a file.txt").st_mtime_ns == 1700000001_500000000  # not through the link
+    with pytest.raises(ftplib.error_perm, match="553"):
+        f.sendcmd("MFMT 20231114221320 .x.rftp-part")
+    f.quit()
+    g = login(rftpd, "bob")
+    (rftpd.roots["bob"] / "keep.txt").write_bytes(b"keep")
+    with pytest.raises(ftplib.error_perm, match="550"):
+        g.sendcmd("MFMT 20231114221320 keep.txt")
+    assert os.stat(rftpd.roots["bob"] / "keep.txt").st_mtime != 1700000000
+    g.quit()
 
 
 def test_hash_matches_sha256(rftpd):
