@@ -14,6 +14,7 @@ namespace rftp::client {
 
 enum class ExitCode : int {
     ok = 0,
+    differs = 1,        // check: the trees (or the tree and its manifest) differ
     usage = 2,          // bad command line or URL
     connection = 3,     // resolve/connect/timeout, control connection lost
     auth = 4,           // login refused or no password available
@@ -21,6 +22,7 @@ enum class ExitCode : int {
     local_file = 6,     // cannot read/write/rename a local file, disk full
     verification = 7,   // size or digest mismatch after a transfer
     transfer = 8,       // data connection broke mid-way, 426/451: retry with -c
+    delete_limit = 9,   // sync --delete would remove more than --max-delete allows: nothing removed
     interrupted = 130,  // SIGINT/SIGTERM; the partial file is kept for -c
 };
 
@@ -47,6 +49,8 @@ inline int severity(ExitCode c) {
         case ExitCode::connection: return 4;
         case ExitCode::auth: return 3;
         case ExitCode::remote_file: return 2;
+        case ExitCode::delete_limit: return 1;
+        case ExitCode::differs: return 1;
         case ExitCode::usage: return 1;
         case ExitCode::ok: return 0;
     }

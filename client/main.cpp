@@ -37,11 +37,13 @@ const char *command_name(Command c) {
         case Command::rm: return "rm";
         case Command::mv: return "mv";
         case Command::hash: return "hash";
+        case Command::sync: return "sync";
+        case Command::check: return "check";
     }
     return "?";
 }
 
-bool is_transfer(Command c) { return c == Command::put || c == Command::get; }
+bool is_transfer(Command c) { return c == Command::put || c == Command::get || c == Command::sync; }
 
 OutcomeStatus dispatch(CommandContext &ctx) {
     switch (ctx.options.command) {
@@ -52,6 +54,8 @@ OutcomeStatus dispatch(CommandContext &ctx) {
         case Command::rm: return run_rm(ctx);
         case Command::mv: return run_mv(ctx);
         case Command::hash: return run_hash(ctx);
+        case Command::sync: return run_sync(ctx);
+        case Command::check: return run_check(ctx);
     }
     return fail_as(ExitCode::usage, "unknown command");
 }
@@ -67,6 +71,18 @@ std::optional<std::string> stdout_lost() {
         if (::poll(&out, 1, 0) == 1 && (out.revents & (POLLERR | POLLHUP))) return std::nullopt;
     }
     return std::string(std::strerror(stdout_error() ? stdout_error() : EIO));
+}
+
+// "rftp: sync: 3 copied, 10 unchanged, 2 deleted, 0 failed of 13 files; ..."
+std::string sync_summary_line(const FileCounts &f, uint64_t bytes, double seconds) {
+    const std::size_t untried = f.total - f.ok - f.failed - f.skipped;
+    std::string line = "rftp: sync: " + std::to_string(f.ok + f.skipped) + " copied, " + std::to_string(f.unchanged) +
+                       " unchanged, " + std::to_string(f.deleted) + " deleted, " + std::to_string(f.failed) + " failed";
+    if (untried) line += ", " + std::to_string(untried) + " not attempted";
+    char tail[96];
+    std::snprintf(tail, sizeof tail, "; %s in %.2f s (%s/s)\n", human_bytes(static_cast<double>(bytes)).c_str(), seconds,
+                  human_bytes(seconds > 0 ? static_cast<double>(bytes) / seconds : 0).c_str());
+    return line + tail;
 }
 
 // --json promises a summary last, whatever went wrong; a usage error's has
@@ -93,7 +109,9 @@ int main(int argc, char **argv) {
                        : o.verbose >= 2 ? log::Level::debug
                        : o.verbose == 1 ? log::Level::info
                                         : log::Level::notice);
-    auto url = rftp::client::parse_url(o.url);
+    // check --manifest of a local tree names no server at all.
+    const bool no_server = o.command == Command::check && o.url.empty();
+    auto url = no_server ? rftp::Result<Url>(Url{}) : rftp::client::parse_url(o.url);
     if (!url) {
         std::fprintf(stderr, "rftp: %s\n", log::printable(url.error().message).c_str());
         if (o.json) emit_usage_summary(command_name(o.command), url.error().message);
@@ -135,7 +153,11 @@ int main(int argc, char **argv) {
     const RunSummary &s = ctx.summary;
     double rate = seconds > 0 ? static_cast<double>(s.bytes) / seconds : 0;
 
-    if (s.files && !o.quiet && !o.json) {
+    if (s.files && !o.quiet && !o.json && o.command == Command::sync) {
+        std::fputs(sync_summary_line(*s.files, s.bytes, seconds).c_str(), stderr);
+    } else if (s.files && !o.quiet && !o.json && o.command == Command::check) {
+        std::fprintf(stderr, "rftp: check: %zu of %zu files the same\n", s.files->unchanged, s.files->total);
+    } else if (s.files && !o.quiet && !o.json) {
         // Many files: one line that says how every file ended, success or not.
         const FileCounts &f = *s.files;
         std::size_t untried = f.total - f.ok - f.failed - f.skipped;
@@ -175,9 +197,13 @@ int main(int argc, char **argv) {
         if (!s.tls_data.empty()) summary["protection"] = {{"control", s.tls_control.empty() ? "clear" : s.tls_control},
                                                            {"data", s.tls_data}};
         if (s.transfer_seconds > 0) summary["transfer_seconds"] = s.transfer_seconds;
-        if (s.files)
+        if (s.files) {
             summary["files"] = {{"total", s.files->total}, {"ok", s.files->ok}, {"failed", s.files->failed},
                                 {"skipped", s.files->skipped}};
+            if (o.command == Command::sync || o.command == Command::check)
+                summary["files"]["unchanged"] = s.files->unchanged;
+            if (o.command == Command::sync) summary["files"]["deleted"] = s.files->deleted;
+        }
         emit_json_event(summary);
     }
     if (exit == ExitCode::interrupted) {

@@ -157,6 +157,11 @@ void BatchRun::fail_setup(Failure failure) {
     stop_.store(true);
 }
 
+std::vector<FileResult> BatchRun::results() {
+    std::lock_guard lock(mutex_);
+    return results_;
+}
+
 OutcomeStatus BatchRun::conclude() {
     std::lock_guard lock(mutex_);
     RunSummary &summary = ctx_.summary;

@@ -49,6 +49,9 @@ public:
     // with --continue-on-error the most severe one; 130 after an interrupt.
     OutcomeStatus conclude();
 
+    // Every file's result so far, in the order they finished.
+    std::vector<FileResult> results();
+
 private:
     void record(FileResult result);
     void session_thread(std::optional<Session> session, const FileAction &action);

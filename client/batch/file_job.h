@@ -17,6 +17,10 @@ struct FileJob {
     // start first. Absent: unknown, started after those known.
     std::optional<uint64_t> size;
     std::optional<std::string> modify;  // get: the listing's modification time (MLSD)
+    // sync: a file the destination already has, copied again from the start
+    // (never continued: its partial, if any, belongs to an older version).
+    bool replaces = false;
+    std::optional<int64_t> source_mtime;  // sync: the time the copy is given
 };
 
 struct FileResult {

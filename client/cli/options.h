@@ -8,7 +8,7 @@
 
 namespace rftp::client {
 
-enum class Command { put, get, ls, mkdir, rm, mv, hash };
+enum class Command { put, get, ls, mkdir, rm, mv, hash, sync, check };
 
 // How file bytes travel: RDMA where both ends can (auto, the default), or
 // always TCP, or RDMA or nothing.
@@ -17,6 +17,30 @@ enum class Transport { auto_select, rdma, tcp };
 // TLS on the control connection (AUTH TLS, or ftps://) and PROT P on data.
 // Unset: require for any host that is not loopback, auto for loopback.
 enum class TlsMode { auto_select, require, off };
+
+// What makes a file at the destination "changed" for sync and check.
+enum class Compare { size, size_and_time, checksum };
+
+struct FilterRule {
+    bool include = false;
+    std::string pattern;
+};
+
+// rftp sync and rftp check (docs/cli.md "Sync").
+struct SyncOptions {
+    bool upload = false;  // SRC is the local directory, DST the URL; else the other way round
+    Compare compare = Compare::size_and_time;
+    bool remove_extraneous = false;  // --delete
+    // --max-delete N or N%: a run that would delete more deletes nothing.
+    std::optional<uint64_t> max_delete;
+    bool max_delete_percent = false;
+    bool dry_run = false;
+    std::vector<FilterRule> filters;  // --include/--exclude in command-line order
+    std::string files_from;           // --files-from FILE ("-": stdin)
+    bool from0 = false;
+    std::string manifest;  // sync: write one; check: compare against one
+    std::vector<std::string> command_line;  // as given, for the command an interrupted run prints
+};
 
 struct Options {
     Command command = Command::get;
@@ -54,6 +78,8 @@ struct Options {
     bool recursive = false;
     unsigned concurrency = 4;        // sessions for many files; one file always uses one
     bool continue_on_error = false;
+
+    SyncOptions sync;
 
     // put with several sources or -r, get with several URLs or -r.
     bool many_files() const {

@@ -25,6 +25,87 @@ Result<uint64_t> byte_size_option(const std::string &text) {
     return fail_msg("bad size '" + text + "' (expected e.g. 65536, 512K, 8M, 1G)");
 }
 
+bool is_url(const std::string &text) { return text.find("://") != std::string::npos; }
+
+// --include and --exclude in the order given: the first that matches
+// decides, so their order is part of their meaning (CLI11 keeps each
+// option's values apart). Both "--include X" and "--include=X".
+std::vector<FilterRule> filter_rules_in_order(const std::vector<std::string> &args) {
+    std::vector<FilterRule> rules;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string &a = args[i];
+        if (a == "--") break;
+        for (const auto &[name, include] : {std::pair{"--include", true}, std::pair{"--exclude", false}}) {
+            const std::string flag = name;
+            if (a == flag && i + 1 < args.size()) rules.push_back({include, args[++i]});
+            else if (a.starts_with(flag + "=")) rules.push_back({include, a.substr(flag.size() + 1)});
+        }
+    }
+    return rules;
+}
+
+// "100" or "5%" for --max-delete.
+bool parse_max_delete(const std::string &text, SyncOptions &sync) {
+    std::string digits = text;
+    sync.max_delete_percent = digits.ends_with('%');
+    if (sync.max_delete_percent) digits.pop_back();
+    auto n = parse_byte_size(digits);
+    if (!n || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+    if (sync.max_delete_percent && *n > 100) return false;
+    sync.max_delete = *n;
+    return true;
+}
+
+// SRC DST of sync (one a URL), or check's one or two trees: fills
+// o.url, o.local and the direction. Returns a usage error, or "".
+std::string read_sync_operands(const std::vector<std::string> &operands, bool is_sync, Options &o) {
+    if (operands.size() == 1) {
+        if (o.sync.manifest.empty()) return "check of one tree compares it with a --manifest FILE; give SRC DST or one";
+        (is_url(operands[0]) ? o.url : o.local) = operands[0];
+        return "";
+    }
+    const bool first_is_url = is_url(operands[0]), second_is_url = is_url(operands[1]);
+    if (first_is_url == second_is_url)
+        return std::string(is_sync ? "sync" : "check") + " needs a local directory and a URL (rftp://, ftp://, ftps://), "
+                                                          "one each; got " + (first_is_url ? "two URLs" : "two local paths");
+    o.sync.upload = second_is_url;
+    o.url = operands[first_is_url ? 0 : 1];
+    o.local = operands[first_is_url ? 1 : 0];
+    return "";
+}
+
+// Options of sync and check given to another command would be ignored
+// silently, and the user would believe them in force: refused instead.
+std::string check_sync_options(Options &o, const std::string &compare, bool checksum_flag,
+                               const std::string &max_delete, const std::vector<std::string> &args) {
+    SyncOptions &s = o.sync;
+    const bool is_sync = o.command == Command::sync, is_check = o.command == Command::check;
+    s.filters = filter_rules_in_order(args);
+    const bool any = !compare.empty() || checksum_flag || s.remove_extraneous || !max_delete.empty() || s.dry_run ||
+                     !s.filters.empty() || !s.files_from.empty() || s.from0 || !s.manifest.empty();
+    if (!is_sync && !is_check) return any ? "--compare, --checksum, --delete, --max-delete, --dry-run, --include, "
+                                            "--exclude, --files-from, --from0 and --manifest are for sync and check" : "";
+    if (is_check && (s.remove_extraneous || !max_delete.empty() || s.dry_run))
+        return "--delete, --max-delete and --dry-run are for sync; check changes nothing";
+    if (checksum_flag && !compare.empty() && compare != "checksum")
+        return "--checksum and --compare " + compare + " contradict each other";
+    if (checksum_flag || compare == "checksum") s.compare = Compare::checksum;
+    else if (compare == "size") s.compare = Compare::size;
+    if (!max_delete.empty() && !parse_max_delete(max_delete, s))
+        return "--max-delete: expected a number of files or a percentage such as 5%, got '" + max_delete + "'";
+    if (s.max_delete && !s.remove_extraneous) return "--max-delete limits --delete; give --delete too";
+    if (s.from0 && s.files_from.empty()) return "--from0 says how --files-from FILE is separated; give --files-from";
+    if (!s.files_from.empty() && s.remove_extraneous)
+        return "--delete with --files-from would judge the whole destination by a partial list; run them apart";
+    if (o.resume) return "sync continues partial files by itself; leave out -c";
+    if (o.recursive) return std::string(is_sync ? "sync" : "check") + " always takes whole trees; leave out -r";
+    // A manifest vouches for what the destination holds: each copy's digest
+    // is checked against the server's HASH, as --verify does.
+    if (is_sync && !s.manifest.empty()) o.verify = true;
+    s.command_line = args;
+    return "";
+}
+
 }  // namespace
 
 ParsedCommandLine parse_command_line(int argc, char **argv) {
@@ -86,6 +167,29 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     app.add_flag("--continue-on-error", o.continue_on_error,
                  "with many files, go on after a failed file (exit with the most severe code)");
 
+    // sync and check (docs/cli.md "Sync").
+    std::string compare, max_delete;
+    bool checksum_flag = false;
+    std::vector<std::string> includes, excludes;  // read in order by filter_rules_in_order
+    app.add_option("--compare", compare, "sync/check: what makes a file changed: size, mtime (size and "
+                                         "modification time, the default), checksum (size and SHA-256)")
+        ->check(CLI::IsMember({"size", "mtime", "checksum"}));
+    app.add_flag("--checksum", checksum_flag, "sync/check: the same as --compare checksum");
+    app.add_flag("--delete", o.sync.remove_extraneous,
+                 "sync: remove destination files the source lacks, after every copy succeeded");
+    app.add_option("--max-delete", max_delete, "sync: delete nothing if more than N files (or N% of the "
+                                                "destination's) would go; exit 9");
+    app.add_flag("-n,--dry-run", o.sync.dry_run, "sync: show what would be done and do nothing");
+    // One pattern per --include/--exclude: a vector option would swallow SRC DST too.
+    app.add_option("--include", includes, "sync/check: include paths matching this pattern (first match wins)")
+        ->allow_extra_args(false);
+    app.add_option("--exclude", excludes, "sync/check: exclude paths matching this pattern (first match wins)")
+        ->allow_extra_args(false);
+    app.add_option("--files-from", o.sync.files_from, "sync/check: only the paths listed in FILE (- for stdin)");
+    app.add_flag("--from0", o.sync.from0, "sync/check: --files-from names are separated by NUL, not newlines");
+    app.add_option("--manifest", o.sync.manifest,
+                   "sync: write what the destination holds to FILE; check: compare the tree with FILE");
+
     // "LOCAL... URL" and "URL... LOCAL": CLI11 cannot put a single positional
     // after a list, so both are read as one list and split below.
     std::vector<std::string> put_args, get_args;
@@ -110,13 +214,19 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     mv->add_option("NEWPATH", o.new_path, "new path; relative paths are relative to URL's directory")->required();
     auto *hash = app.add_subcommand("hash", "print the server's SHA-256 of a remote file");
     hash->add_option("URL", o.url)->required();
+    std::vector<std::string> sync_args, check_args;
+    auto *sync = app.add_subcommand("sync", "make DST a copy of SRC: a local directory and a URL, either way round");
+    sync->add_option("SRC DST", sync_args, "source and destination; one of them a URL")->required()->expected(2);
+    auto *check = app.add_subcommand("check", "compare two trees (a local directory and a URL), or one tree with "
+                                              "--manifest; exit 0 only if nothing differs");
+    check->add_option("TREE", check_args, "SRC DST, or the one tree a --manifest describes")->required()->expected(1, 2);
 
     // A usage error keeps what --json needs for its summary (main.cpp).
     ParsedCommandLine refused{std::nullopt, to_int(ExitCode::usage)};
     for (const auto &a : args) {
         if (a == "--json") refused.json = true;
         if (refused.command.empty())
-            for (const char *name : {"put", "get", "ls", "mkdir", "rm", "mv", "hash"})
+            for (const char *name : {"put", "get", "ls", "mkdir", "rm", "mv", "hash", "sync", "check"})
                 if (a == name) refused.command = a;
     }
     auto usage_error = [&refused](std::string message) {
@@ -176,13 +286,21 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
         o.url = o.urls.front();
     }
 
+    if (sync->parsed() || check->parsed()) {
+        if (auto bad = read_sync_operands(sync->parsed() ? sync_args : check_args, sync->parsed(), o); !bad.empty())
+            return usage_error(bad);
+    }
+
     if (put->parsed()) o.command = Command::put;
     else if (get->parsed()) o.command = Command::get;
     else if (ls->parsed()) o.command = Command::ls;
     else if (mkdir->parsed()) o.command = Command::mkdir;
     else if (rm->parsed()) o.command = Command::rm;
     else if (mv->parsed()) o.command = Command::mv;
+    else if (sync->parsed()) o.command = Command::sync;
+    else if (check->parsed()) o.command = Command::check;
     else o.command = Command::hash;
+    if (auto bad = check_sync_options(o, compare, checksum_flag, max_delete, args); !bad.empty()) return usage_error(bad);
     // Accepted and then ignored, --size would leave the user believing it
     // counted (a get of that many bytes, or a tree of devices).
     if (o.size && (o.command != Command::put || o.many_files()))

@@ -21,6 +21,8 @@ struct FileCounts {
     std::size_t ok = 0;
     std::size_t failed = 0;
     std::size_t skipped = 0;  // -c found them complete
+    std::size_t unchanged = 0;  // sync: already the same at the destination
+    std::size_t deleted = 0;    // sync --delete: removed from the destination
 };
 
 struct RunSummary {

@@ -14,5 +14,7 @@ OutcomeStatus run_mkdir(CommandContext &ctx);
 OutcomeStatus run_rm(CommandContext &ctx);
 OutcomeStatus run_mv(CommandContext &ctx);
 OutcomeStatus run_hash(CommandContext &ctx);
+OutcomeStatus run_sync(CommandContext &ctx);
+OutcomeStatus run_check(CommandContext &ctx);
 
 }  // namespace rftp::client

@@ -3,16 +3,12 @@
 #include "common/byte_size.h"
 
 namespace rftp::client {
-namespace {
 
 std::string shell_quoted(const std::string &s) {
     std::string q = "'";
     for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
     return q + "'";
 }
-
-
-}  // namespace
 
 std::string resume_command(const char *verb, const Options &o, const std::vector<std::string> &args) {
     const Options defaults;

@@ -16,6 +16,9 @@ namespace rftp::client {
 // change what the run does or how it goes (streams, sessions, transport,
 // block size, checksums, the RDMA pool and depth, --continue-on-error, a
 // timeout), not its output.
+// s in single quotes for a POSIX shell (a quote inside becomes '\'').
+std::string shell_quoted(const std::string &s);
+
 std::string resume_command(const char *verb, const Options &o, const std::vector<std::string> &args);
 
 }  // namespace rftp::client

@@ -1,0 +1,314 @@
+"""rftp sync and rftp check against the real rftpd and a real vsftpd: both
+directions, each --compare level, --delete and --max-delete, --dry-run,
+filters and --files-from, manifests checked with sha256sum, and check's exit
+codes. Every tree is compared by SHA-256 on disk."""
+
+import hashlib
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import PASSWORDS, TESTING  # noqa: E402
+from vsftpd_server import VSFTPD, VsftpdServer  # noqa: E402
+
+RFTP = str(TESTING / "rftp")
+OLD = 1_600_000_000  # a modification time well in the past
+
+
+def rftp(env, *args, timeout=300, stdin=None):
+    return subprocess.run([RFTP, *map(str, args)], env=env, capture_output=True, timeout=timeout,
+                          start_new_session=True, input=stdin)
+
+
+def tree_digests(root: Path) -> dict:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def tree_state(root: Path) -> dict:
+    """Every entry with its type, size and modification time, and every file's digest."""
+    state = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        state[p.relative_to(root).as_posix()] = (p.is_dir(), st.st_size, st.st_mtime_ns,
+                                                 hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None)
+    return state
+
+
+def events(result, kind=None) -> list:
+    all_events = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    return [e for e in all_events if kind is None or e["event"] == kind]
+
+
+def summary(result) -> dict:
+    return events(result, "summary")[-1]
+
+
+def make_dataset(root: Path, files: int = 60) -> Path:
+    rng = random.Random(39)
+    dirs = [root, root / "a", root / "a" / "b", root / "c d", root / "ünï"]
+    for d in dirs:
+        d.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        path = dirs[i % len(dirs)] / f"f{i:03d}.dat"
+        path.write_bytes(rng.randbytes(rng.randrange(0, 20000)))
+        os.utime(path, (OLD + i, OLD + i))
+    (root / "big.bin").write_bytes(os.urandom(3 * 2**20 + 7))
+    return root
+
+
+@pytest.fixture
+def env(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "RFTP_PASSWORD": PASSWORDS["alice"]}
+
+
+def url(d, path="/"):
+    return f"rftp://alice@127.0.0.1:{d.port}{path}"
+
+
+def assert_same_times(a: Path, b: Path):
+    for p in a.rglob("*"):
+        if p.is_file():
+            assert int(p.stat().st_mtime) == int((b / p.relative_to(a)).stat().st_mtime), p
+
+
+def test_sync_up_copies_the_tree_with_its_times_and_a_second_run_moves_nothing(rftpd, tmp_path, env):
+    src = make_dataset(tmp_path / "src")
+    r = rftp(env, "--json", "sync", src, url(rftpd, "/data/set"))
+    assert r.returncode == 0, r.stderr
+    dst = rftpd.roots["alice"] / "data" / "set"
+    assert tree_digests(dst) == tree_digests(src)
+    assert_same_times(src, dst)
+    assert summary(r)["files"]["ok"] == len(tree_digests(src))
+
+    again = rftp(env, "--json", "sync", src, url(rftpd, "/data/set"))
+    assert again.returncode == 0, again.stderr
+    files = summary(again)["files"]
+    assert files["ok"] == 0 and files["unchanged"] == len(tree_digests(src)) and summary(again)["bytes"] == 0
+    assert events(again, "file") == []
+    human = rftp(env, "sync", src, url(rftpd, "/data/set"))
+    assert b"0 copied, 61 unchanged, 0 deleted, 0 failed" in human.stderr, human.stderr
+
+
+def test_sync_down_and_a_manifest_that_sha256sum_confirms(rftpd, tmp_path, env):
+    src = make_dataset(rftpd.roots["alice"] / "campaign")
+    dst = tmp_path / "mirror"
+    manifest = tmp_path / "manifest.tsv"
+    r = rftp(env, "sync", "--manifest", manifest, url(rftpd, "/campaign/"), dst)
+    assert r.returncode == 0, r.stderr
+    assert tree_digests(dst) == tree_digests(src)
+    assert_same_times(src, dst)
+    lines = manifest.read_text().splitlines()
+    assert lines[0] == "# rftp manifest 1"
+    rows = [line.split("\t") for line in lines[1:]]
+    assert [row[0] for row in rows] == sorted(tree_digests(src))
+    listed = "".join(f"{row[3]}  {row[0]}\n" for row in rows)
+    checked = subprocess.run(["sha256sum", "--check", "--strict", "-"], cwd=dst, input=listed.encode(),
+                             capture_output=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    for row in rows:
+        assert int(row[1]) == (dst / row[0]).stat().st_size
+
+    # check --manifest of the copy: the same; one byte flipped (size and time kept) is found by --checksum only.
+    assert rftp(env, "check", "--manifest", manifest, dst).returncode == 0
+    victim = dst / "a" / "f001.dat"
+    st = victim.stat()
+    data = bytearray(victim.read_bytes())
+    data[0] ^= 1
+    victim.write_bytes(bytes(data))
+    os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert rftp(env, "check", "--manifest", manifest, dst).returncode == 0
+    r = rftp(env, "check", "--checksum", "--manifest", manifest, dst)
+    assert r.returncode == 1 and r.stdout == b"differs (checksum)\ta/f001.dat\n", r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("direction", ["up", "down"])
+@pytest.mark.parametrize("compare,copied", [
+    # rewritten (same size, new time), rewritten keeping the old time, touched only
+    ("mtime", {"rewritten", "touched"}),
+    ("size", set()),
+    ("checksum", {"rewritten", "rewritten-old-time"}),
+])
+def test_what_each_compare_level_calls_changed(rftpd, tmp_path, env, direction, compare, copied):
+    local = tmp_path / "local"
+    remote = rftpd.roots["alice"] / "tree"
+    src, dst = (local, remote) if direction == "up" else (remote, local)
+    src.mkdir()
+    for name in ("rewritten", "rewritten-old-time", "touched", "same"):
+        (src / name).write_bytes(b"version one " + name.encode())
+        os.utime(src / name, (OLD, OLD))
+    first = rftp(env, "sync", *((local, url(rftpd, "/tree")) if direction == "up" else (url(rftpd, "/tree"), local)))
+    assert first.returncode == 0, first.stderr
+    (src / "rewritten").write_bytes(b"version two " + b"rewritten")
+    (src / "rewritten-old-time").write_bytes(b"version two " + b"rewritten-old-time")
+    os.utime(src / "rewritten-old-time", (OLD, OLD))
+    os.utime(src / "touched", (OLD + 3600, OLD + 3600))
+    args = (local, url(rftpd, "/tree")) if direction == "up" else (url(rftpd, "/tree"), local)
+    r = rftp(env, "--json", "sync", "--compare", compare, *args)
+    assert r.returncode == 0, r.stderr
+    moved = {Path(e["local"]).name for e in events(r, "file")}
+    assert moved == copied
+    for name in copied:
+        assert (dst / name).read_bytes() == (src / name).read_bytes()
+    assert (dst / "same").read_bytes() == b"version one same"
+
+
+def test_delete_respects_max_delete_and_never_follows_a_failed_copy(rftpd, tmp_path, env):
+    src = make_dataset(tmp_path / "src", files=20)
+    target = url(rftpd, "/d")
+    assert rftp(env, "sync", src, target).returncode == 0
+    dst = rftpd.roots["alice"] / "d"
+    for name in ("f000.dat", "f005.dat", "a/f001.dat"):
+        (src / name).unlink()
+    (src / "a" / "b").rename(tmp_path / "gone-b")  # a directory and its files go too
+
+    before = tree_state(dst)
+    r = rftp(env, "--json", "sync", "--delete", "--max-delete", "3", src, target)
+    assert r.returncode == 9, r.stderr
+    assert "nothing was deleted" in summary(r)["message"]
+    assert tree_state(dst) == before
+
+    # A file the source has that cannot be copied (a directory holds its name
+    # at the destination): the copy fails, so nothing is deleted either.
+    (src / "blocked").write_bytes(b"x")
+    (dst / "blocked").mkdir()
+    (dst / "blocked" / "inside").write_bytes(b"keep")
+    r = rftp(env, "--json", "sync", "--delete", src, target)
+    assert r.returncode != 0
+    assert events(r, "delete") == [] and (dst / "f000.dat").exists()
+    (src / "blocked").unlink()
+
+    extra = set(tree_digests(dst)) - set(tree_digests(src))
+    assert len(extra) == 3 + 1 + 4  # the three, blocked/inside, and a/b's four files
+    r = rftp(env, "--json", "sync", "--delete", "--max-delete", "50%", src, target)
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["files"]["deleted"] == len(extra)
+    assert {Path(e["path"]).relative_to("/d").as_posix() for e in events(r, "delete")} == extra
+    assert tree_digests(dst) == tree_digests(src)
+    assert not (dst / "a" / "b").exists() and not (dst / "blocked").exists()
+
+
+def test_dry_run_changes_nothing_and_shows_the_plan(rftpd, tmp_path, env):
+    src = make_dataset(tmp_path / "src", files=10)
+    assert rftp(env, "sync", src, url(rftpd, "/p")).returncode == 0
+    dst = rftpd.roots["alice"] / "p"
+    (src / "new file").write_bytes(b"new")
+    (src / "f000.dat").write_bytes(b"changed size")
+    (src / "f005.dat").unlink()
+    (dst / "extra").write_bytes(b"only here")
+    before = (tree_state(src), tree_state(dst))
+    r = rftp(env, "--json", "sync", "--dry-run", "--delete", src, url(rftpd, "/p"))
+    assert r.returncode == 0, r.stderr
+    assert (tree_state(src), tree_state(dst)) == before
+    plan = {e["path"]: (e["action"], e.get("reason")) for e in events(r, "plan")}
+    assert plan["new file"] == ("new", None)
+    assert plan["f000.dat"] == ("changed", "size")
+    assert plan["f005.dat"] == ("delete", None) and plan["extra"] == ("delete", None)
+    assert plan["a/f001.dat"] == ("unchanged", None)
+    human = rftp(env, "sync", "-n", "--delete", src, url(rftpd, "/p"))
+    assert human.returncode == 0
+    assert b"new\tnew file\n" in human.stdout and b"changed (size)\tf000.dat\n" in human.stdout
+    assert b"delete\textra\n" in human.stdout and b"unchanged" not in human.stdout
+    assert (tree_state(src), tree_state(dst)) == before
+
+
+def test_filters_and_files_from_with_awkward_names(rftpd, tmp_path, env):
+    src = tmp_path / "src"
+    (src / "logs").mkdir(parents=True)
+    (src / "keep").mkdir()
+    names = ["a b.txt", "ünïcødé.txt", "-leading-dash.txt", "data.bin", "logs/x.log", "keep/deep.tmp", "top.tmp"]
+    for n in names:
+        (src / n).write_bytes(n.encode())
+    r = rftp(env, "sync", "--include", "/keep/**", "--exclude", "*.tmp", "--exclude", "logs/", src, url(rftpd, "/f"))
+    assert r.returncode == 0, r.stderr
+    got = set(tree_digests(rftpd.roots["alice"] / "f"))
+    assert got == {"a b.txt", "ünïcødé.txt", "-leading-dash.txt", "data.bin", "keep/deep.tmp"}
+
+    listing = tmp_path / "list"
+    listing.write_bytes(b"./a b.txt\n-leading-dash.txt\n\xc3\xbcn\xc3\xafc\xc3\xb8d\xc3\xa9.txt\n")
+    r = rftp(env, "sync", "--files-from", listing, src, url(rftpd, "/g"))
+    assert r.returncode == 0, r.stderr
+    assert set(tree_digests(rftpd.roots["alice"] / "g")) == {"a b.txt", "-leading-dash.txt", "ünïcødé.txt"}
+    r = rftp(env, "sync", "--files-from", "-", "--from0", src, url(rftpd, "/h"), stdin=b"logs\0data.bin\0")
+    assert r.returncode == 0, r.stderr
+    assert set(tree_digests(rftpd.roots["alice"] / "h")) == {"logs/x.log", "data.bin"}
+    bad = tmp_path / "bad"
+    bad.write_text("ok.txt\n../etc/passwd\n")
+    r = rftp(env, "sync", "--files-from", bad, src, url(rftpd, "/h"))
+    assert r.returncode == 2 and b":2: not a path beneath the source" in r.stderr
+
+
+def test_check_says_what_differs_and_exits_1(rftpd, tmp_path, env):
+    src = make_dataset(tmp_path / "src", files=10)
+    target = url(rftpd, "/chk")
+    assert rftp(env, "sync", src, target).returncode == 0
+    assert rftp(env, "check", src, target).returncode == 0
+    dst = rftpd.roots["alice"] / "chk"
+    (src / "only-src").write_bytes(b"1")
+    (dst / "only-dst").write_bytes(b"2")
+    (dst / "f000.dat").write_bytes(b"different length")
+    r = rftp(env, "check", src, target)
+    assert r.returncode == 1, r.stderr
+    assert sorted(r.stdout.decode().splitlines()) == ["differs (size)\tf000.dat", "extra\tonly-dst", "missing\tonly-src"]
+    r = rftp(env, "--json", "check", src, target)
+    assert summary(r)["exit_code"] == 1
+    assert {e["path"]: e["kind"] for e in events(r, "difference")} == {
+        "f000.dat": "differs", "only-dst": "extra", "only-src": "missing"}
+
+
+def test_usage_errors_are_clear(rftpd, tmp_path, env):
+    src = tmp_path / "s"
+    src.mkdir()
+    for args, words in [
+        (("sync", src, tmp_path / "t"), b"a local directory and a URL"),
+        (("sync", "--max-delete", "5", src, url(rftpd)), b"give --delete too"),
+        (("sync", "--delete", "--max-delete", "120%", src, url(rftpd)), b"--max-delete"),
+        (("sync", "--compare", "size", "--checksum", src, url(rftpd)), b"contradict"),
+        (("put", "--delete", src, url(rftpd)), b"are for sync and check"),
+        (("check", "--delete", src, url(rftpd)), b"check changes nothing"),
+        (("sync", tmp_path / "missing", url(rftpd, "/x")), b"not a directory"),
+    ]:
+        r = rftp(env, *args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert words in r.stderr, (args, r.stderr)
+
+
+needs_vsftpd = pytest.mark.skipif(not os.path.exists(VSFTPD) or os.geteuid() != 0,
+                                  reason="vsftpd not installed, or not root (vsftpd needs root to start)")
+
+
+@needs_vsftpd
+def test_sync_against_vsftpd_sets_times_with_mdtm_and_compares_them(tmp_path):
+    """vsftpd has no MLSD, MFMT or HASH: times are set with the two-argument
+    MDTM and read back with MDTM, one round trip per same-size file."""
+    server = VsftpdServer(tmp_path / "ftproot").start()
+    anon = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    try:
+        src = make_dataset(tmp_path / "src", files=12)
+        r = rftp(anon, "sync", src, server.url("/pub/set"))
+        assert r.returncode == 0, r.stderr
+        assert tree_digests(server.pub / "set") == tree_digests(src)
+        assert_same_times(src, server.pub / "set")
+        r = rftp(anon, "-v", "--json", "sync", src, server.url("/pub/set"))
+        assert r.returncode == 0, r.stderr
+        assert summary(r)["files"]["unchanged"] == 13 and summary(r)["bytes"] == 0
+        assert any("no MLSD" in n for n in summary(r)["notes"])
+        (src / "a" / "f001.dat").write_bytes(b"rewritten")
+        down = tmp_path / "down"
+        r = rftp(anon, "sync", src, server.url("/pub/set"))
+        assert r.returncode == 0, r.stderr
+        r = rftp(anon, "sync", server.url("/pub/set"), down)
+        assert r.returncode == 0, r.stderr
+        assert tree_digests(down) == tree_digests(src)
+        assert_same_times(src, down)
+        assert rftp(anon, "check", down, server.url("/pub/set")).returncode == 0
+    finally:
+        server.stop()
