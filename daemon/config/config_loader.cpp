@@ -10,11 +10,12 @@
 #include <vector>
 
 #include "common/unique_fd.h"
+#include "common/yaml/yaml_document.h"
 #include "daemon/config/schema.h"
-#include "daemon/config/yaml_document.h"
 #include "daemon/vfs/other_writers.h"
 
 namespace rftp::daemon {
+using yaml::load_one_document;
 namespace {
 
 // A config file is a few kilobytes; anything this large is a mistake (a log

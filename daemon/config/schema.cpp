@@ -10,13 +10,14 @@
 #include <type_traits>
 
 #include "common/log.h"
+#include "common/yaml/config_error.h"
+#include "common/yaml/yaml_values.h"
 #include "daemon/auth/anonymous_name.h"
 #include "daemon/auth/password_hash.h"
-#include "daemon/config/config_error.h"
-#include "daemon/config/yaml_values.h"
 #include "protocol/rdma_setup.h"
 
 namespace rftp::daemon {
+using namespace rftp::yaml;  // KeyLocation, config_error and the typed readers
 namespace {
 
 // Keys given in this text, with where they were, for checks that span keys.

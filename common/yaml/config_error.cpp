@@ -1,10 +1,10 @@
-#include "daemon/config/config_error.h"
+#include "common/yaml/config_error.h"
 
 #include <cerrno>
 
 #include "common/hex.h"
 
-namespace rftp::daemon {
+namespace rftp::yaml {
 
 KeyLocation KeyLocation::child(std::string_view key, const YAML::Mark &m) const {
     std::string p = path.empty() ? std::string(key) : path + "." + std::string(key);
@@ -52,4 +52,4 @@ std::string describe_node(const YAML::Node &node) {
     return "nothing";
 }
 
-}  // namespace rftp::daemon
+}  // namespace rftp::yaml

@@ -1,11 +1,11 @@
-#include "daemon/config/yaml_document.h"
+#include "common/yaml/yaml_document.h"
 
 #include <optional>
 #include <sstream>
 
 #include <yaml-cpp/eventhandler.h>
 
-namespace rftp::daemon {
+namespace rftp::yaml {
 namespace {
 
 // Remembers where a document's first event is; ignores the rest.
@@ -62,4 +62,4 @@ Result<YAML::Node> load_one_document(std::string_view text, const std::string &s
     return YAML::Load(std::string(text));
 }
 
-}  // namespace rftp::daemon
+}  // namespace rftp::yaml

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "common/result.h"
-#include "daemon/config/config_error.h"
+#include "common/yaml/config_error.h"
 
-namespace rftp::daemon {
+namespace rftp::yaml {
 
 // A plain decimal integer in [min, max].
 Result<uint64_t> read_uint(const YAML::Node &node, const KeyLocation &at, uint64_t min, uint64_t max);
@@ -35,4 +35,4 @@ Result<std::string> read_ip_address(const YAML::Node &node, const KeyLocation &a
 // Text without control characters, at most max_len bytes (goes into replies).
 Result<std::string> read_single_line(const YAML::Node &node, const KeyLocation &at, size_t max_len);
 
-}  // namespace rftp::daemon
+}  // namespace rftp::yaml

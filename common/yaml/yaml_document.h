@@ -14,11 +14,11 @@
 
 #include "common/result.h"
 
-namespace rftp::daemon {
+namespace rftp::yaml {
 
 // The document text holds (a null node for an empty text). A second
 // document is an error naming how many there are: rftpd reads one.
 // Syntax errors still come as YAML::Exception, as from YAML::Load.
 Result<YAML::Node> load_one_document(std::string_view text, const std::string &source);
 
-}  // namespace rftp::daemon
+}  // namespace rftp::yaml

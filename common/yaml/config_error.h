@@ -9,7 +9,7 @@
 
 #include "common/result.h"
 
-namespace rftp::daemon {
+namespace rftp::yaml {
 
 struct KeyLocation {
     std::string source;   // file name or "<embedded default>"
@@ -26,4 +26,4 @@ Error config_error(const KeyLocation &at, std::string_view what);
 // A short, printable rendering of a node for "got ..." in messages.
 std::string describe_node(const YAML::Node &node);
 
-}  // namespace rftp::daemon
+}  // namespace rftp::yaml

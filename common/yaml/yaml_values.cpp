@@ -1,4 +1,4 @@
-#include "daemon/config/yaml_values.h"
+#include "common/yaml/yaml_values.h"
 
 #include <arpa/inet.h>
 
@@ -7,7 +7,7 @@
 #include "common/decimal.h"
 #include "common/byte_size.h"
 
-namespace rftp::daemon {
+namespace rftp::yaml {
 namespace {
 
 std::unexpected<Error> expected_but_got(const KeyLocation &at, std::string_view expected,
@@ -94,4 +94,4 @@ Result<std::string> read_single_line(const YAML::Node &node, const KeyLocation &
     return text;
 }
 
-}  // namespace rftp::daemon
+}  // namespace rftp::yaml
