@@ -25,6 +25,31 @@ bool session_is_spent(ExitCode exit) {
     return exit == ExitCode::connection || exit == ExitCode::transfer || exit == ExitCode::interrupted;
 }
 
+// Spends a session after a failure that leaves it unusable: a lost control
+// connection gets no QUIT, the others a polite one.
+void drop_spent_session(std::optional<Session> &session, const Failure &failure) {
+    if (!session || !(session_is_spent(failure.exit) || session->out_of_step)) return;
+    if (failure.exit != ExitCode::connection) close_session(*session);
+    session.reset();
+}
+
+// What a new attempt can mend: the connection or the transfer broke (3, 8).
+// Not a refusal, a local error or a mismatch, which would only recur.
+bool worth_retrying(const Failure &f) { return f.exit == ExitCode::connection || f.exit == ExitCode::transfer; }
+
+// 1 s, 2 s, 4 s ... at most 30 s between attempts.
+std::chrono::seconds retry_pause(unsigned attempt) { return std::chrono::seconds(std::min(30u, 1u << std::min(attempt, 5u))); }
+
+// false when interrupted meanwhile.
+bool sleep_unless_interrupted(std::chrono::seconds pause) {
+    const auto until = std::chrono::steady_clock::now() + pause;
+    while (std::chrono::steady_clock::now() < until) {
+        if (interrupted()) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return !interrupted();
+}
+
 }  // namespace
 
 Outcome<Session> open_transfer_session(const CommandContext &ctx) {
@@ -134,21 +159,41 @@ void BatchRun::session_thread(std::optional<Session> session, const FileAction &
         const FileJob &job = jobs_[index];
         auto started = std::chrono::steady_clock::now();
         FileResult result{job, {}, std::nullopt, 0};
-        FileProgressHooks hooks{ProgressView{}, progress_};
-        auto moved = action(*session, job, hooks, result.report);
+        if (auto moved = move_file(session, job, result.report, action); !moved) result.failure = moved.error();
         result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        if (!moved) {
-            result.failure = moved.error();
-            // A lost control connection gets no QUIT; the others a polite one.
-            if (session_is_spent(moved.error().exit) || session->out_of_step) {
-                if (moved.error().exit != ExitCode::connection) close_session(*session);
-                session.reset();
-            }
-        }
         record(std::move(result));
     }
     leave();
     if (session) close_session(*session);
+}
+
+OutcomeStatus BatchRun::move_file(std::optional<Session> &session, const FileJob &planned, FileReport &report,
+                                  const FileAction &action) {
+    FileJob job = planned;
+    uint64_t earlier_bytes = 0;  // moved by attempts that then failed
+    for (unsigned attempt = 0;; ++attempt) {
+        OutcomeStatus moved;
+        report = FileReport{};
+        if (!session) {
+            auto opened = open_transfer_session(ctx_);
+            if (opened) session = std::move(*opened);
+            else moved = std::unexpected(opened.error());
+        }
+        if (session) {
+            FileProgressHooks hooks{ProgressView{}, progress_};
+            moved = action(*session, job, hooks, report);
+            if (!moved) drop_spent_session(session, moved.error());
+        }
+        report.bytes += earlier_bytes;
+        if (moved || attempt >= ctx_.options.retries || !worth_retrying(moved.error()) || stop_.load()) return moved;
+        earlier_bytes = report.bytes;
+        const auto pause = retry_pause(attempt);
+        log::warning(moved.error().message + "; trying " + job.remote + " again in " + std::to_string(pause.count()) +
+                     " s (retry " + std::to_string(attempt + 1) + " of " + std::to_string(ctx_.options.retries) + ")");
+        if (!sleep_unless_interrupted(pause)) return fail_as(ExitCode::interrupted, "interrupted");
+        // The partial file is this run's own now: continue it, never start over.
+        job.replaces = false;
+    }
 }
 
 void BatchRun::fail_setup(Failure failure) {

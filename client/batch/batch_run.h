@@ -55,6 +55,10 @@ public:
 private:
     void record(FileResult result);
     void session_thread(std::optional<Session> session, const FileAction &action);
+    // One file, tried again up to --retries times after a broken connection
+    // or transfer, each time on a new session and continuing the partial file.
+    OutcomeStatus move_file(std::optional<Session> &session, const FileJob &job, FileReport &report,
+                            const FileAction &action);
 
     CommandContext &ctx_;
     std::mutex mutex_;

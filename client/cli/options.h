@@ -39,6 +39,7 @@ struct SyncOptions {
     std::string files_from;           // --files-from FILE ("-": stdin)
     bool from0 = false;
     std::string manifest;  // sync: write one; check: compare against one
+    std::string unfinished;  // sync: where a failed run lists the files it did not finish
     std::vector<std::string> command_line;  // as given, for the command an interrupted run prints
 };
 
@@ -78,6 +79,9 @@ struct Options {
     bool recursive = false;
     unsigned concurrency = 4;        // sessions for many files; one file always uses one
     bool continue_on_error = false;
+    // Attempts after the first for a file whose connection or transfer broke
+    // (exit 3 or 8), continuing its partial file. sync: 3 unless given.
+    unsigned retries = 0;
 
     SyncOptions sync;
 

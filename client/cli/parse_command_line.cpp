@@ -82,11 +82,12 @@ std::string check_sync_options(Options &o, const std::string &compare, bool chec
     const bool is_sync = o.command == Command::sync, is_check = o.command == Command::check;
     s.filters = filter_rules_in_order(args);
     const bool any = !compare.empty() || checksum_flag || s.remove_extraneous || !max_delete.empty() || s.dry_run ||
-                     !s.filters.empty() || !s.files_from.empty() || s.from0 || !s.manifest.empty();
+                     !s.filters.empty() || !s.files_from.empty() || s.from0 || !s.manifest.empty() ||
+                     !s.unfinished.empty();
     if (!is_sync && !is_check) return any ? "--compare, --checksum, --delete, --max-delete, --dry-run, --include, "
-                                            "--exclude, --files-from, --from0 and --manifest are for sync and check" : "";
-    if (is_check && (s.remove_extraneous || !max_delete.empty() || s.dry_run))
-        return "--delete, --max-delete and --dry-run are for sync; check changes nothing";
+                                            "--exclude, --files-from, --from0, --manifest and --unfinished are for sync and check" : "";
+    if (is_check && (s.remove_extraneous || !max_delete.empty() || s.dry_run || !s.unfinished.empty()))
+        return "--delete, --max-delete, --dry-run and --unfinished are for sync; check changes nothing";
     if (checksum_flag && !compare.empty() && compare != "checksum")
         return "--checksum and --compare " + compare + " contradict each other";
     if (checksum_flag || compare == "checksum") s.compare = Compare::checksum;
@@ -164,6 +165,10 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     app.add_flag("-r,--recursive", o.recursive, "put/get whole directory trees");
     app.add_option("-j,--concurrency", o.concurrency, "sessions moving files at once, for many files (default 4)")
         ->check(CLI::Range(1, 64));
+    std::optional<unsigned> retries;
+    app.add_option("--retries", retries, "with many files and sync: try a file again up to N times after a broken "
+                                         "connection or transfer, continuing it (default 0; sync: 3)")
+        ->check(CLI::Range(0, 100));
     app.add_flag("--continue-on-error", o.continue_on_error,
                  "with many files, go on after a failed file (exit with the most severe code)");
 
@@ -187,6 +192,8 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
         ->allow_extra_args(false);
     app.add_option("--files-from", o.sync.files_from, "sync/check: only the paths listed in FILE (- for stdin)");
     app.add_flag("--from0", o.sync.from0, "sync/check: --files-from names are separated by NUL, not newlines");
+    app.add_option("--unfinished", o.sync.unfinished,
+                   "sync: list the files a failed run did not finish in FILE, for --files-from to take back");
     app.add_option("--manifest", o.sync.manifest,
                    "sync: write what the destination holds to FILE; check: compare the tree with FILE");
 
@@ -301,6 +308,9 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     else if (check->parsed()) o.command = Command::check;
     else o.command = Command::hash;
     if (auto bad = check_sync_options(o, compare, checksum_flag, max_delete, args); !bad.empty()) return usage_error(bad);
+    o.retries = retries.value_or(o.command == Command::sync ? 3 : 0);
+    if (retries && !o.many_files() && o.command != Command::sync)
+        return usage_error("--retries is for many files (several, or -r) and sync; rerun a single file with -c");
     // Accepted and then ignored, --size would leave the user believing it
     // counted (a get of that many bytes, or a tree of devices).
     if (o.size && (o.command != Command::put || o.many_files()))

@@ -18,6 +18,7 @@ std::string resume_command(const char *verb, const Options &o, const std::vector
     if (o.parallel != defaults.parallel) cmd += " -P " + std::to_string(o.parallel);
     if (o.many_files() && o.concurrency != defaults.concurrency) cmd += " -j " + std::to_string(o.concurrency);
     if (o.continue_on_error) cmd += " --continue-on-error";
+    if (o.retries) cmd += " --retries " + std::to_string(o.retries);
     if (o.transport == Transport::rdma) cmd += " --transport rdma";
     if (o.transport == Transport::tcp) cmd += " --transport tcp";
     if (o.block_size_given) cmd += " --block-size " + byte_size_text(o.block_size);

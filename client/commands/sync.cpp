@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "client/batch/batch_run.h"
 #include "client/batch/remote_tree.h"
@@ -17,6 +18,7 @@
 #include "client/commands/resume_command.h"
 #include "client/sync/deletion.h"
 #include "client/sync/file_times.h"
+#include "client/sync/files_from.h"
 #include "client/sync/manifest.h"
 #include "client/sync/plan_report.h"
 #include "client/sync/tree_comparison.h"
@@ -124,6 +126,20 @@ std::vector<ManifestEntry> manifest_entries(const Options &o, const Comparison &
     return entries;
 }
 
+// The source-relative paths of the files to copy that did not arrive.
+std::vector<std::string> unfinished_paths(const Options &o, const Comparison &c, const std::vector<FileResult> &results) {
+    const std::string &remote_top = o.sync.upload ? c.destination_top : c.source_top;
+    std::set<std::string> arrived;
+    for (const auto &r : results)
+        if (!r.failure) arrived.insert(r.job.remote);
+    std::vector<std::string> paths;
+    for (const auto &item : c.plan.items)
+        if ((item.action == SyncAction::copy_new || item.action == SyncAction::copy_changed) &&
+            !arrived.contains(path_under(remote_top, item.path)))
+            paths.push_back(item.path);
+    return paths;
+}
+
 // The command that finishes an interrupted sync: the same one, as typed.
 std::string rerun_command(const Options &o) {
     std::string cmd = "rftp";
@@ -166,6 +182,14 @@ OutcomeStatus carry_out(CommandContext &ctx, Session session, const Comparison &
         }
         if (status) status = remove_extraneous(ctx, deleting, c, deleted);
         if (deleting && (status || !session_lost(status.error()))) close_session(*deleting);
+    }
+    if (!status && !o.sync.unfinished.empty()) {
+        auto left = unfinished_paths(o, c, results);
+        if (auto written = write_files_list(o.sync.unfinished, left, o.sync.from0); !written)
+            log::error(written.error().message);
+        else
+            log::notice(std::to_string(left.size()) + " files not finished are listed in " + o.sync.unfinished +
+                        "; rerun with --files-from " + o.sync.unfinished + (o.sync.from0 ? " --from0" : ""));
     }
     if (!o.sync.manifest.empty())
         if (auto written = write_manifest(o.sync.manifest, manifest_entries(o, c, results), o.json); !written && status)

@@ -5,6 +5,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "client/exit_codes.h"
 #include "client/sync/tree.h"
@@ -16,6 +17,10 @@ namespace rftp::client {
 // (not with from0, where every name is taken as it is). A leading "./" or
 // "/" is dropped; a path with a ".." component is refused with its line.
 Outcome<std::set<std::string>> read_files_from(const std::string &file, bool from0);
+
+// Writes paths as read_files_from reads them back (NUL-separated with
+// from0), under a partial name renamed into place.
+OutcomeStatus write_files_list(const std::string &file, const std::vector<std::string> &paths, bool from0);
 
 // Keeps in tree only the files and directories listed, or beneath one listed.
 void keep_only(Tree &tree, const std::set<std::string> &listed);

@@ -42,9 +42,9 @@ class Rftpd:
     """A running rftpd. alice is read-write in root/alice, bob read-only in root/bob."""
 
     def __init__(self, workdir: Path, extra_config: str = "", anonymous: bool = False, wrapper=(), env_extra=None,
-                 program: Path = TESTING / "rftpd", hashes=None, more_listeners: str = ""):
+                 program: Path = TESTING / "rftpd", hashes=None, more_listeners: str = "", port: int = 0):
         self.workdir = workdir
-        self.port = free_port()
+        self.port = port or free_port()  # a port: a restart on the one its predecessor had
         self.roots = {"alice": workdir / "alice", "bob": workdir / "bob", "anonymous": workdir / "anon"}
         for r in self.roots.values():
             r.mkdir(parents=True, exist_ok=True)

@@ -7,14 +7,20 @@ import hashlib
 import json
 import os
 import random
+import re
+import shlex
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import PASSWORDS, TESTING  # noqa: E402
+from conftest import PASSWORDS, TESTING, Rftpd  # noqa: E402
+from restart import journal_prefix  # noqa: E402
 from vsftpd_server import VSFTPD, VsftpdServer  # noqa: E402
 
 RFTP = str(TESTING / "rftp")
@@ -312,3 +318,91 @@ def test_sync_against_vsftpd_sets_times_with_mdtm_and_compares_them(tmp_path):
         assert rftp(anon, "check", down, server.url("/pub/set")).returncode == 0
     finally:
         server.stop()
+
+
+BIG = 256 * 2**20
+
+
+def wait_for_journal(journal: Path, proc, limit=120):
+    """Until the upload's journal vouches for part of the file (True), or rftp ended first (False)."""
+    deadline = time.monotonic() + limit
+    while proc.poll() is None and time.monotonic() < deadline:
+        if 0 < journal_prefix(journal) < BIG:
+            return True
+        time.sleep(0.001)
+    return False
+
+
+def test_an_interrupted_sync_resumes_with_the_command_it_prints(rftpd, tmp_path, env):
+    src = make_dataset(tmp_path / "src", files=10)
+    (src / "huge.bin").write_bytes(os.urandom(BIG))
+    journal = rftpd.roots["alice"] / "s" / ".huge.bin.rftp-resume"
+    for _attempt in range(3):
+        proc = subprocess.Popen([RFTP, "-j", "1", "sync", str(src), url(rftpd, "/s")], env=env, text=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        if wait_for_journal(journal, proc):
+            proc.send_signal(signal.SIGINT)
+            break
+        proc.communicate(timeout=60)
+        shutil.rmtree(rftpd.roots["alice"] / "s")
+    else:
+        raise AssertionError("the sync was never caught mid-transfer")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGINT, err
+    resume = re.search(r"resume with: (.*)", err).group(1)
+    assert resume.startswith("rftp '-j' '1' 'sync' "), err  # the command as typed
+    kept = journal_prefix(journal)
+    r = subprocess.run(resume.replace("rftp ", shlex.quote(RFTP) + " --json ", 1), shell=True, env=env,
+                       capture_output=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert tree_digests(rftpd.roots["alice"] / "s") == tree_digests(src)
+    everything = sum(p.stat().st_size for p in src.rglob("*") if p.is_file())
+    assert summary(r)["bytes"] <= everything - kept  # huge.bin's journal-vouched prefix did not move again
+
+
+def test_a_sync_retries_a_file_cut_by_a_server_restart_and_continues_it(tmp_path, env):
+    work = tmp_path / "d"
+    d = Rftpd(work)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "huge.bin").write_bytes(os.urandom(BIG))
+    journal = d.roots["alice"] / ".huge.bin.rftp-resume"
+    unfinished = tmp_path / "unfinished"
+    restarted = None
+    try:
+        proc = subprocess.Popen([RFTP, "--json", "sync", "--unfinished", str(unfinished), str(src), url(d)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        if not wait_for_journal(journal, proc):
+            pytest.skip("the file arrived before the restart could cut it")
+        d.proc.send_signal(signal.SIGTERM)
+        assert d.proc.wait(timeout=20) == 0
+        restarted = Rftpd(work, port=d.port)  # back before the first retry's pause is over
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        assert b"trying /huge.bin again in 1 s (retry 1 of 3)" in err, err
+        assert hashlib.sha256((d.roots["alice"] / "huge.bin").read_bytes()).hexdigest() == \
+            hashlib.sha256((src / "huge.bin").read_bytes()).hexdigest()
+        final = json.loads(out.decode().splitlines()[-1])
+        assert final["bytes"] < 2 * BIG  # the retry continued the partial file
+        assert not unfinished.exists()
+    finally:
+        for daemon in (d, restarted):
+            if daemon and daemon.alive():
+                daemon.stop()
+
+
+def test_a_failed_sync_lists_what_it_did_not_finish_for_files_from(rftpd, tmp_path, env):
+    src = make_dataset(tmp_path / "src", files=10)
+    dst = rftpd.roots["alice"] / "u"
+    dst.mkdir()
+    (dst / "f000.dat").mkdir()  # a directory where the file must go: refused, never retried
+    unfinished = tmp_path / "unfinished"
+    r = rftp(env, "--continue-on-error", "sync", "--unfinished", unfinished, src, url(rftpd, "/u"))
+    assert r.returncode == 5, r.stderr
+    assert unfinished.read_text() == "f000.dat\n"
+    assert b"trying" not in r.stderr  # a refusal is not worth a retry
+    (dst / "f000.dat").rmdir()
+    r = rftp(env, "--json", "sync", "--files-from", unfinished, src, url(rftpd, "/u"))
+    assert r.returncode == 0, r.stderr
+    assert [e["local"] for e in events(r, "file")] == [str(src / "f000.dat")]
+    assert tree_digests(dst) == tree_digests(src)
