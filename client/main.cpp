@@ -110,7 +110,8 @@ int main(int argc, char **argv) {
                        : o.verbose == 1 ? log::Level::info
                                         : log::Level::notice);
     // check --manifest of a local tree names no server at all.
-    const bool no_server = o.command == Command::check && o.url.empty();
+    // sync --job runs other rftp processes, each naming its own.
+    const bool no_server = (o.command == Command::check || o.command == Command::sync) && o.url.empty();
     auto url = no_server ? rftp::Result<Url>(Url{}) : rftp::client::parse_url(o.url);
     if (!url) {
         std::fprintf(stderr, "rftp: %s\n", log::printable(url.error().message).c_str());
@@ -153,7 +154,10 @@ int main(int argc, char **argv) {
     const RunSummary &s = ctx.summary;
     double rate = seconds > 0 ? static_cast<double>(s.bytes) / seconds : 0;
 
-    if (s.files && !o.quiet && !o.json && o.command == Command::sync) {
+    if (s.jobs && !o.quiet && !o.json) {
+        std::fprintf(stderr, "rftp: sync --job: %zu replications, %zu ok, %zu failed\n", s.jobs->total, s.jobs->ok,
+                     s.jobs->failed);
+    } else if (s.files && !o.quiet && !o.json && o.command == Command::sync) {
         std::fputs(sync_summary_line(*s.files, s.bytes, seconds).c_str(), stderr);
     } else if (s.files && !o.quiet && !o.json && o.command == Command::check) {
         std::fprintf(stderr, "rftp: check: %zu of %zu files the same\n", s.files->unchanged, s.files->total);
@@ -197,6 +201,7 @@ int main(int argc, char **argv) {
         if (!s.tls_data.empty()) summary["protection"] = {{"control", s.tls_control.empty() ? "clear" : s.tls_control},
                                                            {"data", s.tls_data}};
         if (s.transfer_seconds > 0) summary["transfer_seconds"] = s.transfer_seconds;
+        if (s.jobs) summary["jobs"] = {{"total", s.jobs->total}, {"ok", s.jobs->ok}, {"failed", s.jobs->failed}};
         if (s.files) {
             summary["files"] = {{"total", s.files->total}, {"ok", s.files->ok}, {"failed", s.files->failed},
                                 {"skipped", s.files->skipped}};

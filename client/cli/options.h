@@ -41,6 +41,7 @@ struct SyncOptions {
     std::string manifest;  // sync: write one; check: compare against one
     std::string unfinished;  // sync: where a failed run lists the files it did not finish
     std::vector<std::string> command_line;  // as given, for the command an interrupted run prints
+    std::string job_file;  // --job FILE.yaml: the replications it names, -P of them side by side
 };
 
 struct Options {

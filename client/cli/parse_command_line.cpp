@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <set>
 
 #include <string>
 #include <vector>
@@ -71,6 +72,19 @@ std::string read_sync_operands(const std::vector<std::string> &operands, bool is
     o.sync.upload = second_is_url;
     o.url = operands[first_is_url ? 0 : 1];
     o.local = operands[first_is_url ? 1 : 0];
+    return "";
+}
+
+// With --job the file says everything; only how the run reports and how
+// many replications go side by side (-P) come from the command line.
+std::string check_job_options(const CLI::App &app, const std::vector<std::string> &operands) {
+    if (!operands.empty()) return "sync --job FILE takes no SRC DST: each replication names its own";
+    static const std::set<std::string> allowed = {"--json", "--quiet", "--verbose", "--parallel", "--job",
+                                                  "--progress", "--no-progress", "--help"};
+    for (const CLI::App *scope : std::initializer_list<const CLI::App *>{&app, app.get_subcommand("sync")})
+        for (const CLI::Option *opt : scope->get_options())
+            if (opt->count() > 0 && !allowed.contains(opt->get_name()))
+                return opt->get_name() + " does not go with --job: set it in the job file (docs/cli.md \"Job files\")";
     return "";
 }
 
@@ -223,7 +237,8 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     hash->add_option("URL", o.url)->required();
     std::vector<std::string> sync_args, check_args;
     auto *sync = app.add_subcommand("sync", "make DST a copy of SRC: a local directory and a URL, either way round");
-    sync->add_option("SRC DST", sync_args, "source and destination; one of them a URL")->required()->expected(2);
+    sync->add_option("SRC DST", sync_args, "source and destination; one of them a URL")->expected(2);
+    sync->add_option("--job", o.sync.job_file, "run the replications of this YAML job file; -P N runs N side by side");
     auto *check = app.add_subcommand("check", "compare two trees (a local directory and a URL), or one tree with "
                                               "--manifest; exit 0 only if nothing differs");
     check->add_option("TREE", check_args, "SRC DST, or the one tree a --manifest describes")->required()->expected(1, 2);
@@ -293,7 +308,11 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
         o.url = o.urls.front();
     }
 
-    if (sync->parsed() || check->parsed()) {
+    if (sync->parsed() && !o.sync.job_file.empty()) {
+        if (auto bad = check_job_options(app, sync_args); !bad.empty()) return usage_error(bad);
+    } else if (sync->parsed() && sync_args.empty()) {
+        return usage_error("expected sync SRC DST, or sync --job FILE.yaml");
+    } else if (sync->parsed() || check->parsed()) {
         if (auto bad = read_sync_operands(sync->parsed() ? sync_args : check_args, sync->parsed(), o); !bad.empty())
             return usage_error(bad);
     }

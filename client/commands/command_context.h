@@ -36,6 +36,7 @@ struct RunSummary {
     std::vector<std::string> notes;  // things worth knowing that are not errors
     std::string resume_hint;         // command that continues an interrupted transfer
     std::optional<FileCounts> files; // set by many-file transfers
+    std::optional<FileCounts> jobs;  // sync --job: replications (total, ok, failed)
 };
 
 // What TLS protected in this run, for the summary, -v and the done line.

@@ -19,6 +19,8 @@
 #include "client/sync/deletion.h"
 #include "client/sync/file_times.h"
 #include "client/sync/files_from.h"
+#include "client/sync/job_file.h"
+#include "client/sync/job_runner.h"
 #include "client/sync/manifest.h"
 #include "client/sync/plan_report.h"
 #include "client/sync/tree_comparison.h"
@@ -204,6 +206,11 @@ OutcomeStatus carry_out(CommandContext &ctx, Session session, const Comparison &
 
 OutcomeStatus run_sync(CommandContext &ctx) {
     const Options &o = ctx.options;
+    if (!o.sync.job_file.empty()) {
+        auto jobs = read_job_file(o.sync.job_file);
+        if (!jobs) return std::unexpected(jobs.error());
+        return run_sync_jobs(ctx, *jobs, o.parallel);
+    }
     auto session = open_transfer_session(ctx);
     if (!session) return std::unexpected(session.error());
     auto compared = compare_trees(*session, o, ctx.url.path, o.sync.remove_extraneous);

@@ -406,3 +406,102 @@ def test_a_failed_sync_lists_what_it_did_not_finish_for_files_from(rftpd, tmp_pa
     assert r.returncode == 0, r.stderr
     assert [e["local"] for e in events(r, "file")] == [str(src / "f000.dat")]
     assert tree_digests(dst) == tree_digests(src)
+
+
+def test_a_job_file_runs_its_replications_and_reports_each_by_name(rftpd, tmp_path, env):
+    up = make_dataset(tmp_path / "up", files=12)
+    down_src = make_dataset(rftpd.roots["alice"] / "published", files=8)
+    job = tmp_path / "nightly.yaml"
+    job.write_text(f"""
+defaults:
+  compare: mtime
+  retries: 2
+  filters:
+    - exclude: "*.tmp"
+replications:
+  - name: raw
+    source: {up}
+    destination: {url(rftpd, "/raw")}
+    delete: true
+    max_delete: 10%
+  - name: published
+    source: {url(rftpd, "/published")}
+    destination: {tmp_path / "published-copy"}
+    manifest: {tmp_path / "published.manifest"}
+""")
+    (up / "scratch.tmp").write_bytes(b"not for the archive")
+    for side_by_side in ("1", "2"):
+        r = rftp(env, "--json", "sync", "--job", job, "-P", side_by_side)
+        assert r.returncode == 0, r.stderr
+        evs = events(r)
+        assert evs[-1]["event"] == "summary" and evs[-1]["jobs"] == {"total": 2, "ok": 2, "failed": 0}
+        assert evs[0]["event"] == "start"
+        assert all(e.get("job") in ("raw", "published") for e in evs[1:-1])
+        assert {e["job"] for e in evs if e["event"] == "job"} == {"raw", "published"}
+    del_tmp = tree_digests(up)
+    del del_tmp["scratch.tmp"]
+    assert tree_digests(rftpd.roots["alice"] / "raw") == del_tmp
+    assert tree_digests(tmp_path / "published-copy") == tree_digests(down_src)
+    assert (tmp_path / "published.manifest").exists()
+
+    human = rftp(env, "sync", "--job", job)
+    assert human.returncode == 0, human.stderr
+    assert b"[raw] rftp: sync: 0 copied, 13 unchanged" in human.stderr, human.stderr
+    assert b"rftp: sync --job: 2 replications, 2 ok, 0 failed" in human.stderr
+
+    # The most severe exit wins: one replication whose source is gone (2).
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(job.read_text().replace(str(up), str(tmp_path / "gone")))
+    r = rftp(env, "--json", "sync", "--job", broken)
+    assert r.returncode == 2, r.stderr
+    assert summary(r)["jobs"] == {"total": 2, "ok": 1, "failed": 1}
+
+
+@pytest.mark.parametrize("text,where,words", [
+    ("replications:\n  - name: a\n    source: /x\n    destination: rftp://h/y\n    colour: blue\n",
+     ":5:5: replications[0].colour", "unknown key"),
+    ("replications:\n  - name: a\n    source: /x\n    destination: rftp://h/y\n    compare: sha1\n",
+     ":5:14: replications[0].compare", "expected one of size, mtime, checksum"),
+    ("defaults:\n  retries: many\nreplications:\n  - {name: a, source: /x, destination: rftp://h/y}\n",
+     ":2:12: defaults.retries", "expected an integer"),
+    ("replications:\n  - name: a\n    source: /x\n    destination: /y\n", ":2:5: replications[0]",
+     "a local directory and a URL"),
+    ("replications:\n  - {name: a, source: /x, destination: rftp://h/y}\n  - {name: a, source: /z, destination: rftp://h/z}\n",
+     ":3:12: replications[1].name", "a name used twice"),
+    ("replications:\n  - name: a\n    source: /x\n    destination: rftp://h/y\n    filters: [{keep: x}]\n",
+     "replications[0].filters[0].keep", "unknown key"),
+])
+def test_a_bad_job_file_is_refused_with_file_and_line(tmp_path, env, text, where, words):
+    job = tmp_path / "job.yaml"
+    job.write_text(text)
+    r = rftp(env, "sync", "--job", job)
+    assert r.returncode == 2, r.stderr
+    assert (str(job) + where).encode() in r.stderr or where.encode() in r.stderr, r.stderr
+    assert words.encode() in r.stderr, r.stderr
+
+
+def test_job_options_belong_in_the_file(tmp_path, env):
+    job = tmp_path / "job.yaml"
+    job.write_text("replications:\n  - {name: a, source: /x, destination: rftp://h/y}\n")
+    r = rftp(env, "sync", "--job", job, "--delete")
+    assert r.returncode == 2 and b"--delete does not go with --job" in r.stderr, r.stderr
+    r = rftp(env, "sync", "--job", job, "/x", "rftp://h/y")
+    assert r.returncode == 2 and b"takes no SRC DST" in r.stderr, r.stderr
+
+
+def test_the_documented_example_job_runs(rftpd, tmp_path, env):
+    """conf/rftp-sync-example.yaml, with its hosts and paths made this test's."""
+    example = (Path(__file__).parents[2] / "conf" / "rftp-sync-example.yaml").read_text()
+    raw = make_dataset(tmp_path / "srv" / "raw", files=6)
+    (tmp_path / "srv" / "manifests").mkdir()
+    release = make_dataset(rftpd.roots["alice"] / "v3", files=6)
+    text = (example.replace("/srv/data", str(tmp_path / "srv"))
+            .replace("rftp://mover@archive.example.org", url(rftpd, "").rstrip("/"))
+            .replace("rftp://mover@release.example.org", url(rftpd, "").rstrip("/")))
+    job = tmp_path / "example.yaml"
+    job.write_text(text)
+    r = rftp(env, "sync", "--job", job)
+    assert r.returncode == 0, r.stderr
+    assert tree_digests(rftpd.roots["alice"] / "raw") == tree_digests(raw)
+    assert tree_digests(tmp_path / "srv" / "release-v3") == tree_digests(release)
+    assert (tmp_path / "srv" / "manifests" / "raw.tsv").exists()

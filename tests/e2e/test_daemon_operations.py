@@ -9,6 +9,7 @@ import socket
 import stat
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -86,6 +87,11 @@ def test_install_never_overwrites_the_live_config(tmp_path):
     assert example.read_text() == live.read_text()
     unit = (dest / "usr/lib/systemd/system/rftpd.service").read_text()
     assert "ExecStart=/usr/sbin/rftpd " in unit and "/usr/local/sbin" not in unit
+    sync_unit = (dest / "usr/lib/systemd/system/rftp-sync@.service").read_text()
+    assert "ExecStart=/usr/bin/rftp --no-progress sync --job /etc/rftp/sync/%i.yaml" in sync_unit
+    assert "OnCalendar=" in (dest / "usr/lib/systemd/system/rftp-sync@.timer").read_text()
+    assert (dest / "etc/rftp/sync/example.yaml.example").read_text() == \
+        (Path(__file__).parents[2] / "conf/rftp-sync-example.yaml").read_text()
 
     live.write_text("# the operator's own\n")
     out = install()
