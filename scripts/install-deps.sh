@@ -35,6 +35,8 @@ if [ "$PROFILE" = all ]; then
     openssl
     # a FUSE file system whose syncs fail (tests/e2e/failing_sync_fs.py)
     python3-fuse fuse3
+    # a single-node Slurm cluster for the sharded sync test (tests/e2e/slurm_cluster.py)
+    slurmctld slurmd slurm-client munge
     # fuzzing (tests/fuzz): clang, libFuzzer, and llvm-symbolizer for its reports
     clang-19 libclang-rt-19-dev llvm-19
     # benchmarks
@@ -53,18 +55,24 @@ SUDO=""
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-# vsftpd's package starts a system service on port 21; the tests run their own
-# instance, so keep the package from starting it.
-if [[ " ${missing[*]} " == *" vsftpd "* ]] && [ ! -e /usr/sbin/policy-rc.d ]; then
+# Servers the tests run as their own instances: their packages would start
+# (and enable) system services, vsftpd's on port 21. Keep them from starting.
+SERVICES=(vsftpd munge slurmctld slurmd)
+starts_services=false
+for s in "${SERVICES[@]}"; do
+  [[ " ${missing[*]} " == *" $s "* ]] && starts_services=true
+done
+if $starts_services && [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
   $SUDO chmod +x /usr/sbin/policy-rc.d
   trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
 fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# The package also enables that service for every boot: a cleartext FTP
-# server on port 21 accepting local passwords, which nobody here asked for
-# (and which would hold rftpd off port 21). A vsftpd installed before is the
-# admin's own and is left as it is.
-if [[ " ${missing[*]} " == *" vsftpd "* ]] && command -v systemctl >/dev/null; then
-  $SUDO systemctl disable vsftpd.service >/dev/null 2>&1 || true
+# The packages also enable their services for every boot: a cleartext FTP
+# server on port 21 accepting local passwords, a cluster nobody configured.
+# A service installed before is the admin's own and is left as it is.
+if command -v systemctl >/dev/null; then
+  for s in "${SERVICES[@]}"; do
+    [[ " ${missing[*]} " == *" $s "* ]] && $SUDO systemctl disable "$s.service" >/dev/null 2>&1 || true
+  done
 fi

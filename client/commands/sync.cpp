@@ -3,21 +3,11 @@
 // missing directories, copies what is new or changed over --concurrency
 // sessions as put -r/get -r do, gives each copy its source's time, then
 // with --delete removes what the source lacks, and writes --manifest.
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <set>
-
 #include "client/batch/batch_run.h"
-#include "client/batch/remote_tree.h"
 #include "client/commands/commands.h"
-#include "client/commands/get_one_file.h"
-#include "client/commands/put_one_file.h"
 #include "client/commands/resume_command.h"
+#include "client/sync/copy_step.h"
 #include "client/sync/deletion.h"
-#include "client/sync/file_times.h"
 #include "client/sync/files_from.h"
 #include "client/sync/job_file.h"
 #include "client/sync/job_runner.h"
@@ -28,119 +18,6 @@
 
 namespace rftp::client {
 namespace {
-
-// The destination's top and every directory the plan lacks, parents first.
-// A refused one fails the run before any file moves: a dataset copied
-// without one of its directories is no copy.
-OutcomeStatus make_directories(Session &session, const Options &o, const Comparison &c) {
-    std::vector<std::string> wanted;
-    if (!c.destination.exists) {
-        // The top and any missing parents of it, outermost first.
-        std::filesystem::path top(c.destination_top), so_far;
-        for (const auto &part : top) {
-            so_far /= part;
-            if (part != "/" && !part.empty()) wanted.push_back(so_far.generic_string());
-        }
-    }
-    for (const auto &dir : c.plan.directories_to_make) wanted.push_back(path_under(c.destination_top, dir));
-    for (const auto &dir : wanted) {
-        if (o.sync.upload) {
-            if (auto made = ensure_remote_directory(session, dir); !made) return made;
-        } else if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
-            return fail_as(ExitCode::local_file, "cannot make directory " + dir + ": " + std::strerror(errno));
-        }
-    }
-    return {};
-}
-
-std::vector<FileJob> jobs_of(const Options &o, const Comparison &c) {
-    std::vector<FileJob> jobs;
-    const std::string &local_top = o.sync.upload ? c.source_top : c.destination_top;
-    const std::string &remote_top = o.sync.upload ? c.destination_top : c.source_top;
-    for (const auto &item : c.plan.items) {
-        if (item.action != SyncAction::copy_new && item.action != SyncAction::copy_changed) continue;
-        FileJob job{path_under(local_top, item.path), path_under(remote_top, item.path), item.size, std::nullopt};
-        job.replaces = item.action == SyncAction::copy_changed;
-        job.source_mtime = item.source_mtime;
-        jobs.push_back(std::move(job));
-    }
-    return jobs;
-}
-
-// Said once per run whatever the number of files, so the same words for all.
-constexpr const char *kTimesRefused =
-    "the server would not set modification times (MFMT or MDTM); the next sync copies these files again "
-    "unless it compares with --compare size or --compare checksum";
-
-// One file of the sync: put or get as the single-file commands do (a new
-// file continues its partial, a changed one starts over), then the time.
-FileAction sync_action(const Options &o) {
-    auto fresh = std::make_shared<Options>(o), continuing = std::make_shared<Options>(o);
-    fresh->resume = false;
-    continuing->resume = true;
-    return [fresh, continuing, upload = o.sync.upload](Session &s, const FileJob &job, const FileProgressHooks &hooks,
-                                                       FileReport &report) -> OutcomeStatus {
-        const Options &fo = job.replaces ? *fresh : *continuing;
-        if (upload) {
-            auto source = open_upload_source(job.local);
-            if (!source) return std::unexpected(source.error());
-            if (auto moved = put_one_file(s, fo, *source, job.remote, hooks, report); !moved) return moved;
-            if (!job.source_mtime) return {};
-            auto set = set_remote_mtime(s, job.remote, *job.source_mtime);
-            if (!set && session_lost(set.error())) return set;
-            if (!set) report.note(kTimesRefused);
-            return {};
-        }
-        auto dest = destination_at(job.local);
-        if (!dest) return std::unexpected(dest.error());
-        if (dest->direct) return fail_as(ExitCode::local_file, job.local + " exists and is not a regular file");
-        if (auto moved = get_one_file(s, fo, job.remote, *dest, hooks, report, ListedFacts{job.size, job.modify}); !moved)
-            return moved;
-        auto when = job.source_mtime;
-        if (!when) {  // the listing gave none (LIST): MDTM, one round trip
-            auto asked = remote_mtime(s, job.remote);
-            if (!asked) return std::unexpected(asked.error());
-            when = *asked;
-        }
-        return when ? set_local_mtime(job.local, *when) : OutcomeStatus{};
-    };
-}
-
-// What the destination holds after the run: the unchanged files and the
-// copies that succeeded, with the digests taken on the way (--verify).
-std::vector<ManifestEntry> manifest_entries(const Options &o, const Comparison &c, const std::vector<FileResult> &results) {
-    const std::string &remote_top = o.sync.upload ? c.destination_top : c.source_top;
-    std::map<std::string, const FileResult *> by_remote;
-    for (const auto &r : results) by_remote[r.job.remote] = &r;
-    std::vector<ManifestEntry> entries;
-    for (const auto &item : c.plan.items) {
-        if (item.action == SyncAction::remove) continue;
-        ManifestEntry e{item.path, item.size, item.source_mtime, item.sha256};
-        if (item.action == SyncAction::unchanged) {
-            e.mtime = c.destination.files.at(item.path).mtime;
-        } else {
-            auto r = by_remote.find(path_under(remote_top, item.path));
-            if (r == by_remote.end() || r->second->failure) continue;  // not there, or not this version
-            e.sha256 = r->second->report.sha256;
-        }
-        entries.push_back(std::move(e));
-    }
-    return entries;
-}
-
-// The source-relative paths of the files to copy that did not arrive.
-std::vector<std::string> unfinished_paths(const Options &o, const Comparison &c, const std::vector<FileResult> &results) {
-    const std::string &remote_top = o.sync.upload ? c.destination_top : c.source_top;
-    std::set<std::string> arrived;
-    for (const auto &r : results)
-        if (!r.failure) arrived.insert(r.job.remote);
-    std::vector<std::string> paths;
-    for (const auto &item : c.plan.items)
-        if ((item.action == SyncAction::copy_new || item.action == SyncAction::copy_changed) &&
-            !arrived.contains(path_under(remote_top, item.path)))
-            paths.push_back(item.path);
-    return paths;
-}
 
 // The command that finishes an interrupted sync: the same one, as typed.
 std::string rerun_command(const Options &o) {
@@ -162,8 +39,11 @@ OutcomeStatus carry_out(CommandContext &ctx, Session session, const Comparison &
     // A tree not listed whole: its files are failures, and nothing is deleted.
     for (const auto *tree : {&c.source, &c.destination})
         for (const auto &problem : tree->problems) batch.record_failure(FileJob{}, problem);
-    if (auto made = make_directories(session, o, c); !made) batch.fail_setup(made.error());
-    auto jobs = jobs_of(o, c);
+    if (auto made = make_directories(session, o.sync.upload, c.destination_top, c.destination.exists,
+                                     c.plan.directories_to_make);
+        !made)
+        batch.fail_setup(made.error());
+    auto jobs = jobs_of(o, c, c.plan.items);
     if (batch.stopped()) {
         batch.count_unattempted(jobs.size());
         close_session(session);
@@ -186,7 +66,7 @@ OutcomeStatus carry_out(CommandContext &ctx, Session session, const Comparison &
         if (deleting && (status || !session_lost(status.error()))) close_session(*deleting);
     }
     if (!status && !o.sync.unfinished.empty()) {
-        auto left = unfinished_paths(o, c, results);
+        auto left = unfinished_paths(o, c, c.plan.items, results);
         if (auto written = write_files_list(o.sync.unfinished, left, o.sync.from0); !written)
             log::error(written.error().message);
         else
@@ -194,7 +74,7 @@ OutcomeStatus carry_out(CommandContext &ctx, Session session, const Comparison &
                         "; rerun with --files-from " + o.sync.unfinished + (o.sync.from0 ? " --from0" : ""));
     }
     if (!o.sync.manifest.empty())
-        if (auto written = write_manifest(o.sync.manifest, manifest_entries(o, c, results), o.json); !written && status)
+        if (auto written = write_manifest(o.sync.manifest, manifest_entries(o, c, c.plan.items, results), o.json); !written && status)
             status = written;
     ctx.summary.files->unchanged = c.plan.count(SyncAction::unchanged).files;
     ctx.summary.files->deleted = deleted;

@@ -21,6 +21,7 @@ struct FileReport {
     std::string notice;     // RDMA: how the sink learned of filled blocks (write_with_imm, write_then_send)
     double transfer_seconds = 0;  // the data phase alone: no login, no channel setup
     std::optional<std::string> sha256;  // the local file's, taken during the transfer (--verify)
+    std::optional<int64_t> mtime_set;   // sync: the modification time the copy was given
     std::vector<std::string> notes;  // worth knowing, not errors (e.g. fallback to one stream)
 
     // Logged at -v and kept for the JSON summary.
