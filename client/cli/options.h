@@ -42,6 +42,13 @@ struct SyncOptions {
     std::string unfinished;  // sync: where a failed run lists the files it did not finish
     std::vector<std::string> command_line;  // as given, for the command an interrupted run prints
     std::string job_file;  // --job FILE.yaml: the replications it names, -P of them side by side
+    // A planned run over many movers (docs/cli.md "Shards"): --plan-only
+    // --plan FILE writes the plan; --plan FILE --shard K/N copies a share;
+    // --plan FILE --finish deletes and checks once all shares are done.
+    std::string plan_file;
+    bool plan_only = false;
+    std::string shard;
+    bool finish = false;
 };
 
 struct Options {

@@ -88,6 +88,17 @@ std::string check_job_options(const CLI::App &app, const std::vector<std::string
     return "";
 }
 
+// --shard and --finish take their trees and choices from the plan; what
+// the plan settled cannot be changed by one mover.
+std::string check_planned_options(const Options &o, const std::vector<std::string> &operands) {
+    const SyncOptions &s = o.sync;
+    if (s.plan_file.empty()) return "--shard and --finish carry out a plan: give --plan FILE";
+    if (!s.shard.empty() && s.finish) return "--shard copies a share, --finish ends the run: one of them";
+    if (s.plan_only) return "--plan-only writes the plan; --shard and --finish carry it out later";
+    if (!operands.empty()) return "the plan names SRC and DST; leave them out";
+    return "";
+}
+
 // Options of sync and check given to another command would be ignored
 // silently, and the user would believe them in force: refused instead.
 std::string check_sync_options(Options &o, const std::string &compare, bool checksum_flag,
@@ -114,6 +125,17 @@ std::string check_sync_options(Options &o, const std::string &compare, bool chec
         return "--delete with --files-from would judge the whole destination by a partial list; run them apart";
     if (o.resume) return "sync continues partial files by itself; leave out -c";
     if (o.recursive) return std::string(is_sync ? "sync" : "check") + " always takes whole trees; leave out -r";
+    if (is_sync && (!s.shard.empty() || s.finish) &&
+        (!compare.empty() || checksum_flag || s.remove_extraneous || !max_delete.empty() || s.dry_run ||
+         !s.filters.empty() || !s.files_from.empty()))
+        return "the plan holds what --compare, --delete, --max-delete, filters and --files-from chose; "
+               "give them with --plan-only";
+    if (is_sync && s.plan_only && (s.plan_file.empty() || s.dry_run || !s.manifest.empty() || !s.unfinished.empty()))
+        return s.plan_file.empty() ? "--plan-only writes --plan FILE: give it"
+                                   : "--plan-only copies nothing: --dry-run, --manifest and --unfinished go with "
+                                     "--shard or --finish";
+    if (is_sync && !s.plan_file.empty() && !s.plan_only && s.shard.empty() && !s.finish)
+        return "--plan FILE goes with --plan-only, --shard K/N or --finish";
     // A manifest vouches for what the destination holds: each copy's digest
     // is checked against the server's HASH, as --verify does.
     if (is_sync && !s.manifest.empty()) o.verify = true;
@@ -239,6 +261,12 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     auto *sync = app.add_subcommand("sync", "make DST a copy of SRC: a local directory and a URL, either way round");
     sync->add_option("SRC DST", sync_args, "source and destination; one of them a URL")->expected(2);
     sync->add_option("--job", o.sync.job_file, "run the replications of this YAML job file; -P N runs N side by side");
+    sync->add_option("--plan", o.sync.plan_file, "the plan file of a sync over many movers (with --plan-only, "
+                                                 "--shard or --finish)");
+    sync->add_flag("--plan-only", o.sync.plan_only, "list and plan SRC DST into --plan FILE; copy nothing");
+    sync->add_option("--shard", o.sync.shard, "copy share K/N of --plan FILE (auto: from a Slurm array task; "
+                                              "auto/N: from JOB_COMPLETION_INDEX)");
+    sync->add_flag("--finish", o.sync.finish, "after every share of --plan FILE: check, then --delete as planned");
     auto *check = app.add_subcommand("check", "compare two trees (a local directory and a URL), or one tree with "
                                               "--manifest; exit 0 only if nothing differs");
     check->add_option("TREE", check_args, "SRC DST, or the one tree a --manifest describes")->required()->expected(1, 2);
@@ -310,8 +338,10 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
 
     if (sync->parsed() && !o.sync.job_file.empty()) {
         if (auto bad = check_job_options(app, sync_args); !bad.empty()) return usage_error(bad);
+    } else if (sync->parsed() && (!o.sync.shard.empty() || o.sync.finish)) {
+        if (auto bad = check_planned_options(o, sync_args); !bad.empty()) return usage_error(bad);
     } else if (sync->parsed() && sync_args.empty()) {
-        return usage_error("expected sync SRC DST, or sync --job FILE.yaml");
+        return usage_error("expected sync SRC DST, sync --job FILE.yaml, or sync --plan FILE --shard K/N or --finish");
     } else if (sync->parsed() || check->parsed()) {
         if (auto bad = read_sync_operands(sync->parsed() ? sync_args : check_args, sync->parsed(), o); !bad.empty())
             return usage_error(bad);

@@ -6,6 +6,7 @@
 #include "client/batch/batch_run.h"
 #include "client/commands/commands.h"
 #include "client/commands/resume_command.h"
+#include "client/commands/sync_planned.h"
 #include "client/sync/copy_step.h"
 #include "client/sync/deletion.h"
 #include "client/sync/files_from.h"
@@ -91,6 +92,8 @@ OutcomeStatus run_sync(CommandContext &ctx) {
         if (!jobs) return std::unexpected(jobs.error());
         return run_sync_jobs(ctx, *jobs, o.parallel);
     }
+    if (!o.sync.shard.empty()) return run_sync_shard(ctx);
+    if (o.sync.finish) return run_sync_finish(ctx);
     auto session = open_transfer_session(ctx);
     if (!session) return std::unexpected(session.error());
     auto compared = compare_trees(*session, o, ctx.url.path, o.sync.remove_extraneous);
@@ -100,6 +103,10 @@ OutcomeStatus run_sync(CommandContext &ctx) {
     }
     say_tree_warnings(ctx, *compared);
     log::info("sync plan: " + plan_counts(compared->plan));
+    if (o.sync.plan_only) {
+        close_session(*session);
+        return write_sync_plan(ctx, *compared);
+    }
     if (o.sync.dry_run) {
         close_session(*session);
         show_plan(ctx, compared->plan);

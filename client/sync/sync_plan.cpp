@@ -59,6 +59,7 @@ SyncPlan plan_sync(const Tree &source, const Tree &destination, Compare compare,
         if (auto other = destination.files.find(path); other != destination.files.end()) {
             item.reason = why_changed(path, file, other->second, compare, digests);
             item.action = item.reason.empty() ? SyncAction::unchanged : SyncAction::copy_changed;
+            item.destination = other->second;
             if (auto d = digests.find(path); d != digests.end() && d->second.source == d->second.destination)
                 item.sha256 = d->second.source;
         }
@@ -69,7 +70,7 @@ SyncPlan plan_sync(const Tree &source, const Tree &destination, Compare compare,
         if (!destination.directories.contains(dir)) plan.directories_to_make.push_back(dir);
     if (remove_extraneous) {
         for (const auto &[path, file] : destination.files)
-            if (!source.files.contains(path)) plan.items.push_back(SyncItem{path, SyncAction::remove, "", file.size, {}, {}});
+            if (!source.files.contains(path)) plan.items.push_back(SyncItem{path, SyncAction::remove, "", file.size, {}, {}, {}});
         for (const auto &dir : destination.directories)
             if (!source.directories.contains(dir)) plan.directories_to_remove.push_back(dir);
         std::ranges::reverse(plan.directories_to_remove);

@@ -27,6 +27,9 @@ struct SyncItem {
     uint64_t size = 0;   // the source's (remove: the destination's)
     std::optional<int64_t> source_mtime;  // what the copy's time is set to
     std::optional<std::string> sha256;    // known from --compare checksum
+    // changed and unchanged: the destination's file as planned, so a shard
+    // run again can tell a copy it finished from the file it was to replace.
+    std::optional<TreeFile> destination;
 };
 
 struct SyncPlan {

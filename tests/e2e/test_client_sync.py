@@ -505,3 +505,77 @@ def test_the_documented_example_job_runs(rftpd, tmp_path, env):
     assert tree_digests(rftpd.roots["alice"] / "raw") == tree_digests(raw)
     assert tree_digests(tmp_path / "srv" / "release-v3") == tree_digests(release)
     assert (tmp_path / "srv" / "manifests" / "raw.tsv").exists()
+
+
+@pytest.mark.parametrize("direction", ["up", "down"])
+def test_a_planned_sync_in_shards_moves_each_file_once_then_finishes(rftpd, tmp_path, env, direction):
+    local = tmp_path / "local"
+    remote = rftpd.roots["alice"] / "set"
+    src, dst = (local, remote) if direction == "up" else (remote, local)
+    make_dataset(src, files=40)
+    (src / "huge.bin").write_bytes(os.urandom(8 * 2**20))
+    dst.mkdir()
+    (dst / "stale.dat").write_bytes(b"the source no longer has this")
+    ends = (local, url(rftpd, "/set")) if direction == "up" else (url(rftpd, "/set"), local)
+    plan = tmp_path / "plan.json"
+    r = rftp(env, "sync", "--plan-only", "--plan", plan, "--delete", "--exclude", "*.skip", *ends)
+    assert r.returncode == 0, r.stderr
+    assert b"42 new" in r.stderr, r.stderr
+    assert sorted(p.name for p in dst.rglob("*")) == ["stale.dat"]  # planning changed nothing
+
+    total = sum(p.stat().st_size for p in src.rglob("*") if p.is_file())
+    moved = 0
+    for k in (1, 2, 3):
+        r = rftp(env, "--json", "sync", "--plan", plan, "--shard", f"{k}/3")
+        assert r.returncode == 0, r.stderr
+        moved += summary(r)["bytes"]
+        files = summary(r)["files"]
+        assert files["ok"] > 0 and files["failed"] == 0
+    assert moved == total  # every byte exactly once
+    again = rftp(env, "--json", "sync", "--plan", plan, "--shard", "2/3")
+    assert again.returncode == 0 and summary(again)["bytes"] == 0, again.stderr
+    assert summary(again)["files"]["unchanged"] > 0
+
+    assert (dst / "stale.dat").exists()  # --delete waits for --finish
+    r = rftp(env, "--json", "sync", "--plan", plan, "--finish")
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["files"]["deleted"] == 1
+    assert tree_digests(dst) == tree_digests(src)
+    assert rftp(env, "check", *ends).returncode == 0
+
+
+def test_finish_refuses_while_a_share_is_missing_and_deletes_nothing(rftpd, tmp_path, env):
+    src = make_dataset(tmp_path / "src", files=20)
+    dst = rftpd.roots["alice"] / "set"
+    dst.mkdir()
+    (dst / "stale.dat").write_bytes(b"x")
+    plan = tmp_path / "plan.json"
+    assert rftp(env, "sync", "--plan-only", "--plan", plan, "--delete", src, url(rftpd, "/set")).returncode == 0
+    assert rftp(env, "sync", "--plan", plan, "--shard", "1/2").returncode == 0
+    r = rftp(env, "sync", "--plan", plan, "--finish")
+    assert r.returncode == 1, r.stderr
+    assert b"rerun the shards that failed" in r.stderr and (dst / "stale.dat").exists()
+    assert r.stdout.startswith(b"new\t"), r.stdout
+    assert rftp(env, "sync", "--plan", plan, "--shard", "2/2").returncode == 0
+    assert rftp(env, "sync", "--plan", plan, "--finish").returncode == 0
+    assert tree_digests(dst) == tree_digests(src)
+
+
+def test_planned_options_are_checked(rftpd, tmp_path, env):
+    plan = tmp_path / "plan.json"
+    src = tmp_path / "s"
+    src.mkdir()
+    for args, words in [
+        (("sync", "--shard", "1/2"), b"give --plan FILE"),
+        (("sync", "--plan", plan, "--shard", "1/2", "--delete"), b"give them with --plan-only"),
+        (("sync", "--plan", plan, "--shard", "1/2", "--finish"), b"one of them"),
+        (("sync", "--plan-only", src, url(rftpd)), b"give it"),
+        (("sync", "--plan", plan, src, url(rftpd)), b"goes with --plan-only"),
+        (("sync", "--plan", plan, "--shard", "3/2"), b"cannot read the plan"),
+    ]:
+        r = rftp(env, *args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert words in r.stderr, (args, r.stderr)
+    plan.write_text("{}")
+    r = rftp(env, "sync", "--plan", plan, "--shard", "1/2")
+    assert r.returncode == 2 and b"is not a plan of this rftp" in r.stderr, r.stderr
