@@ -114,7 +114,9 @@ PartitionName=rftp Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 
     def sbatch(self, script: Path, array: str, env: dict, output: str) -> str:
         """Submits script as an array job; returns its job id."""
+        # One CPU per task whatever the script asks, so a small machine runs them too.
         r = subprocess.run(["sbatch", "--parsable", f"--array={array}", f"--output={output}", f"--chdir={self.dir}",
+                            "--cpus-per-task=1",
                             str(script)], env=dict(env, SLURM_CONF=self.env["SLURM_CONF"]), capture_output=True,
                            text=True, timeout=60)
         if r.returncode != 0:

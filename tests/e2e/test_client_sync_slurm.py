@@ -55,15 +55,12 @@ def rftp(env, *args):
     return subprocess.run([RFTP, *map(str, args)], env=env, capture_output=True, timeout=600)
 
 
-def task_script(tmp_path: Path, plan: Path) -> Path:
-    """What each array task runs: its share of the plan, JSON events on stdout."""
-    script = tmp_path / "replicate.sbatch"
-    script.write_text(f"""#!/bin/sh
-#SBATCH --job-name=rftp-sync
-#SBATCH --ntasks=1
-exec {RFTP} --json -j 1 sync --plan {plan} --shard auto
-""")
-    return script
+# The script docs/cli.md shows, run as documented (PLAN and RFTP from the environment).
+SCRIPT = Path(__file__).parents[2] / "docs" / "examples" / "replicate.sbatch"
+
+
+def task_env(env, plan: Path) -> dict:
+    return dict(env, PLAN=str(plan), RFTP=RFTP)
 
 
 def file_events(output: Path) -> list:
@@ -85,7 +82,7 @@ def test_a_four_task_array_replicates_a_dataset(rftpd, cluster, tmp_path, env):
     r = rftp(env, "sync", "--plan-only", "--plan", plan, src, target)
     assert r.returncode == 0, r.stderr
 
-    job = cluster.sbatch(task_script(tmp_path, plan), "1-4", env, str(tmp_path / "task-%a.json"))
+    job = cluster.sbatch(SCRIPT, "1-4", task_env(env, plan), str(tmp_path / "task-%a.json"))
     tasks = cluster.wait(job)
     assert tasks == {k: ("COMPLETED", "0:0") for k in (1, 2, 3, 4)}, (tasks, cluster.logs())
     per_task = [len(file_events(tmp_path / f"task-{k}.json")) for k in (1, 2, 3, 4)]
@@ -102,9 +99,7 @@ def test_a_cancelled_task_run_again_sends_only_what_it_had_not_finished(rftpd, c
     target = f"rftp://alice@127.0.0.1:{rftpd.port}/replica"
     plan = tmp_path / "plan.json"
     assert rftp(env, "sync", "--plan-only", "--plan", plan, src, target).returncode == 0
-    script = task_script(tmp_path, plan)
-
-    job = cluster.sbatch(script, "1-4", env, str(tmp_path / "first-%a.json"))
+    job = cluster.sbatch(SCRIPT, "1-4", task_env(env, plan), str(tmp_path / "first-%a.json"))
     first = tmp_path / "first-2.json"
     deadline = time.monotonic() + 300
     while not file_events(first) and time.monotonic() < deadline:
@@ -115,7 +110,7 @@ def test_a_cancelled_task_run_again_sends_only_what_it_had_not_finished(rftpd, c
     finished = {e["path"] for e in file_events(first)}
     assert finished
 
-    rerun = cluster.sbatch(script, "2", env, str(tmp_path / "again-%a.json"))
+    rerun = cluster.sbatch(SCRIPT, "2", task_env(env, plan), str(tmp_path / "again-%a.json"))
     again = cluster.wait(rerun)
     assert again == {2: ("COMPLETED", "0:0")}, (again, cluster.logs())
     sent_again = {e["path"] for e in file_events(tmp_path / "again-2.json")}
