@@ -20,6 +20,7 @@ struct FileJob {
     // sync: a file the destination already has, copied again from the start
     // (never continued: its partial, if any, belongs to an older version).
     bool replaces = false;
+    std::string relative;  // sync: the path beneath both tops
     std::optional<int64_t> source_mtime;  // sync: the time the copy is given
 };
 

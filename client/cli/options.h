@@ -40,6 +40,7 @@ struct SyncOptions {
     bool from0 = false;
     std::string manifest;  // sync: write one; check: compare against one
     std::string unfinished;  // sync: where a failed run lists the files it did not finish
+    std::string backup_dir;  // sync: what would be deleted or overwritten goes there (client/sync/backup.h)
     std::vector<std::string> command_line;  // as given, for the command an interrupted run prints
     std::string job_file;  // --job FILE.yaml: the replications it names, -P of them side by side
     // A planned run over many movers (docs/cli.md "Shards"): --plan-only

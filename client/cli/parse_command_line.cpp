@@ -108,11 +108,12 @@ std::string check_sync_options(Options &o, const std::string &compare, bool chec
     s.filters = filter_rules_in_order(args);
     const bool any = !compare.empty() || checksum_flag || s.remove_extraneous || !max_delete.empty() || s.dry_run ||
                      !s.filters.empty() || !s.files_from.empty() || s.from0 || !s.manifest.empty() ||
-                     !s.unfinished.empty();
+                     !s.unfinished.empty() || !s.backup_dir.empty();
     if (!is_sync && !is_check) return any ? "--compare, --checksum, --delete, --max-delete, --dry-run, --include, "
-                                            "--exclude, --files-from, --from0, --manifest and --unfinished are for sync and check" : "";
-    if (is_check && (s.remove_extraneous || !max_delete.empty() || s.dry_run || !s.unfinished.empty()))
-        return "--delete, --max-delete, --dry-run and --unfinished are for sync; check changes nothing";
+                                            "--exclude, --files-from, --from0, --manifest, --unfinished and --backup-dir are for sync and check" : "";
+    if (is_check && (s.remove_extraneous || !max_delete.empty() || s.dry_run || !s.unfinished.empty() ||
+                     !s.backup_dir.empty()))
+        return "--delete, --max-delete, --dry-run, --unfinished and --backup-dir are for sync; check changes nothing";
     if (checksum_flag && !compare.empty() && compare != "checksum")
         return "--checksum and --compare " + compare + " contradict each other";
     if (checksum_flag || compare == "checksum") s.compare = Compare::checksum;
@@ -127,8 +128,8 @@ std::string check_sync_options(Options &o, const std::string &compare, bool chec
     if (o.recursive) return std::string(is_sync ? "sync" : "check") + " always takes whole trees; leave out -r";
     if (is_sync && (!s.shard.empty() || s.finish) &&
         (!compare.empty() || checksum_flag || s.remove_extraneous || !max_delete.empty() || s.dry_run ||
-         !s.filters.empty() || !s.files_from.empty()))
-        return "the plan holds what --compare, --delete, --max-delete, filters and --files-from chose; "
+         !s.filters.empty() || !s.files_from.empty() || !s.backup_dir.empty()))
+        return "the plan holds what --compare, --delete, --max-delete, --backup-dir, filters and --files-from chose; "
                "give them with --plan-only";
     if (is_sync && s.plan_only && (s.plan_file.empty() || s.dry_run || !s.manifest.empty() || !s.unfinished.empty()))
         return s.plan_file.empty() ? "--plan-only writes --plan FILE: give it"
@@ -228,6 +229,9 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
         ->allow_extra_args(false);
     app.add_option("--files-from", o.sync.files_from, "sync/check: only the paths listed in FILE (- for stdin)");
     app.add_flag("--from0", o.sync.from0, "sync/check: --files-from names are separated by NUL, not newlines");
+    app.add_option("--backup-dir", o.sync.backup_dir,
+                   "sync: move what would be deleted or overwritten into DIR (on the destination's side; "
+                   "relative: beneath its top)");
     app.add_option("--unfinished", o.sync.unfinished,
                    "sync: list the files a failed run did not finish in FILE, for --files-from to take back");
     app.add_option("--manifest", o.sync.manifest,

@@ -51,7 +51,7 @@ OutcomeStatus carry_out(CommandContext &ctx, Session session, const Comparison &
         return batch.conclude();
     }
     ctx.summary.resume_hint = rerun_command(o);
-    batch.run(std::move(jobs), std::move(session), sync_action(o));
+    batch.run(std::move(jobs), std::move(session), sync_action(o, c.destination_top));
     OutcomeStatus status = batch.conclude();
     const auto results = batch.results();
     std::size_t deleted = 0;

@@ -39,6 +39,7 @@ Outcome<PlannedRun> planned_run(const Options &given, const PlanFile &plan) {
     o.sync.max_delete = plan.max_delete;
     o.sync.max_delete_percent = plan.max_delete_percent;
     o.sync.filters = plan.filters;
+    o.sync.backup_dir = plan.backup_dir;
     auto url = parse_url(o.url);
     if (!url) return fail_as(ExitCode::usage, "the plan's URL: " + url.error().message);
     run.url = *url;
@@ -74,7 +75,7 @@ std::vector<std::string> parents_of(const std::vector<SyncItem> &items) {
 }
 
 Outcome<Tree> list_destination(Session &session, const PlannedRun &run, const Comparison &c) {
-    const PathFilter filter(run.options.sync.filters);
+    const PathFilter filter = sync_filter(run.options, c.destination_top);
     return run.options.sync.upload ? list_remote_tree(session, c.destination_top, filter)
                                    : list_local_tree(c.destination_top, filter);
 }
@@ -102,7 +103,7 @@ OutcomeStatus copy_share(CommandContext &ctx, const PlannedRun &run, const std::
         close_session(*session);
         return batch.conclude();
     }
-    batch.run(std::move(jobs), std::move(*session), sync_action(o));
+    batch.run(std::move(jobs), std::move(*session), sync_action(o, c.destination_top));
     OutcomeStatus status = batch.conclude();
     const auto results = batch.results();
     if (!status && !o.sync.unfinished.empty())
@@ -169,7 +170,7 @@ OutcomeStatus write_sync_plan(CommandContext &ctx, const Comparison &c) {
     const Options &o = ctx.options;
     PlanFile plan{o.sync.upload ? o.local : o.url, o.sync.upload ? o.url : o.local, o.sync.upload, o.sync.compare,
                   o.sync.remove_extraneous, o.sync.max_delete, o.sync.max_delete_percent, o.sync.filters,
-                  c.destination.exists, c.plan.directories_to_make, {}, 0, 0};
+                  o.sync.backup_dir, c.destination.exists, c.plan.directories_to_make, {}, 0, 0};
     for (const auto &item : c.plan.items) {
         if (item.action == SyncAction::copy_new || item.action == SyncAction::copy_changed) plan.copies.push_back(item);
         if (item.action == SyncAction::unchanged) ++plan.unchanged;

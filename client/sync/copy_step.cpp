@@ -11,6 +11,7 @@
 #include "client/batch/remote_tree.h"
 #include "client/commands/get_one_file.h"
 #include "client/commands/put_one_file.h"
+#include "client/sync/backup.h"
 #include "client/sync/file_times.h"
 
 namespace rftp::client {
@@ -45,6 +46,7 @@ std::vector<FileJob> jobs_of(const Options &o, const Comparison &c, const std::v
         if (item.action != SyncAction::copy_new && item.action != SyncAction::copy_changed) continue;
         FileJob job{path_under(local_top, item.path), path_under(remote_top, item.path), item.size, std::nullopt};
         job.replaces = item.action == SyncAction::copy_changed;
+        job.relative = item.path;
         job.source_mtime = item.source_mtime;
         jobs.push_back(std::move(job));
     }
@@ -67,13 +69,15 @@ std::optional<int64_t> current_mtime(int fd) {
 
 }  // namespace
 
-FileAction sync_action(const Options &o) {
+FileAction sync_action(const Options &o, const std::string &destination_top) {
     auto fresh = std::make_shared<Options>(o), continuing = std::make_shared<Options>(o);
     fresh->resume = false;
     continuing->resume = true;
-    return [fresh, continuing, upload = o.sync.upload](Session &s, const FileJob &job, const FileProgressHooks &hooks,
-                                                       FileReport &report) -> OutcomeStatus {
+    return [fresh, continuing, upload = o.sync.upload, destination_top, backup_dir = o.sync.backup_dir](
+               Session &s, const FileJob &job, const FileProgressHooks &hooks, FileReport &report) -> OutcomeStatus {
         const Options &fo = job.replaces ? *fresh : *continuing;
+        if (job.replaces && !backup_dir.empty())
+            if (auto kept = back_up(upload ? &s : nullptr, destination_top, backup_dir, job.relative); !kept) return kept;
         if (upload) {
             auto source = open_upload_source(job.local);
             if (!source) return std::unexpected(source.error());

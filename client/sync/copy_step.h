@@ -25,7 +25,8 @@ std::vector<FileJob> jobs_of(const Options &o, const Comparison &c, const std::v
 // One file: put or get as the single-file commands do (a new file continues
 // its partial, a changed one starts over), then the source's time as it was
 // when sent (MFMT, MDTM, utimensat).
-FileAction sync_action(const Options &o);
+// With --backup-dir, the file a changed one replaces is moved there first.
+FileAction sync_action(const Options &o, const std::string &destination_top);
 
 // What the destination holds of items after the run: the unchanged files
 // and the copies that succeeded, with the digests taken on the way.

@@ -7,6 +7,7 @@
 
 #include "client/interrupt.h"
 #include "client/progress/json_events.h"
+#include "client/sync/backup.h"
 #include "common/log.h"
 
 namespace rftp::client {
@@ -54,7 +55,9 @@ OutcomeStatus remove_extraneous(const CommandContext &ctx, std::optional<Session
         if (item.action != SyncAction::remove) continue;
         if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");
         const std::string path = path_under(c.destination_top, item.path);
-        auto removed = remove_one(session, remote, path, false);
+        auto removed = ctx.options.sync.backup_dir.empty()
+                           ? remove_one(session, remote, path, false)
+                           : back_up(remote ? &*session : nullptr, c.destination_top, ctx.options.sync.backup_dir, item.path);
         tell(ctx, path, removed);
         if (removed) {
             ++deleted;

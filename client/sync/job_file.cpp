@@ -38,6 +38,7 @@ const std::vector<JobKey> &job_keys() {
         {"from0", Kind::flag, "--from0"},
         {"manifest", Kind::text, "--manifest"},
         {"unfinished", Kind::text, "--unfinished"},
+        {"backup_dir", Kind::text, "--backup-dir"},
         {"retries", Kind::number, "--retries", 0, 100},
         {"concurrency", Kind::number, "--concurrency", 1, 64},
         {"streams", Kind::number, "--parallel", 1, 256},

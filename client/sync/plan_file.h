@@ -23,6 +23,7 @@ struct PlanFile {
     std::optional<uint64_t> max_delete;
     bool max_delete_percent = false;
     std::vector<FilterRule> filters;
+    std::string backup_dir;
     bool destination_exists = false;
     std::vector<std::string> directories_to_make;
     std::vector<SyncItem> copies;  // the new and changed files only

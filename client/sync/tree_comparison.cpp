@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "client/sync/backup.h"
 #include "client/sync/digests.h"
 #include "client/sync/file_times.h"
 #include "client/sync/files_from.h"
@@ -31,6 +32,10 @@ OutcomeStatus fill_remote_times(Session &session, Comparison &c, bool remote_is_
 }
 
 Outcome<std::map<std::string, DigestPair>> both_digests(Session &session, const Options &o, const Comparison &c) {
+    if (!session.features.hash_sha256)
+        return fail_as(ExitCode::remote_file, "--compare checksum needs the server's HASH SHA-256, which this server "
+                                              "does not offer (not in its FEAT reply); compare with --compare mtime "
+                                              "or --compare size");
     const auto paths = same_size_files(c.source, c.destination);
     const std::string &local_top = o.sync.upload ? c.source_top : c.destination_top;
     const std::string &remote = o.sync.upload ? c.destination_top : c.source_top;
@@ -48,6 +53,14 @@ Outcome<std::map<std::string, DigestPair>> both_digests(Session &session, const 
 
 }  // namespace
 
+PathFilter sync_filter(const Options &o, const std::string &destination_top) {
+    auto rules = o.sync.filters;
+    if (!o.sync.backup_dir.empty())
+        if (auto inside = backup_inside_tree(o.sync.backup_dir, destination_top))
+            rules.insert(rules.begin(), FilterRule{false, "/" + *inside + "/"});
+    return PathFilter(std::move(rules));
+}
+
 std::string remote_top(const std::string &url_path) {
     std::string top = url_path.empty() ? "/" : url_path;
     while (top.size() > 1 && top.ends_with('/')) top.pop_back();
@@ -57,10 +70,10 @@ std::string remote_top(const std::string &url_path) {
 Outcome<Comparison> compare_trees(Session &session, const Options &o, const std::string &remote_path,
                                   bool remove_extraneous) {
     Comparison c;
-    const PathFilter filter(o.sync.filters);
     const std::string remote = remote_top(remote_path);
     c.source_top = o.sync.upload ? o.local : remote;
     c.destination_top = o.sync.upload ? remote : o.local;
+    const PathFilter filter = sync_filter(o, c.destination_top);
     auto local_tree = list_local_tree(o.local, filter);
     if (!local_tree) return std::unexpected(local_tree.error());
     auto remote_tree = list_remote_tree(session, remote, filter);

@@ -9,6 +9,7 @@
 
 #include "client/cli/options.h"
 #include "client/session.h"
+#include "client/sync/path_filter.h"
 #include "client/sync/sync_plan.h"
 #include "client/sync/tree.h"
 
@@ -20,6 +21,9 @@ struct Comparison {
     SyncPlan plan;
     std::vector<std::string> notes;  // said once: what this server could not offer
 };
+
+// The run's filters, with --backup-dir kept out of the tree when it lies beneath destination_top.
+PathFilter sync_filter(const Options &o, const std::string &destination_top);
 
 // The URL's path as a tree's top: "/data/" -> "/data", "" -> "/".
 std::string remote_top(const std::string &url_path);

@@ -579,3 +579,45 @@ def test_planned_options_are_checked(rftpd, tmp_path, env):
     plan.write_text("{}")
     r = rftp(env, "sync", "--plan", plan, "--shard", "1/2")
     assert r.returncode == 2 and b"is not a plan of this rftp" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("direction", ["up", "down"])
+def test_backup_dir_keeps_what_would_be_deleted_or_overwritten(rftpd, tmp_path, env, direction):
+    local = tmp_path / "local"
+    remote = rftpd.roots["alice"] / "tree"
+    src, dst = (local, remote) if direction == "up" else (remote, local)
+    (src / "sub").mkdir(parents=True)
+    (src / "keep.dat").write_bytes(b"same")
+    (src / "sub" / "changed.dat").write_bytes(b"old version")
+    (src / "gone.dat").write_bytes(b"deleted at the source")
+    ends = (local, url(rftpd, "/tree")) if direction == "up" else (url(rftpd, "/tree"), local)
+    assert rftp(env, "sync", *ends).returncode == 0
+    (src / "sub" / "changed.dat").write_bytes(b"new version!")
+    (src / "gone.dat").unlink()
+    r = rftp(env, "--json", "sync", "--delete", "--backup-dir", "old", *ends)
+    assert r.returncode == 0, r.stderr
+    assert (dst / "sub" / "changed.dat").read_bytes() == b"new version!"
+    assert (dst / "old" / "sub" / "changed.dat").read_bytes() == b"old version"
+    assert (dst / "old" / "gone.dat").read_bytes() == b"deleted at the source"
+    assert not (dst / "gone.dat").exists()
+    assert summary(r)["files"]["deleted"] == 1
+    # The backup directory inside the destination is no part of the tree: not deleted, not compared.
+    r = rftp(env, "--json", "sync", "--delete", "--backup-dir", "old", *ends)
+    assert r.returncode == 0 and summary(r)["files"]["deleted"] == 0, r.stderr
+    assert rftp(env, "check", "--exclude", "/old/", *ends).returncode == 0
+
+
+@needs_vsftpd
+def test_checksum_against_a_server_without_hash_says_so_before_anything_moves(tmp_path):
+    server = VsftpdServer(tmp_path / "ftproot").start()
+    anon = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    try:
+        src = make_dataset(tmp_path / "src", files=4)
+        assert rftp(anon, "sync", src, server.url("/pub/set")).returncode == 0
+        before = tree_state(server.pub / "set")
+        (src / "f000.dat").write_bytes(b"x" * (src / "f000.dat").stat().st_size)
+        r = rftp(anon, "sync", "--compare", "checksum", src, server.url("/pub/set"))
+        assert r.returncode == 5 and b"needs the server's HASH SHA-256" in r.stderr, r.stderr
+        assert tree_state(server.pub / "set") == before
+    finally:
+        server.stop()
