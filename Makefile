@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 PYTEST  ?= python3 -m pytest
 
-.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short fuzz fuzz-short demo bench bench-tls bench-rdma bench-rdma-ab bench-disk bench-two-devices install clean
+.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short fuzz fuzz-short demo bench bench-tls bench-sync bench-rdma bench-rdma-ab bench-disk bench-two-devices install clean
 
 all: build
 
@@ -67,6 +67,11 @@ demo: build
 bench: build
 	@bash bench/tcp-bench.sh $(BUILD)
 	@python3 bench/tls_bench.py $(BUILD) $(BENCH_ARGS)
+	@python3 bench/sync_bench.py $(BUILD) $(BENCH_ARGS)
+
+# An unchanged dataset of 100,000 files, and 1% changed, against rsync and rclone (docs/benchmarks.md).
+bench-sync: build
+	@python3 bench/sync_bench.py $(BUILD) $(BENCH_ARGS)
 
 # FTPS alone: rftp and vsftpd+curl over TLS against one core's AES-GCM (docs/benchmarks.md).
 bench-tls: build

@@ -41,6 +41,8 @@ if [ "$PROFILE" = all ]; then
     clang-19 libclang-rt-19-dev llvm-19
     # benchmarks
     iperf3 fio
+    # make bench-sync: the peers of an unchanged-dataset sync
+    rsync rclone
   )
 fi
 
