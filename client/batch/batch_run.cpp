@@ -169,7 +169,7 @@ void BatchRun::session_thread(std::optional<Session> session, const FileAction &
 
 OutcomeStatus BatchRun::move_file(std::optional<Session> &session, const FileJob &planned, FileReport &report,
                                   const FileAction &action) {
-    FileJob job = planned;
+    const FileJob &job = planned;
     uint64_t earlier_bytes = 0;  // moved by attempts that then failed
     for (unsigned attempt = 0;; ++attempt) {
         OutcomeStatus moved;
@@ -191,8 +191,9 @@ OutcomeStatus BatchRun::move_file(std::optional<Session> &session, const FileJob
         log::warning(moved.error().message + "; trying " + job.remote + " again in " + std::to_string(pause.count()) +
                      " s (retry " + std::to_string(attempt + 1) + " of " + std::to_string(ctx_.options.retries) + ")");
         if (!sleep_unless_interrupted(pause)) return fail_as(ExitCode::interrupted, "interrupted");
-        // The partial file is this run's own now: continue it, never start over.
-        job.replaces = false;
+        // job as planned: a new file continues its partial file (-c); one
+        // that replaces an older version starts over, since -c would take
+        // that version, complete by its size, for the copy.
     }
 }
 

@@ -9,6 +9,7 @@
 
 #include "client/commands/transfer_steps.h"
 #include "client/data_connection.h"
+#include "common/ascii_case.h"
 #include "common/decimal.h"
 #include "common/log.h"
 #include "protocol/mlsx_facts.h"
@@ -172,6 +173,11 @@ Outcome<RawListing> fetch_listing_as(Session &session, const std::string &path, 
     auto done = session.control.read_reply();
     if (!done) return std::unexpected(done.error());
     if (!done->positive_completion()) return refused(what, *done);
+    // vsftpd says "226 Transfer done (but failed to open directory)." after
+    // an empty listing of a directory it could not read: that directory is
+    // not empty, and a sync must not delete what it holds elsewhere.
+    if (ascii_lower(done->text()).find("failed to open directory") != std::string::npos)
+        return fail_as(ExitCode::remote_file, what + ": the server could not read the directory: " + done->text());
     listing.text = std::move(*text);
     return listing;
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct SyncOptions {
     bool dry_run = false;
     std::vector<FilterRule> filters;  // --include/--exclude in command-line order
     std::string files_from;           // --files-from FILE ("-": stdin)
+    std::optional<std::set<std::string>> only;  // the paths a plan's --files-from listed
     bool from0 = false;
     std::string manifest;  // sync: write one; check: compare against one
     std::string unfinished;  // sync: where a failed run lists the files it did not finish

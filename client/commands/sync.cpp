@@ -37,9 +37,6 @@ void say_tree_warnings(CommandContext &ctx, const Comparison &c) {
 OutcomeStatus carry_out(CommandContext &ctx, Session session, const Comparison &c) {
     const Options &o = ctx.options;
     BatchRun batch(ctx);
-    // A tree not listed whole: its files are failures, and nothing is deleted.
-    for (const auto *tree : {&c.source, &c.destination})
-        for (const auto &problem : tree->problems) batch.record_failure(FileJob{}, problem);
     if (auto made = make_directories(session, o.sync.upload, c.destination_top, c.destination.exists,
                                      c.plan.directories_to_make);
         !made)
@@ -52,6 +49,10 @@ OutcomeStatus carry_out(CommandContext &ctx, Session session, const Comparison &
     }
     ctx.summary.resume_hint = rerun_command(o);
     batch.run(std::move(jobs), std::move(session), sync_action(o, c.destination_top));
+    // A tree not listed whole fails the run, after what could be copied
+    // was, and nothing is deleted.
+    for (const auto *tree : {&c.source, &c.destination})
+        for (const auto &problem : tree->problems) batch.record_failure(FileJob{}, problem);
     OutcomeStatus status = batch.conclude();
     const auto results = batch.results();
     std::size_t deleted = 0;

@@ -4,6 +4,7 @@
 //   --plan FILE --finish              once every share is done: checks that
 //                                     nothing is left to copy, then deletes
 // A share run again sends none of the files an earlier attempt finished.
+#include <filesystem>
 #include <set>
 
 #include "client/batch/batch_run.h"
@@ -40,6 +41,8 @@ Outcome<PlannedRun> planned_run(const Options &given, const PlanFile &plan) {
     o.sync.max_delete_percent = plan.max_delete_percent;
     o.sync.filters = plan.filters;
     o.sync.backup_dir = plan.backup_dir;
+    o.sync.only = plan.only;
+    o.sync.files_from.clear();
     auto url = parse_url(o.url);
     if (!url) return fail_as(ExitCode::usage, "the plan's URL: " + url.error().message);
     run.url = *url;
@@ -86,7 +89,10 @@ OutcomeStatus copy_share(CommandContext &ctx, const PlannedRun &run, const std::
     if (!session) return std::unexpected(session.error());
     Comparison c = tops_of(run);
     auto listed = list_destination(*session, run, c);
-    if (!listed) return std::unexpected(listed.error());
+    if (!listed) {
+        if (!session_lost(listed.error())) close_session(*session);
+        return std::unexpected(listed.error());
+    }
     c.destination = std::move(*listed);
     std::vector<SyncItem> remaining;
     for (const auto &item : share)
@@ -112,16 +118,14 @@ OutcomeStatus copy_share(CommandContext &ctx, const PlannedRun &run, const std::
     if (!o.sync.manifest.empty())
         if (auto w = write_manifest(o.sync.manifest, manifest_entries(o, c, remaining, results), o.json); !w && status)
             status = w;
-    ctx.summary.files->unchanged = share.size() - remaining.size();
-    ctx.summary.files->total += share.size() - remaining.size();
+    ctx.summary.files->unchanged = share.size() - remaining.size();  // copied by an earlier attempt
     return status;
 }
 
 // After every share: nothing may be left to copy; then --delete, once.
 OutcomeStatus finish_planned_sync(CommandContext &ctx, Session session, const Comparison &c) {
     const Options &o = ctx.options;
-    FileCounts counts;
-    counts.total = c.source.files.size();
+    FileCounts counts;  // total: files this run was to copy, none
     counts.unchanged = c.plan.count(SyncAction::unchanged).files;
     ctx.summary.files = counts;
     for (const auto *tree : {&c.source, &c.destination})
@@ -168,9 +172,12 @@ OutcomeStatus in_planned_context(CommandContext &ctx, const PlanFile &plan, Fn f
 
 OutcomeStatus write_sync_plan(CommandContext &ctx, const Comparison &c) {
     const Options &o = ctx.options;
-    PlanFile plan{o.sync.upload ? o.local : o.url, o.sync.upload ? o.url : o.local, o.sync.upload, o.sync.compare,
+    // Movers start elsewhere (another node, a pod, sbatch --chdir): a
+    // relative directory would name another tree there.
+    const std::string local = std::filesystem::absolute(o.local).lexically_normal().generic_string();
+    PlanFile plan{o.sync.upload ? local : o.url, o.sync.upload ? o.url : local, o.sync.upload, o.sync.compare,
                   o.sync.remove_extraneous, o.sync.max_delete, o.sync.max_delete_percent, o.sync.filters,
-                  o.sync.backup_dir, c.destination.exists, c.plan.directories_to_make, {}, 0, 0};
+                  o.sync.backup_dir, c.only, c.destination.exists, c.plan.directories_to_make, {}, 0, 0};
     for (const auto &item : c.plan.items) {
         if (item.action == SyncAction::copy_new || item.action == SyncAction::copy_changed) plan.copies.push_back(item);
         if (item.action == SyncAction::unchanged) ++plan.unchanged;
@@ -179,8 +186,7 @@ OutcomeStatus write_sync_plan(CommandContext &ctx, const Comparison &c) {
     for (const auto *tree : {&c.source, &c.destination})
         if (!tree->problems.empty()) return std::unexpected(tree->problems.front());
     if (auto written = write_plan(o.sync.plan_file, plan); !written) return written;
-    FileCounts counts;
-    counts.total = c.plan.items.size();
+    FileCounts counts;  // total: files this run was to copy, none
     counts.unchanged = plan.unchanged;
     ctx.summary.files = counts;
     if (!o.quiet && !o.json)

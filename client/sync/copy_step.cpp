@@ -31,8 +31,15 @@ OutcomeStatus make_directories(Session &session, bool upload, const std::string 
     for (const auto &dir : wanted) {
         if (upload) {
             if (auto made = ensure_remote_directory(session, dir); !made) return made;
-        } else if (::mkdir(dir.c_str(), 0777) != 0 && errno != EEXIST) {
-            return fail_as(ExitCode::local_file, "cannot make directory " + dir + ": " + std::strerror(errno));
+        } else if (::mkdir(dir.c_str(), 0777) != 0) {
+            if (errno != EEXIST)
+                return fail_as(ExitCode::local_file, "cannot make directory " + dir + ": " + std::strerror(errno));
+            // A symbolic link there (the walk left it out) would take the
+            // copies somewhere else entirely.
+            struct stat st {};
+            if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+                return fail_as(ExitCode::local_file, dir + " exists and is not a directory (a symbolic link, or a "
+                                                           "file): sync writes only into real directories");
         }
     }
     return {};
@@ -83,7 +90,10 @@ FileAction sync_action(const Options &o, const std::string &destination_top) {
             if (!source) return std::unexpected(source.error());
             const auto when = current_mtime(source->fd.get());
             if (auto moved = put_one_file(s, fo, *source, job.remote, hooks, report); !moved) return moved;
-            if (!when) return {};
+            // Skipped: -c found a file of this size there, which sync did
+            // not plan; it keeps its own time, so the next run compares it again.
+            if (!when || report.skipped) return {};
+            report.size_copied = source->size;
             auto set = set_remote_mtime(s, job.remote, *when);
             if (!set && session_lost(set.error())) return set;
             if (!set) report.note(kTimesRefused);
@@ -95,6 +105,8 @@ FileAction sync_action(const Options &o, const std::string &destination_top) {
         if (dest->direct) return fail_as(ExitCode::local_file, job.local + " exists and is not a regular file");
         if (auto moved = get_one_file(s, fo, job.remote, *dest, hooks, report, ListedFacts{job.size, job.modify}); !moved)
             return moved;
+        if (report.skipped) return {};  // as for an upload: its own time stays
+        if (struct stat st {}; ::stat(job.local.c_str(), &st) == 0) report.size_copied = static_cast<uint64_t>(st.st_size);
         auto when = job.source_mtime;
         if (!when) {  // the listing gave none (LIST): MDTM, one round trip
             auto asked = remote_mtime(s, job.remote);
@@ -126,6 +138,7 @@ std::vector<ManifestEntry> manifest_entries(const Options &o, const Comparison &
             if (r == by_remote.end() || r->second->failure) continue;  // not there, or not this version
             e.sha256 = r->second->report.sha256;
             e.mtime = r->second->report.mtime_set;
+            e.size = r->second->report.size_copied.value_or(item.size);
         }
         entries.push_back(std::move(e));
     }

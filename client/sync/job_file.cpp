@@ -171,6 +171,16 @@ Outcome<SyncJob> read_replication(const YAML::Node &node, const KeyLocation &at,
     if (!own) return std::unexpected(own.error());
     Settings merged = defaults;
     for (auto &[k, v] : *own) merged[k] = v;
+    bool deletes = false;
+    if (auto d = merged.find("delete"); d != merged.end()) {
+        auto on = yaml::read_bool(d->second.first, d->second.second);
+        deletes = on && *on;
+    }
+    // A default limit is for the replications that delete; one a
+    // replication sets without deleting is a mistake.
+    if (!deletes && own->contains("max_delete"))
+        return job_error((*own)["max_delete"].second, "max_delete limits delete, which this replication does not set");
+    if (!deletes) merged.erase("max_delete");
     SyncJob job{*name, {"sync"}};
     for (const auto &k : job_keys()) {  // in table order, so a job's command line reads the same each time
         auto it = merged.find(k.key);

@@ -70,6 +70,7 @@ OutcomeStatus write_plan(const std::string &file, const PlanFile &plan) {
                      {"max_delete_percent", plan.max_delete_percent},
                      {"filters", filters},
                      {"backup_dir", plan.backup_dir},
+                     {"only", plan.only ? nlohmann::json(*plan.only) : nlohmann::json(nullptr)},
                      {"destination_exists", plan.destination_exists},
                      {"directories_to_make", plan.directories_to_make},
                      {"unchanged", plan.unchanged},
@@ -108,6 +109,7 @@ Outcome<PlanFile> read_plan(const std::string &file) {
         plan.max_delete_percent = j.at("max_delete_percent").get<bool>();
         for (const auto &f : j.at("filters")) plan.filters.push_back({f.at(0) == "include", f.at(1).get<std::string>()});
         plan.backup_dir = j.at("backup_dir").get<std::string>();
+        if (!j.at("only").is_null()) plan.only = j.at("only").get<std::set<std::string>>();
         plan.destination_exists = j.at("destination_exists").get<bool>();
         plan.directories_to_make = j.at("directories_to_make").get<std::vector<std::string>>();
         plan.unchanged = j.at("unchanged").get<std::size_t>();

@@ -24,6 +24,7 @@ struct PlanFile {
     bool max_delete_percent = false;
     std::vector<FilterRule> filters;
     std::string backup_dir;
+    std::optional<std::set<std::string>> only;  // --files-from's paths
     bool destination_exists = false;
     std::vector<std::string> directories_to_make;
     std::vector<SyncItem> copies;  // the new and changed files only

@@ -84,11 +84,15 @@ Outcome<Comparison> compare_trees(Session &session, const Options &o, const std:
         return fail_as(o.sync.upload ? ExitCode::usage : ExitCode::remote_file,
                        c.source_top + " is not a directory" + (o.sync.upload ? "" : " on the server") +
                            "; the source of a sync must be an existing directory");
+    c.only = o.sync.only;
     if (!o.sync.files_from.empty()) {
         auto listed = read_files_from(o.sync.files_from, o.sync.from0);
         if (!listed) return std::unexpected(listed.error());
-        keep_only(c.source, *listed);
-        keep_only(c.destination, *listed);
+        c.only = std::move(*listed);
+    }
+    if (c.only) {
+        keep_only(c.source, *c.only);
+        keep_only(c.destination, *c.only);
     }
     std::map<std::string, DigestPair> digests;
     if (o.sync.compare == Compare::size_and_time)

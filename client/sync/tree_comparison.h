@@ -20,6 +20,7 @@ struct Comparison {
     Tree source, destination;
     SyncPlan plan;
     std::vector<std::string> notes;  // said once: what this server could not offer
+    std::optional<std::set<std::string>> only;  // --files-from's paths, as read
 };
 
 // The run's filters, with --backup-dir kept out of the tree when it lies beneath destination_top.

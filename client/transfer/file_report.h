@@ -22,6 +22,7 @@ struct FileReport {
     double transfer_seconds = 0;  // the data phase alone: no login, no channel setup
     std::optional<std::string> sha256;  // the local file's, taken during the transfer (--verify)
     std::optional<int64_t> mtime_set;   // sync: the modification time the copy was given
+    std::optional<uint64_t> size_copied;  // sync: the copy's size (the source may have changed since the plan)
     std::vector<std::string> notes;  // worth knowing, not errors (e.g. fallback to one stream)
 
     // Logged at -v and kept for the JSON summary.

@@ -185,18 +185,18 @@ Status UserRoot::remove_file(const std::string &vpath) const {
 
 Status UserRoot::set_modification_time(const std::string &vpath, const struct timespec &mtime) const {
     if (!writable_) return read_only("set the time of", vpath);
-    // Opened as the file itself, never through a link: the time set is the
-    // one a listing of this name shows, and nothing outside the root.
-    auto fd = open_beneath(root_.get(), vpath, O_PATH | O_NOFOLLOW);
-    if (!fd) return fail(fd.error().with_context("set time"));
+    std::string leaf;
+    auto parent = open_parent(vpath, leaf);
+    if (!parent) return fail(parent.error().with_context("set time"));
     struct stat st {};
-    if (::fstat(fd->get(), &st) != 0) return fail_errno("set time " + vpath);
+    if (::fstatat(parent->get(), leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return fail_errno("set time " + vpath);
     if (S_ISLNK(st.st_mode)) return fail(Error{-ELOOP, "set time " + vpath + ": a symbolic link"});
     if (!S_ISREG(st.st_mode)) return fail(Error{-EISDIR, "set time " + vpath + ": not a plain file"});
+    // The name within its directory (opened beneath the root), never
+    // followed: a link swapped in after the check gets its own time, and
+    // nothing outside the root changes.
     const struct timespec times[2] = {{0, UTIME_OMIT}, mtime};
-    // utimensat on an O_PATH descriptor with AT_EMPTY_PATH (Linux 5.8+)
-    // changes the very file checked above, with no second lookup to race.
-    if (::utimensat(fd->get(), "", times, AT_EMPTY_PATH) != 0) return fail_errno("set time " + vpath);
+    if (::utimensat(parent->get(), leaf.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) return fail_errno("set time " + vpath);
     return {};
 }
 

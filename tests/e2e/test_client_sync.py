@@ -27,9 +27,9 @@ RFTP = str(TESTING / "rftp")
 OLD = 1_600_000_000  # a modification time well in the past
 
 
-def rftp(env, *args, timeout=300, stdin=None):
+def rftp(env, *args, timeout=300, stdin=None, cwd=None):
     return subprocess.run([RFTP, *map(str, args)], env=env, capture_output=True, timeout=timeout,
-                          start_new_session=True, input=stdin)
+                          start_new_session=True, input=stdin, cwd=cwd)
 
 
 def tree_digests(root: Path) -> dict:
@@ -252,6 +252,21 @@ def test_filters_and_files_from_with_awkward_names(rftpd, tmp_path, env):
     assert r.returncode == 2 and b":2: not a path beneath the source" in r.stderr
 
 
+def test_a_symbolic_link_where_a_directory_goes_is_never_written_through(rftpd, tmp_path, env):
+    src = rftpd.roots["alice"] / "tree"
+    (src / "a").mkdir(parents=True)
+    (src / "a" / "f.dat").write_bytes(b"data")
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (dst / "a").symlink_to(elsewhere)
+    r = rftp(env, "sync", url(rftpd, "/tree"), dst)
+    assert r.returncode == 6, r.stderr
+    assert b"is not a directory (a symbolic link" in r.stderr, r.stderr
+    assert list(elsewhere.iterdir()) == []
+
+
 def test_check_says_what_differs_and_exits_1(rftpd, tmp_path, env):
     src = make_dataset(tmp_path / "src", files=10)
     target = url(rftpd, "/chk")
@@ -416,6 +431,7 @@ def test_a_job_file_runs_its_replications_and_reports_each_by_name(rftpd, tmp_pa
 defaults:
   compare: mtime
   retries: 2
+  max_delete: 10%    # for the replications that delete
   filters:
     - exclude: "*.tmp"
 replications:
@@ -423,7 +439,6 @@ replications:
     source: {up}
     destination: {url(rftpd, "/raw")}
     delete: true
-    max_delete: 10%
   - name: published
     source: {url(rftpd, "/published")}
     destination: {tmp_path / "published-copy"}
@@ -468,6 +483,8 @@ replications:
      "a local directory and a URL"),
     ("replications:\n  - {name: a, source: /x, destination: rftp://h/y}\n  - {name: a, source: /z, destination: rftp://h/z}\n",
      ":3:12: replications[1].name", "a name used twice"),
+    ("replications:\n  - name: a\n    source: /x\n    destination: rftp://h/y\n    max_delete: 5%\n",
+     ":5:17: replications[0].max_delete", "max_delete limits delete"),
     ("replications:\n  - name: a\n    source: /x\n    destination: rftp://h/y\n    filters: [{keep: x}]\n",
      "replications[0].filters[0].keep", "unknown key"),
 ])
@@ -544,6 +561,28 @@ def test_a_planned_sync_in_shards_moves_each_file_once_then_finishes(rftpd, tmp_
     assert rftp(env, "check", *ends).returncode == 0
 
 
+def test_a_plan_keeps_its_list_and_its_local_directory_whatever_the_movers_working_directory(rftpd, tmp_path, env):
+    (tmp_path / "work").mkdir()
+    src = make_dataset(tmp_path / "work" / "src", files=10)
+    listing = tmp_path / "list"
+    listing.write_text("a\nbig.bin\n")
+    plan = tmp_path / "plan.json"
+    r = rftp(env, "sync", "--plan-only", "--plan", plan, "--files-from", listing, "src", url(rftpd, "/part"),
+             cwd=tmp_path / "work")
+    assert r.returncode == 0, r.stderr
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "src").mkdir(parents=True)  # a tree of the same name in another directory: not this plan's
+    for k in (1, 2):
+        r = rftp(env, "sync", "--plan", plan, "--shard", f"{k}/2", cwd=elsewhere)
+        assert r.returncode == 0, r.stderr
+        assert b"not attempted" not in r.stderr, r.stderr
+    r = rftp(env, "sync", "--plan", plan, "--finish", cwd=elsewhere)
+    assert r.returncode == 0, r.stderr
+    assert b"not attempted" not in r.stderr, r.stderr
+    want = {k: v for k, v in tree_digests(src).items() if k.startswith("a/") or k == "big.bin"}
+    assert tree_digests(rftpd.roots["alice"] / "part") == want
+
+
 def test_finish_refuses_while_a_share_is_missing_and_deletes_nothing(rftpd, tmp_path, env):
     src = make_dataset(tmp_path / "src", files=20)
     dst = rftpd.roots["alice"] / "set"
@@ -605,6 +644,28 @@ def test_backup_dir_keeps_what_would_be_deleted_or_overwritten(rftpd, tmp_path, 
     r = rftp(env, "--json", "sync", "--delete", "--backup-dir", "old", *ends)
     assert r.returncode == 0 and summary(r)["files"]["deleted"] == 0, r.stderr
     assert rftp(env, "check", "--exclude", "/old/", *ends).returncode == 0
+    if direction == "down":  # an absolute DIR inside a top given relative is recognised too
+        rel_ends = (url(rftpd, "/tree"), "local")
+        r = rftp(env, "--json", "sync", "--delete", "--backup-dir", dst / "old", *rel_ends, cwd=tmp_path)
+        assert r.returncode == 0 and summary(r)["files"]["deleted"] == 0, r.stderr
+
+
+@needs_vsftpd
+def test_a_directory_vsftpd_cannot_read_is_no_empty_one_to_delete_after(tmp_path):
+    server = VsftpdServer(tmp_path / "ftproot").start()
+    anon = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    try:
+        src = make_dataset(server.pub / "set", files=10)
+        down = tmp_path / "down"
+        assert rftp(anon, "sync", server.url("/pub/set"), down).returncode == 0
+        os.chmod(src / "a", 0o000)  # the anonymous user can no longer read it
+        r = rftp(anon, "--json", "sync", "--delete", server.url("/pub/set"), down)
+        assert r.returncode == 5, r.stderr
+        assert "could not read the directory" in r.stderr.decode(), r.stderr
+        assert events(r, "delete") == [] and (down / "a" / "f001.dat").exists()
+    finally:
+        os.chmod(server.pub / "set" / "a", 0o755)
+        server.stop()
 
 
 @needs_vsftpd
