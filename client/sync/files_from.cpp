@@ -1,11 +1,12 @@
 #include "client/sync/files_from.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include "client/sync/whole_file.h"
 
 namespace rftp::client {
 namespace {
@@ -59,16 +60,7 @@ Outcome<std::set<std::string>> read_files_from(const std::string &file, bool fro
 OutcomeStatus write_files_list(const std::string &file, const std::vector<std::string> &paths, bool from0) {
     std::string text;
     for (const auto &p : paths) text += p + (from0 ? '\0' : '\n');
-    const std::string partial = file + ".rftp-part";
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out || std::rename(partial.c_str(), file.c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        std::remove(partial.c_str());
-        return fail_as(ExitCode::local_file, "cannot write " + file + ": " + why);
-    }
-    return {};
+    return write_whole_file(file, text, "the list of unfinished files");
 }
 
 void keep_only(Tree &tree, const std::set<std::string> &listed) {

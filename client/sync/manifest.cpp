@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "client/sync/whole_file.h"
 #include "common/decimal.h"
 #include "protocol/time_val.h"
 
@@ -112,18 +112,7 @@ OutcomeStatus write_manifest(const std::string &file, std::vector<ManifestEntry>
     std::ranges::sort(entries, {}, &ManifestEntry::path);
     std::string text = json_lines ? "" : std::string(kHeader) + "\n";
     for (const auto &e : entries) text += json_lines ? json_line(e) : tsv_line(e);
-    const std::string partial = file + ".rftp-part";
-    auto failed = [&](const char *what) {
-        std::string message = std::string("cannot ") + what + " the manifest " + file + ": " + std::strerror(errno);
-        std::remove(partial.c_str());
-        return fail_as(ExitCode::local_file, message);
-    };
-    std::FILE *out = std::fopen(partial.c_str(), "w");
-    if (!out) return failed("write");
-    const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size() && std::fflush(out) == 0;
-    if (std::fclose(out) != 0 || !written) return failed("write");
-    if (std::rename(partial.c_str(), file.c_str()) != 0) return failed("rename into place");
-    return {};
+    return write_whole_file(file, text, "the manifest");
 }
 
 Outcome<std::vector<ManifestEntry>> read_manifest(const std::string &file) {

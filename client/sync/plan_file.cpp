@@ -1,12 +1,13 @@
 #include "client/sync/plan_file.h"
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "client/sync/whole_file.h"
 
 namespace rftp::client {
 namespace {
@@ -76,17 +77,7 @@ OutcomeStatus write_plan(const std::string &file, const PlanFile &plan) {
                      {"unchanged", plan.unchanged},
                      {"to_delete", plan.to_delete},
                      {"copies", items}};
-    const std::string text = j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    const std::string partial = file + ".rftp-part";
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out || std::rename(partial.c_str(), file.c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        std::remove(partial.c_str());
-        return fail_as(ExitCode::local_file, "cannot write the plan " + file + ": " + why);
-    }
-    return {};
+    return write_whole_file(file, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "the plan");
 }
 
 Outcome<PlanFile> read_plan(const std::string &file) {
