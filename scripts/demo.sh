@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: starts rftpd on loopback (its embedded default config, overlaid
 # with a demo user and a free port), moves a sample dataset up and down with
-# rftp, verifies every byte, prints the rates, and stops the daemon.
+# rftp, syncs it, verifies every byte, prints the rates beside the machine's
+# own limits (loopback TCP, tmpfs writes), and stops the daemon.
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -50,15 +51,16 @@ done
 export RFTP_PASSWORD="$password"
 url="rftp://demo@127.0.0.1:$port"
 results=()
-rate_of() { python3 -c 'import json,sys; s=json.loads(sys.stdin.read().splitlines()[-1]); print("%.2f GB/s" % (s["bytes"]/max(s["seconds"],1e-9)/1e9))'; }
+rate_of() { python3 -c 'import json,sys; s=json.loads(sys.stdin.read().splitlines()[-1]); print("%.2f" % (s["bytes"]/max(s["seconds"],1e-9)/1e9))'; }
+rates=()  # "what|GB/s" of the large transfers, compared with the limits at the end
 
 for streams in 1 4; do
   say "Upload big.bin with $streams stream(s)"
   r=$("$RFTP" --json put -P "$streams" "$work/dataset/big.bin" "$url/big-$streams.bin" | rate_of)
-  results+=("upload   ${SIZE_MIB} MiB, $streams stream(s): $r")
+  rates+=("upload   ${SIZE_MIB} MiB, $streams stream(s)|$r")
   say "Download big-$streams.bin with $streams stream(s)"
   r=$("$RFTP" --json get -P "$streams" "$url/big-$streams.bin" "$work/download/big-$streams.bin" | rate_of)
-  results+=("download ${SIZE_MIB} MiB, $streams stream(s): $r")
+  rates+=("download ${SIZE_MIB} MiB, $streams stream(s)|$r")
 done
 
 say "Small files: 200 files up and down, 4 sessions (-j 4)"
@@ -81,7 +83,40 @@ local_hash=$(sha256sum "$work/dataset/big.bin" | cut -d' ' -f1)
 [ "$remote_hash" = "$local_hash" ] || { echo "digest mismatch: $remote_hash vs $local_hash"; exit 1; }
 echo "all files identical; server SHA-256 of big-4.bin matches: $local_hash"
 
-say "Rates (loopback, $(nproc) cores, files in $base)"
+say "Sync: the dataset to the server, then again after one file changed"
+"$RFTP" -q sync "$work/dataset" "$url/synced"
+head -c 1000 /dev/urandom >> "$work/dataset/small/file01.dat"
+moved=$("$RFTP" --json sync "$work/dataset" "$url/synced" |
+        python3 -c 'import json,sys; s=json.loads(sys.stdin.read().splitlines()[-1]); print("%d copied, %d unchanged" % (s["files"]["ok"], s["files"]["unchanged"]))')
+"$RFTP" -q check "$work/dataset" "$url/synced"
+results+=("sync after one file changed: $moved; rftp check: identical")
+
+
+say "The machine's limits, measured now"
+limits=()
+if command -v iperf3 >/dev/null; then
+  iport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  iperf3 -s -B 127.0.0.1 -p "$iport" -1 >/dev/null 2>&1 &
+  iperf_pid=$!
+  sleep 0.3
+  tcp=$(iperf3 -c 127.0.0.1 -p "$iport" -t 2 -Z -J 2>/dev/null |
+        python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e9))' || echo "")
+  wait "$iperf_pid" || true
+  [ -n "$tcp" ] && limits+=("loopback TCP, one stream (iperf3 -Z): $tcp GB/s")
+fi
+write=$(dd if=/dev/zero of="$work/limit.bin" bs=1M count="$SIZE_MIB" conv=fdatasync 2>&1 |
+        python3 -c 'import re,sys; t=sys.stdin.read(); m=re.search(r"copied, ([0-9.]+) s", t); print("%.2f" % ('"$SIZE_MIB"'*1048576/float(m.group(1))/1e9))')
+rm -f "$work/limit.bin"
+limits+=("writing ${SIZE_MIB} MiB to $base (dd): $write GB/s")
+
+say "Limits: a transfer cannot beat the slower of these"
+printf '  %s\n' "${limits[@]}"
+limit=$(python3 -c 'import sys; print(min(float(x) for x in sys.argv[1:] if x))' ${tcp:-} "$write")
+say "Rates (loopback, $(nproc) cores, files in $base), and each as a share of that limit ($limit GB/s)"
+for line in "${rates[@]}"; do
+  what=${line%%|*}; r=${line##*|}
+  printf '  %s: %s GB/s = %s x the limit\n' "$what" "$r" "$(python3 -c "print('%.2f' % ($r / $limit))")"
+done
 printf '  %s\n' "${results[@]}"
 say "Stopping rftpd"
 kill "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=""
