@@ -204,7 +204,7 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
         ->check(CLI::Range(1, 64));
     std::optional<unsigned> retries;
     app.add_option("--retries", retries, "with many files and sync: try a file again up to N times after a broken "
-                                         "connection or transfer, continuing it (default 0; sync: 3)")
+                                         "connection or transfer (default 0; sync: 3)")
         ->check(CLI::Range(0, 100));
     app.add_flag("--continue-on-error", o.continue_on_error,
                  "with many files, go on after a failed file (exit with the most severe code)");
