@@ -121,7 +121,8 @@ std::string check_sync_options(Options &o, const std::string &compare, bool chec
     if (!max_delete.empty() && !parse_max_delete(max_delete, s))
         return "--max-delete: expected a number of files or a percentage such as 5%, got '" + max_delete + "'";
     if (s.max_delete && !s.remove_extraneous) return "--max-delete limits --delete; give --delete too";
-    if (s.from0 && s.files_from.empty()) return "--from0 says how --files-from FILE is separated; give --files-from";
+    if (s.from0 && s.files_from.empty() && s.unfinished.empty())
+        return "--from0 says how --files-from and --unfinished lists are separated; give one of them";
     if (!s.files_from.empty() && s.remove_extraneous)
         return "--delete with --files-from would judge the whole destination by a partial list; run them apart";
     if (o.resume) return "sync continues partial files by itself; leave out -c";

@@ -144,6 +144,13 @@ OutcomeStatus finish_planned_sync(CommandContext &ctx, Session session, const Co
                                                                   "shards that failed, then --finish again; nothing "
                                                                   "was deleted");
     }
+    // Shares make only the directories their files need: empty ones come now.
+    if (auto made = make_directories(session, o.sync.upload, c.destination_top, c.destination.exists,
+                                     c.plan.directories_to_make);
+        !made) {
+        if (!session_lost(made.error())) close_session(session);
+        return made;
+    }
     OutcomeStatus status;
     std::optional<Session> deleting(std::move(session));
     if (o.sync.remove_extraneous) {

@@ -84,8 +84,10 @@ OutcomeStatus add_filters(const YAML::Node &node, const KeyLocation &at, std::ve
 }
 
 bool is_max_delete(const std::string &v) {
-    std::string digits = v.ends_with('%') ? v.substr(0, v.size() - 1) : v;
-    return !digits.empty() && digits.size() < 19 && digits.find_first_not_of("0123456789") == std::string::npos;
+    const bool percent = v.ends_with('%');
+    std::string digits = percent ? v.substr(0, v.size() - 1) : v;
+    if (digits.empty() || digits.size() >= 19 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+    return !percent || std::stoull(digits) <= 100;
 }
 
 // The option one key becomes, appended to args.
@@ -119,6 +121,8 @@ OutcomeStatus add_option(const JobKey &k, const YAML::Node &node, const KeyLocat
         return job_error(at, "expected a number of files or a percentage such as 5%, got '" + *text + "'");
     if (std::string(k.key) == "files_from" && *text == "-")
         return job_error(at, "a job reads no list from stdin; name a file");
+    if (std::string(k.key) == "pinned_pubkey" && !text->starts_with("sha256//"))
+        return job_error(at, "expected sha256//<base64 of the key's SHA-256>, as curl takes it");
     args.insert(args.end(), {k.option, *text});
     return {};
 }
@@ -171,16 +175,25 @@ Outcome<SyncJob> read_replication(const YAML::Node &node, const KeyLocation &at,
     if (!own) return std::unexpected(own.error());
     Settings merged = defaults;
     for (auto &[k, v] : *own) merged[k] = v;
-    bool deletes = false;
-    if (auto d = merged.find("delete"); d != merged.end()) {
-        auto on = yaml::read_bool(d->second.first, d->second.second);
-        deletes = on && *on;
-    }
+    auto flag_on = [&merged](const char *key) {
+        auto it = merged.find(key);
+        if (it == merged.end()) return false;
+        auto on = yaml::read_bool(it->second.first, it->second.second);
+        return on && *on;
+    };
+    const bool deletes = flag_on("delete");
     // A default limit is for the replications that delete; one a
     // replication sets without deleting is a mistake.
     if (!deletes && own->contains("max_delete"))
         return job_error((*own)["max_delete"].second, "max_delete limits delete, which this replication does not set");
     if (!deletes) merged.erase("max_delete");
+    // The combinations rftp sync refuses, refused here with their place.
+    if (deletes && merged.contains("files_from"))
+        return job_error(merged["files_from"].second, "delete with files_from would judge the whole destination by a "
+                                                      "partial list; run them apart");
+    if (flag_on("from0") && !merged.contains("files_from") && !merged.contains("unfinished"))
+        return job_error(merged["from0"].second, "from0 says how files_from and unfinished lists are separated; "
+                                                 "give one of them");
     SyncJob job{*name, {"sync"}};
     for (const auto &k : job_keys()) {  // in table order, so a job's command line reads the same each time
         auto it = merged.find(k.key);
