@@ -110,13 +110,16 @@ def test_a_cancelled_task_run_again_sends_only_what_it_had_not_finished(rftpd, c
     finished = {e["path"] for e in file_events(first)}
     assert finished
 
-    rerun = cluster.sbatch(SCRIPT, "2", task_env(env, plan), str(tmp_path / "again-%a.json"))
+    # As the script says: a one-task array names its share, or it would count itself 1 of 1.
+    rerun = cluster.sbatch(SCRIPT, "2", dict(task_env(env, plan), SHARD="2/4"), str(tmp_path / "again-%a.json"))
     again = cluster.wait(rerun)
     assert again == {2: ("COMPLETED", "0:0")}, (again, cluster.logs())
     sent_again = {e["path"] for e in file_events(tmp_path / "again-2.json")}
     assert not finished & sent_again, sorted(finished & sent_again)[:5]
     summary = json.loads((tmp_path / "again-2.json").read_text().splitlines()[-1])
     assert summary["files"]["unchanged"] >= len(finished), summary
+    planned = len(json.loads(plan.read_text())["copies"])
+    assert summary["files"]["ok"] + summary["files"]["unchanged"] < planned / 2, (summary, planned)  # its share only
 
     assert rftp(env, "sync", "--plan", plan, "--finish").returncode == 0
     r = rftp(env, "check", src, target)
