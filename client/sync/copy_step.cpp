@@ -13,6 +13,7 @@
 #include "client/commands/put_one_file.h"
 #include "client/sync/backup.h"
 #include "client/sync/file_times.h"
+#include "protocol/time_val.h"
 
 namespace rftp::client {
 
@@ -55,6 +56,8 @@ std::vector<FileJob> jobs_of(const Options &o, const Comparison &c, const std::v
         job.replaces = item.action == SyncAction::copy_changed;
         job.relative = item.path;
         job.source_mtime = item.source_mtime;
+        // A download's resume check takes the listing's time, not an MDTM.
+        if (!o.sync.upload && item.source_mtime) job.modify = ftp::format_time_val(*item.source_mtime);
         jobs.push_back(std::move(job));
     }
     return jobs;
