@@ -95,8 +95,14 @@ OutcomeStatus copy_share(CommandContext &ctx, const PlannedRun &run, const std::
     }
     c.destination = std::move(*listed);
     std::vector<SyncItem> remaining;
-    for (const auto &item : share)
-        if (!already_copied(item, c.destination)) remaining.push_back(item);
+    for (const auto &item : share) {
+        if (already_copied(item, c.destination)) continue;
+        remaining.push_back(item);
+        // There, but not as a finished copy leaves it: an attempt cut between
+        // the rename into place and the time, or another writer. Sent again
+        // whole, as a changed file is: -c would take it as complete.
+        if (c.destination.files.contains(item.path)) remaining.back().action = SyncAction::copy_changed;
+    }
     log::info("shard: " + std::to_string(share.size()) + " files, " + std::to_string(share.size() - remaining.size()) +
               " of them copied by an earlier attempt");
     BatchRun batch(ctx);

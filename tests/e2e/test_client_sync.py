@@ -687,3 +687,21 @@ def test_checksum_against_a_server_without_hash_says_so_before_anything_moves(tm
         assert tree_state(server.pub / "set") == before
     finally:
         server.stop()
+
+
+def test_a_share_sends_again_a_file_left_in_place_without_its_time(rftpd, tmp_path, env):
+    """An attempt cut between the rename into place and MFMT leaves the whole
+    file there with the server's time: the rerun must send it again (-c would
+    take it as complete), or --finish would wait for it for ever."""
+    src = make_dataset(tmp_path / "src", files=6)
+    os.utime(src / "big.bin", (OLD, OLD))
+    plan = tmp_path / "plan.json"
+    assert rftp(env, "sync", "--plan-only", "--plan", plan, src, url(rftpd, "/cut")).returncode == 0
+    dst = rftpd.roots["alice"] / "cut"
+    dst.mkdir()
+    shutil.copyfile(src / "big.bin", dst / "big.bin")  # the bytes, without the source's time
+    r = rftp(env, "--json", "sync", "--plan", plan, "--shard", "1/1")
+    assert r.returncode == 0, r.stderr
+    assert str(src / "big.bin") in {e["local"] for e in events(r, "file")}
+    assert rftp(env, "sync", "--plan", plan, "--finish").returncode == 0
+    assert_same_times(src, dst)
