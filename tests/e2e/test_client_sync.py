@@ -416,6 +416,10 @@ def test_a_failed_sync_lists_what_it_did_not_finish_for_files_from(rftpd, tmp_pa
     r = rftp(env, "--continue-on-error", "sync", "--unfinished", unfinished, src, url(rftpd, "/u"))
     assert r.returncode == 5, r.stderr
     assert unfinished.read_text() == "f000.dat\n"
+    r = rftp(env, "--continue-on-error", "sync", "--from0", "--unfinished", unfinished, src, url(rftpd, "/u"))
+    assert r.returncode == 5, r.stderr
+    assert unfinished.read_bytes() == b"f000.dat\0"
+    unfinished.write_text("f000.dat\n")
     assert b"trying" not in r.stderr  # a refusal is not worth a retry
     (dst / "f000.dat").rmdir()
     r = rftp(env, "--json", "sync", "--files-from", unfinished, src, url(rftpd, "/u"))
@@ -488,6 +492,10 @@ replications:
      "replications[0].max_delete", "expected a number of files or a percentage"),
     ("replications:\n  - {name: a, source: /x, destination: rftp://h/y, delete: true, files_from: /l}\n",
      "replications[0].files_from", "delete with files_from"),
+    ("replications:\n  - {name: a, source: /x, destination: rftp://h/y, from0: true}\n",
+     "replications[0].from0", "from0 says how"),
+    ("replications:\n  - {name: a, source: /x, destination: rftp://h/y, pinned_pubkey: abc}\n",
+     "replications[0].pinned_pubkey", "expected sha256//"),
     ("replications:\n  - name: a\n    source: /x\n    destination: rftp://h/y\n    max_delete: 5%\n",
      ":5:17: replications[0].max_delete", "max_delete limits delete"),
     ("replications:\n  - name: a\n    source: /x\n    destination: rftp://h/y\n    filters: [{keep: x}]\n",
@@ -586,6 +594,17 @@ def test_a_plan_keeps_its_list_and_its_local_directory_whatever_the_movers_worki
     assert b"not attempted" not in r.stderr, r.stderr
     want = {k: v for k, v in tree_digests(src).items() if k.startswith("a/") or k == "big.bin"}
     assert tree_digests(rftpd.roots["alice"] / "part") == want
+
+
+def test_finish_makes_the_empty_directories_no_share_needed(rftpd, tmp_path, env):
+    src = make_dataset(tmp_path / "src", files=4)
+    (src / "empty" / "deeper").mkdir(parents=True)
+    plan = tmp_path / "plan.json"
+    assert rftp(env, "sync", "--plan-only", "--plan", plan, src, url(rftpd, "/e")).returncode == 0
+    assert rftp(env, "sync", "--plan", plan, "--shard", "1/1").returncode == 0
+    assert not (rftpd.roots["alice"] / "e" / "empty").exists()
+    assert rftp(env, "sync", "--plan", plan, "--finish").returncode == 0
+    assert (rftpd.roots["alice"] / "e" / "empty" / "deeper").is_dir()
 
 
 def test_finish_refuses_while_a_share_is_missing_and_deletes_nothing(rftpd, tmp_path, env):
