@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "client/batch/remote_tree.h"
+#include "client/batch/tree_bounds.h"
 #include "client/batch/shared_targets.h"
 #include "common/log.h"
 
@@ -32,12 +33,6 @@ std::string join(const std::string &dir, const std::string &name) {
 
 // A session failure (connection lost, interrupted) ends planning; anything
 // else is recorded against the directory and planning goes on.
-// Bounds on what a server's listings can make rftp walk. Deeper than any real
-// dataset, and more entries than any real tree, yet a server whose listing
-// loops (a directory symlink to an ancestor, shown as a directory) cannot
-// send rftp down forever. docs/cli.md names both.
-constexpr int kMaxDepth = 64;
-constexpr std::size_t kMaxTreeEntries = 10'000'000;
 
 // One `get -r` of one remote directory.
 struct TreeWalk {
@@ -60,9 +55,9 @@ struct TreeWalk {
 };
 
 OutcomeStatus TreeWalk::add(const std::string &remote_dir, const std::string &local_dir, int depth) {
-    if (depth > kMaxDepth) {
+    if (depth > kMaxTreeDepth) {
         fail(local_dir, remote_dir, ExitCode::remote_file,
-             remote_dir + ": more than " + std::to_string(kMaxDepth) + " directory levels; not followed");
+             remote_dir + ": more than " + std::to_string(kMaxTreeDepth) + " directory levels; not followed");
         return {};
     }
     if (::mkdir(local_dir.c_str(), 0755) < 0 && errno != EEXIST) {

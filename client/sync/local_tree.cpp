@@ -9,14 +9,12 @@
 #include <cstring>
 #include <vector>
 
+#include "client/batch/tree_bounds.h"
 #include "common/unique_fd.h"
 #include "protocol/partial_names.h"
 
 namespace rftp::client {
 namespace {
-
-// Deeper than any real dataset; a bound all the same (docs/cli.md).
-constexpr int kMaxDepth = 64;
 
 Failure unreadable(const std::string &path, int err) {
     return Failure{ExitCode::local_file, "cannot read directory " + path + ": " + std::strerror(err)};
@@ -41,7 +39,7 @@ void LocalWalk::add(int dirfd, const std::string &shown, const std::string &name
     if (S_ISDIR(st.st_mode)) {
         if (!filter.includes(relative, true)) return;
         tree.directories.insert(relative);
-        if (depth + 1 > kMaxDepth) {
+        if (depth + 1 > kMaxTreeDepth) {
             tree.problems.push_back(Failure{ExitCode::local_file, shown + "/" + name + ": more than 64 levels deep"});
             return;
         }

@@ -4,17 +4,13 @@
 #include <utility>
 
 #include "client/batch/remote_tree.h"
+#include "client/batch/tree_bounds.h"
 #include "protocol/partial_names.h"
 #include "protocol/time_val.h"
 
 namespace rftp::client {
 namespace {
 
-// Bounds on what a server's listings can make rftp walk, as for get -r: a
-// listing that loops (a directory link shown as a directory) cannot send
-// sync down forever.
-constexpr std::size_t kMaxDepth = 64;
-constexpr std::size_t kMaxTreeEntries = 10'000'000;
 
 std::optional<int64_t> listed_seconds(const std::optional<std::string> &modify) {
     if (!modify) return std::nullopt;
@@ -59,7 +55,7 @@ Outcome<Tree> list_remote_tree(Session &session, const std::string &top, const P
             std::string path = relative.empty() ? entry.name : relative + "/" + entry.name;
             if (entry.is_directory) {
                 if (!filter.includes(path, true)) continue;
-                if (depth_of(path) > kMaxDepth) {
+                if (depth_of(path) > static_cast<std::size_t>(kMaxTreeDepth)) {
                     tree.problems.push_back(Failure{ExitCode::remote_file, path_under(top, path) + ": more than 64 levels deep"});
                     continue;
                 }
