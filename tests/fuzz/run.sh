@@ -21,7 +21,8 @@ dir=$BUILD_ROOT/build-fuzz
 command -v "$CLANG" >/dev/null || { echo "fuzz: $CLANG missing: run make deps" >&2; exit 2; }
 [[ -f $dir/build.ninja ]] ||
     cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$CLANG" -DRFTP_FUZZ=ON \
-          -DRFTP_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g" >/dev/null
+          -DRFTP_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g" \
+          -DCMAKE_UNITY_BUILD=ON >/dev/null  # a unity build, as tests/sanitizers/run.sh says why
 start=$SECONDS
 if ! ninja -C "$dir" -j "$JOBS" fuzz_targets >"$dir/ninja.log" 2>&1; then
     tail -60 "$dir/ninja.log"

@@ -3,6 +3,9 @@
 # sanitizers in a build directory of its own (build-sanitize-<set>), at
 # -O1, as the sanitizers' authors advise. A report fails the run: every
 # sanitizer is built not to recover (RFTP_SANITIZE in CMakeLists.txt).
+# These builds mostly start from nothing (a fresh clone, CI), so they are
+# unity builds (CMAKE_UNITY_BUILD): eight sources a compiler run, which
+# halves their time.
 #
 # Usage: run.sh [--e2e] SET...   e.g. run.sh --e2e address,undefined thread
 #   the unit tests, and with --e2e also the end-to-end tests that feed rftpd
@@ -33,7 +36,7 @@ for set in "$@"; do
     start=$SECONDS
     [[ -f $dir/build.ninja ]] ||
         cmake -S "$ROOT" -B "$dir" -G Ninja -DRFTP_SANITIZE="$set" -DCMAKE_BUILD_TYPE=None \
-              -DCMAKE_CXX_FLAGS="-O1" >/dev/null
+              -DCMAKE_CXX_FLAGS="-O1" -DCMAKE_UNITY_BUILD=ON >/dev/null
     targets=(unit_tests)
     # The e2e tests run the test builds; the install test installs the others.
     ((e2e)) && targets+=(rftpd_testing rftp_testing rftpd rftp)

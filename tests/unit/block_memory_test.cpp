@@ -10,7 +10,7 @@
 namespace rftp::middleware {
 namespace {
 
-constexpr std::size_t kMiB = 1u << 20;
+constexpr std::size_t kMebibyte = 1u << 20;
 
 bool transparent_huge_pages_off() {
     std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
@@ -46,29 +46,29 @@ TEST(BlockMemory, SmallAllocationsArePlainPages) {
 }
 
 TEST(BlockMemory, BlockSizedAllocationsAreAlignedForHugePages) {
-    BlockMemory m = BlockMemory::allocate(2 * (4 * kMiB + 4096));
+    BlockMemory m = BlockMemory::allocate(2 * (4 * kMebibyte + 4096));
     ASSERT_TRUE(m);
-    EXPECT_EQ(m.size(), 10 * kMiB);  // rounded up to whole 2 MiB pages
-    EXPECT_EQ(reinterpret_cast<uintptr_t>(m.data()) % (2 * kMiB), 0u);
+    EXPECT_EQ(m.size(), 10 * kMebibyte);  // rounded up to whole 2 MiB pages
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(m.data()) % (2 * kMebibyte), 0u);
     std::memset(m.data(), 0xA5, m.size());  // all of it is ours
     EXPECT_EQ(m.data()[m.size() - 1], 0xA5);
 }
 
 // rdma.max_pinned counts what a channel pins by this: it must be what is mapped.
 TEST(BlockMemory, MappedSizeIsWhatAllocateMaps) {
-    for (std::size_t size : {std::size_t{1}, std::size_t{4096}, std::size_t{64 * 1024 + 1}, 2 * kMiB - 1, 2 * kMiB,
-                             2 * (4 * kMiB + 4096), 9 * kMiB + 1}) {
+    for (std::size_t size : {std::size_t{1}, std::size_t{4096}, std::size_t{64 * 1024 + 1}, 2 * kMebibyte - 1, 2 * kMebibyte,
+                             2 * (4 * kMebibyte + 4096), 9 * kMebibyte + 1}) {
         BlockMemory m = BlockMemory::allocate(size);
         ASSERT_TRUE(m) << size;
         EXPECT_GE(m.size(), size);
-        EXPECT_EQ(BlockMemory::mapped_size(size), size < 2 * kMiB ? (size + 4095) / 4096 * 4096 : m.size()) << size;
+        EXPECT_EQ(BlockMemory::mapped_size(size), size < 2 * kMebibyte ? (size + 4095) / 4096 * 4096 : m.size()) << size;
     }
-    EXPECT_EQ(BlockMemory::mapped_size(2 * (4 * kMiB + 4096)), 10 * kMiB);
+    EXPECT_EQ(BlockMemory::mapped_size(2 * (4 * kMebibyte + 4096)), 10 * kMebibyte);
 }
 
 TEST(BlockMemory, TouchedBlocksSitInHugePages) {
     if (transparent_huge_pages_off()) GTEST_SKIP() << "transparent huge pages are off on this system";
-    BlockMemory m = BlockMemory::allocate(8 * kMiB);
+    BlockMemory m = BlockMemory::allocate(8 * kMebibyte);
     ASSERT_TRUE(m);
     if (m.pages() == BlockMemory::Pages::huge) GTEST_SKIP() << "explicit huge pages reserved: not transparent ones";
     ASSERT_EQ(m.pages(), BlockMemory::Pages::transparent_huge);
@@ -77,7 +77,7 @@ TEST(BlockMemory, TouchedBlocksSitInHugePages) {
 }
 
 TEST(BlockMemory, MovingHandsOverTheMapping) {
-    BlockMemory a = BlockMemory::allocate(4 * kMiB);
+    BlockMemory a = BlockMemory::allocate(4 * kMebibyte);
     uint8_t *p = a.data();
     BlockMemory b = std::move(a);
     EXPECT_FALSE(a);
