@@ -1,5 +1,5 @@
-"""Files on every alignment boundary, and a sparse file of several GiB, over
-real RDMA on both devices, between tmpfs and a real ext4 disk (the lab's
+"""Files on every alignment boundary over real RDMA on both devices, and a
+sparse file of several GiB on one, between tmpfs and a real ext4 disk (the lab's
 block device, where O_DIRECT works; tmpfs refuses it in the guest's 6.1
 kernel), compared by digest. The engine's debug lines (event=disk_io) show
 which bytes went direct and which went buffered, and why."""
@@ -111,8 +111,12 @@ def test_boundary_sizes_between_tmpfs_and_disk(daemon, disk_daemon, device, tmp_
     back.rmdir()
 
 
-def test_several_gib_sparse_file_up_and_down_on_disk(disk_daemon, device):
-    name, addr = device
+def test_several_gib_sparse_file_up_and_down_on_disk(disk_daemon):
+    # Offsets past 2^32 are the engine's arithmetic, the same on either
+    # device, and the test takes 80 s: it runs on whichever device the
+    # guest has, so in one guest only (conftest.py), where the other guest's
+    # suite runs as long without it.
+    name, addr = lab_devices()[0]
     src = lab_disk() / f"sparse-{name}.bin"
     write_sparse(src)
     want = sparse_digest()
