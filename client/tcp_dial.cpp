@@ -53,10 +53,17 @@ Outcome<Dialed> tcp_dial(const std::string &host, uint16_t port, int timeout_sec
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_ADDRCONFIG;
+    // A numeric host (every data connection: the control connection's
+    // peer) needs no lookup, and AI_ADDRCONFIG would ask the kernel for
+    // this host's addresses over netlink each time.
+    hints.ai_flags = AI_NUMERICHOST;
     addrinfo *list = nullptr;
     std::string service = std::to_string(port);
     int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &list);
+    if (rc == EAI_NONAME) {
+        hints.ai_flags = AI_ADDRCONFIG;
+        rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &list);
+    }
     if (rc != 0) {
         // AI_ADDRCONFIG hides ::1 on hosts without a global IPv6 address; retry without it.
         hints.ai_flags = 0;
