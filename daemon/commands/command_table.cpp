@@ -18,7 +18,7 @@ constexpr std::array kCommands{
     CommandSpec{"NOOP", false, A::none, cmd_noop, "NOOP: do nothing"},
     CommandSpec{"SYST", false, A::none, cmd_syst, "SYST: system type"},
     CommandSpec{"FEAT", false, A::none, cmd_feat, "FEAT: list extensions"},
-    CommandSpec{"OPTS", false, A::required, cmd_opts, "OPTS <command> <options>: UTF8, HASH, MLST, PARALLEL, BLOCKSUM, DATATOKEN"},
+    CommandSpec{"OPTS", false, A::required, cmd_opts, "OPTS <command> <options>: UTF8, HASH, MLST, PARALLEL, BLOCKSUM, DATATOKEN, DATAKEEP"},
     CommandSpec{"HELP", false, A::optional, cmd_help, "HELP [command]"},
     CommandSpec{"STAT", true, A::optional, cmd_stat, "STAT [path]: session or transfer status, or a listing over the control connection"},
     CommandSpec{"TYPE", true, A::required, cmd_type, "TYPE A|I: ASCII or binary"},

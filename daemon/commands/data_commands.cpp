@@ -23,6 +23,7 @@ bool open_passive(Session &s) {
     }
     if (s.state.data_channel) s.state.data_channel->cancel();
     s.state.data_channel = std::move(*ch);
+    s.state.kept_data.clear();  // a new data channel ends the kept one (docs/protocol.md)
     return true;
 }
 
@@ -47,6 +48,7 @@ void set_active(Session &s, Result<ftp::Endpoint> ep) {
     if (ep->port < 1024) return s.reply(504, "Data port must be 1024 or above.");
     if (s.state.data_channel) s.state.data_channel->cancel();
     s.state.data_channel = DataChannel::connect_active(*ep);
+    s.state.kept_data.clear();
     s.reply(200, "Active data connection parameters accepted.");
 }
 

@@ -38,6 +38,8 @@ void opts_parallel(Session &s, std::istringstream &in) {
     const uint64_t block = asked->block_size.value_or(s.state.block_size);
     s.state.parallel = static_cast<unsigned>(std::min<uint64_t>(asked->streams, s.options().max_streams));
     s.state.block_size = static_cast<uint32_t>(std::clamp<uint64_t>(block, kMinBlockSize, s.options().max_block_size));
+    // Kept connections serve only transfers of as many streams (docs/protocol.md).
+    if (s.state.kept_data.size() != s.state.parallel) s.state.kept_data.clear();
     s.reply(200, ftp::format_parallel_grant({.streams = s.state.parallel, .block_size = s.state.block_size}));
 }
 
@@ -92,6 +94,18 @@ void opts_datatoken(Session &s) {
     s.reply(200, wire::format_data_token_reply(*s.state.data_token));
 }
 
+// OPTS DATAKEEP ON|OFF: framed data connections stay open from one file to
+// the next (docs/protocol.md, "Kept data connections").
+void opts_datakeep(Session &s, std::istringstream &in) {
+    std::string choice;
+    in >> choice;
+    choice = ascii_upper(choice);
+    if (choice != "ON" && choice != "OFF") return s.reply(501, "Usage: OPTS DATAKEEP ON|OFF");
+    s.state.keep_data = choice == "ON";
+    if (!s.state.keep_data) s.state.kept_data.clear();
+    s.reply(200, "DATAKEEP " + choice);
+}
+
 }  // namespace
 
 void cmd_noop(Session &s, const std::string &) { s.reply(200, "NOOP ok."); }
@@ -117,6 +131,7 @@ void cmd_feat(Session &s, const std::string &) {
                                 .source_identity = true,
                                 .hold = true,
                                 .data_token = true,
+                                .data_keep = true,
                                 .parallel = true,
                                 .parallel_max = s.options().max_streams,
                                 .rdma = s.server().rdma_offered(),
@@ -149,6 +164,8 @@ void cmd_opts(Session &s, const std::string &arg) {
         opts_blocksum(s, in);
     } else if (what == "DATATOKEN") {
         opts_datatoken(s);
+    } else if (what == "DATAKEEP") {
+        opts_datakeep(s, in);
     } else {
         s.reply(501, "Option not understood.");
     }

@@ -38,14 +38,15 @@ bool streams_for_transfer(Session &s, unsigned &streams) {
     return true;
 }
 
-std::shared_ptr<TransferJob> take_channel_or_reply(Session &s) {
+// framed: the transfer may run on connections an earlier one kept (DATAKEEP).
+std::shared_ptr<TransferJob> take_channel_or_reply(Session &s, bool framed = false) {
     if (s.tls_required() && !s.state.protect_data) {
         // Fail-closed (daemon/SECURITY.md): this listener carries no file in clear text.
         s.reply(521, "Data connections must be protected here: send PBSZ 0 and PROT P first.");
         (void)s.take_data_channel();
         return nullptr;
     }
-    auto job = s.take_data_channel();
+    auto job = s.take_data_channel(framed);
     if (!job) {
         s.reply(425, job.error().message);
         return nullptr;
@@ -55,6 +56,16 @@ std::shared_ptr<TransferJob> take_channel_or_reply(Session &s) {
 
 void end_of_data(const std::vector<int> &socks) {
     for (int fd : socks) ::shutdown(fd, SHUT_WR);
+}
+
+// Whether a framed transfer's connections stay for the next one (OPTS
+// DATAKEEP; never under PROT P, whose connections end with close_notify).
+bool keeps_connections(const Session &s, const TransferJob &job, unsigned streams) {
+    return s.state.keep_data && streams > 0 && !job.protected_data();
+}
+
+middleware::ConnectionEnd framed_end(bool keep) {
+    return keep ? middleware::ConnectionEnd::keep_open : middleware::ConnectionEnd::await_peer_close;
 }
 
 // blocksum= only where frames carry one: plain stream mode has no blocks.
@@ -72,8 +83,9 @@ void store_discarded(Session &s, uint64_t rest) {
     if (rest != 0) return s.reply(554, "REST makes no sense for /dev/null.");
     unsigned streams = 0;
     if (!streams_for_transfer(s, streams)) return;
-    auto job = take_channel_or_reply(s);
+    auto job = take_channel_or_reply(s, streams > 0);
     if (!job) return;
+    const bool keep = keeps_connections(s, *job, streams);
     uint32_t max_block = s.state.block_size;
     bool checksums = s.state.block_checksums;
     unsigned depth = s.options().disk.queue_depth;
@@ -91,7 +103,7 @@ void store_discarded(Session &s, uint64_t rest) {
                                                  .direct_io = false,
                                                  .block_checksums = checksums,
                                                  .queue_depth = depth,
-                                                 .peer_closes_first = true,
+                                                 .end = framed_end(keep),
                                                  .kept = kept.get()};
             if (auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress); !r) received = fail(r.error());
         } else if (auto r = middleware::receive_stream((*socks)[0], null.get(), 0, job->progress, false, kept.get());
@@ -102,7 +114,9 @@ void store_discarded(Session &s, uint64_t rest) {
         if (received) received = job->check_clean_end();
         if (!received) return failed_outcome(received.error(), job->aborted(), bytes);
         (void)job->finish_connections();  // our close_notify: the data is in, whatever became of it
-        return {226, "Transfer complete (discarded).", bytes, "ok"};
+        TransferOutcome out{226, "Transfer complete (discarded).", bytes, "ok"};
+        out.keep_connections = keep;
+        return out;
     });
 }
 
@@ -118,8 +132,9 @@ void store(Session &s, const std::string &arg, bool append) {
     if (!s.state.root->writable()) return s.reply(550, "Permission denied.");
     unsigned streams = 0;
     if (!append && !streams_for_transfer(s, streams)) return;
-    auto job = take_channel_or_reply(s);
+    auto job = take_channel_or_reply(s, streams > 0);
     if (!job) return;
+    const bool keep = keeps_connections(s, *job, streams);
 
     auto root = s.state.root;
     bool ascii = s.state.ascii;
@@ -149,7 +164,7 @@ void store(Session &s, const std::string &arg, bool append) {
                                                      .direct_io = direct_io,
                                                      .block_checksums = checksums,
                                                      .queue_depth = depth,
-                                                     .peer_closes_first = true,
+                                                     .end = framed_end(keep),
                                                      .kept = kept.get(),
                                                      .digest = digest};
                 auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
@@ -167,6 +182,7 @@ void store(Session &s, const std::string &arg, bool append) {
         });
         // HASH answers from it while the file stays as the rename left it.
         if (out.code == 226) out.digest = std::move(taken);
+        out.keep_connections = keep;
         // Our close_notify after the file is in place: the data is in, whatever became of it.
         if (out.code < 300) (void)job->finish_connections();
         return out;
@@ -247,8 +263,9 @@ void cmd_retr(Session &s, const std::string &arg) {
     bool checksums = s.state.block_checksums;
     bool digest = s.state.digest_transfers;
     auto kept = s.state.stream_kept;
-    auto job = take_channel_or_reply(s);
+    auto job = take_channel_or_reply(s, streams > 0);
     if (!job) return;
+    const bool keep = keeps_connections(s, *job, streams);
 
     auto file = std::make_shared<UniqueFd>(std::move(source->fd));
     bool ascii = s.state.ascii;
@@ -264,7 +281,7 @@ void cmd_retr(Session &s, const std::string &arg) {
             // Remembered only for the file as it was throughout (of_unchanged).
             auto before = TransferDigest::of(file->get(), "");
             auto r = middleware::send_parallel(
-                *socks, {file->get(), rest, size, block, direct_io, checksums, depth, true, kept.get(), digest},
+                *socks, {file->get(), rest, size, block, direct_io, checksums, depth, framed_end(keep), kept.get(), digest},
                 job->progress);
             if (!r) sent = fail(r.error());
             else if (r->sha256) taken = TransferDigest::of_unchanged(file->get(), before, *r->sha256, size);
@@ -276,11 +293,12 @@ void cmd_retr(Session &s, const std::string &arg) {
         }
         uint64_t bytes = job->progress.bytes.load();
         if (!sent) return failed_outcome(sent.error(), job->aborted(), bytes);
-        end_of_data(*socks);
+        if (!keep) end_of_data(*socks);
         // Under TLS the reply waits until the relay sent it all, and close_notify.
         if (auto done = job->finish_connections(); !done) return failed_outcome(done.error(), job->aborted(), bytes);
         TransferOutcome out{226, "Transfer complete.", bytes, "ok"};
         out.digest = std::move(taken);
+        out.keep_connections = keep;
         return out;
     });
 }

@@ -124,9 +124,21 @@ void DataChannel::cancel() {
     if (listener_) ::shutdown(listener_.get(), SHUT_RDWR);
 }
 
+std::unique_ptr<DataChannel> DataChannel::kept(std::vector<UniqueFd> connections) {
+    std::unique_ptr<DataChannel> ch(new DataChannel());
+    ch->kept_ = std::move(connections);
+    return ch;
+}
+
 Result<std::vector<UniqueFd>> DataChannel::open(int n, const sockaddr_storage &control_peer,
                                                 const std::optional<wire::Token> &token, unsigned timeout_s) {
     std::vector<UniqueFd> socks;
+    if (!kept_.empty()) {
+        if (static_cast<int>(kept_.size()) != n)
+            return fail_msg(std::to_string(kept_.size()) + " data connections are kept, the transfer needs " +
+                            std::to_string(n) + "; send EPSV first");
+        return std::move(kept_);
+    }
     if (active_target_) {
         addrinfo hints{}, *res = nullptr;
         hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;

@@ -1,6 +1,7 @@
 // Where the next transfer's data connections come from: a passive listener
-// opened by PASV/EPSV (the default; the client connects), or an address given
-// by PORT/EPRT (only when active mode is enabled; the server connects).
+// opened by PASV/EPSV (the default; the client connects), an address given
+// by PORT/EPRT (only when active mode is enabled; the server connects), or
+// the connections an earlier transfer kept (OPTS DATAKEEP).
 // open() blocks and runs on a transfer thread; cancel() may be called from
 // the loop to wake it.
 #pragma once
@@ -29,6 +30,9 @@ public:
                                                                uint16_t port_min, uint16_t port_max,
                                                                int backlog);
     static std::unique_ptr<DataChannel> connect_active(const ftp::Endpoint &target);
+    // Connections already open and proven: open(n) hands them over when
+    // there are exactly n, and fails otherwise (the client counted wrong).
+    static std::unique_ptr<DataChannel> kept(std::vector<UniqueFd> connections);
 
     uint16_t port() const { return port_; }
 
@@ -48,6 +52,7 @@ private:
     UniqueFd listener_;
     uint16_t port_ = 0;
     std::unique_ptr<ftp::Endpoint> active_target_;
+    std::vector<UniqueFd> kept_;
     std::atomic<bool> cancelled_{false};
 };
 

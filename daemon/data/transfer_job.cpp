@@ -89,6 +89,11 @@ Status TransferJob::finish_connections() {
     return {};
 }
 
+std::vector<UniqueFd> TransferJob::release_connections() {
+    std::lock_guard lock(mutex_);
+    return std::move(sockets_);
+}
+
 void TransferJob::abort() {
     abort_requested_.store(true);
     progress.abort.store(true);

@@ -39,6 +39,7 @@ struct TransferOutcome {
     std::string detail;         // extra key=value fields for the transfer log line
     std::optional<TransferDigest> digest;  // the file's SHA-256, when taken during the transfer
     std::shared_ptr<UploadTarget> held;    // a complete upload HOLD kept aside (not renamed into place)
+    bool keep_connections = false;         // DATAKEEP: on 226 the data connections serve the next transfer
 };
 
 // PROT P: each data connection is a TLS server connection on ctx and, with
@@ -80,6 +81,10 @@ public:
     Status finish_connections();
     // On the transfer thread, for a transfer without data connections (RDMA): the 150 alone.
     void preliminary(const std::string &text) { send_reply_(150, text); }
+
+    // On the loop, after the thread ended: the data connections, for the
+    // session to keep (OPTS DATAKEEP). The job then closes none.
+    std::vector<UniqueFd> release_connections();
 
     // From the loop: stop at the next chance.
     void abort();

@@ -406,9 +406,10 @@ std::shared_ptr<middleware::TransferProgress> Session::cancellable_work() {
     return work_cancel_;
 }
 
-Result<std::shared_ptr<TransferJob>> Session::take_data_channel() {
-    if (!state.data_channel) return fail_msg("Use PASV or EPSV first.");
-    return new_transfer_job(std::move(state.data_channel));
+Result<std::shared_ptr<TransferJob>> Session::take_data_channel(bool framed) {
+    if (state.data_channel) return new_transfer_job(std::move(state.data_channel));
+    if (framed && !state.kept_data.empty()) return new_transfer_job(DataChannel::kept(std::move(state.kept_data)));
+    return fail_msg("Use PASV or EPSV first.");
 }
 
 void Session::drop_rdma() {
@@ -508,6 +509,9 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             // One held upload at a time: the last one's lock goes,
                             // and its partial file stays whole for `put -c`.
                             if (outcome->held) self->state.held_upload = std::move(outcome->held);
+                            // DATAKEEP: the connections of a transfer that ended well serve the next.
+                            if (outcome->keep_connections && outcome->code == 226 && !self->abort_requested_)
+                                self->state.kept_data = job->release_connections();
                             self->reply(outcome->code, outcome->text);
                             if (self->abort_requested_) self->reply(226, "ABOR command successful.");
                             self->finish_busy();

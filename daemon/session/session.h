@@ -68,6 +68,11 @@ struct SessionState {
     unsigned parallel = 0;
     uint32_t block_size = 8u << 20;
     std::unique_ptr<DataChannel> data_channel;  // from PASV/EPSV/PORT/EPRT
+    // OPTS DATAKEEP ON: a framed RETR or STOR that ends with 226 leaves its
+    // connections here, for the next one of as many streams (docs/protocol.md,
+    // "Kept data connections"). PASV, EPSV, PORT and EPRT close them.
+    bool keep_data = false;
+    std::vector<UniqueFd> kept_data;
     bool epsv_all = false;         // EPSV ALL: every other way to set up data connections is refused (RFC 2428 §3)
     std::shared_ptr<SessionRdma> rdma;  // from RADR; reused by RSTR/RRTR until replaced or the session ends
 
@@ -152,9 +157,10 @@ public:
     std::shared_ptr<TransferJob> active_transfer() const { return transfer_; }
     void abort_transfer();  // ABOR
 
-    // Builds a job on the current data channel (consumed: one transfer each).
+    // Builds a job on the current data channel (consumed: one transfer each),
+    // or for a framed transfer on the kept connections when there is none.
     // Fails with a 425 text when PASV/EPSV/PORT/EPRT did not come first.
-    Result<std::shared_ptr<TransferJob>> take_data_channel();
+    Result<std::shared_ptr<TransferJob>> take_data_channel(bool framed = false);
     // A job for a transfer without data connections (RSTR, RRTR).
     std::shared_ptr<TransferJob> new_transfer_job(std::unique_ptr<DataChannel> channel = nullptr);
     // Lets go of the session's RDMA channel; its threads and queue pairs are

@@ -116,11 +116,10 @@ Status DamagedBlocks::ask_again(uint64_t offset, uint32_t length, const TrailerC
     return {};
 }
 
-void DamagedBlocks::confirm_end(uint64_t size, bool peer_closes_first) {
+void DamagedBlocks::confirm_end(uint64_t size, ConnectionEnd how) {
     auto echo = ftp::encode_frame({ftp::kFrameEod, 0, size});
     if (!write_all(sock_, echo.data(), echo.size())) return;
-    if (peer_closes_first) await_peer_close(sock_);
-    else ::shutdown(sock_, SHUT_WR);
+    end_connection(sock_, how);
 }
 
 }  // namespace rftp::middleware

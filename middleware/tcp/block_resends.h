@@ -21,6 +21,7 @@
 #include "common/result.h"
 #include "middleware/integrity/block_checksum.h"
 #include "middleware/tcp/block_layout.h"
+#include "middleware/tcp/connection_end.h"
 #include "middleware/transfer_progress.h"
 #include "protocol/block_frame.h"
 
@@ -83,9 +84,8 @@ public:
     // Every block this connection brought is intact and written: the echo
     // of the end-of-data frame (size: the file's) tells the sender so. A
     // sender that is gone by then changes nothing here. Then this side
-    // ends the connection, or waits for the sender to end it first
-    // (ParallelReceivePlan::peer_closes_first).
-    void confirm_end(uint64_t size, bool peer_closes_first);
+    // ends the connection as how says (connection_end.h).
+    void confirm_end(uint64_t size, ConnectionEnd how);
 
 private:
     int sock_;

@@ -232,8 +232,7 @@ Result<bool> offer_end(int sock, const ParallelSendPlan &plan, ResendRequests &r
         set_cork(sock, true);
         return false;
     }
-    if (plan.peer_closes_first) await_peer_close(sock);
-    else ::shutdown(sock, SHUT_WR);
+    end_connection(sock, plan.end);
     return true;
 }
 
@@ -501,7 +500,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         Status result = !ended ? ended : drained;
         // Every block this connection brought is intact and written. A
         // receiver that failed only closes: the sender can tell the two apart.
-        if (result) damaged.confirm_end(eod_at, plan.peer_closes_first);
+        if (result) damaged.confirm_end(eod_at, plan.end);
         // The digest may still read this stream's buffers, which go with it.
         if (digest) let_go_all(digest->finish_stream(index, !result, progress.abort));
         return result;

@@ -16,6 +16,7 @@
 #include "common/result.h"
 #include "middleware/disk/disk_options.h"
 #include "middleware/range_set.h"
+#include "middleware/tcp/connection_end.h"
 #include "middleware/tcp/stream_cache.h"
 #include "middleware/transfer_progress.h"
 
@@ -31,7 +32,7 @@ struct ParallelSendPlan {
     // (OPTS BLOCKSUM NONE): the trailer then travels as zero.
     bool block_checksums = true;
     unsigned queue_depth = disk::DiskOptions{}.queue_depth;  // block reads each stream keeps in flight
-    bool peer_closes_first = false;  // the daemon's side: see below
+    ConnectionEnd end = ConnectionEnd::shut_down;  // after the echo (connection_end.h)
     StreamCache *kept = nullptr;  // the session's kept buffers and rings (stream_cache.h); null: none
     // Take the file's SHA-256 from the blocks as they are sent
     // (streams_digest.h); only for a whole file (start 0).
@@ -44,17 +45,9 @@ struct ParallelSendResult {
     std::optional<std::string> sha256;
 };
 
-// The client closes each data connection first, whichever way the file
-// goes, so the TIME_WAIT a closed TCP connection leaves for a minute stays
-// on the client. A daemon that closed first kept one on a passive port for
-// every file uploaded, and each new passive port's bind walks them: at 2000
-// small files a second (ten thousand of them), bind took a third of
-// rftpd's CPU. The daemon sets peer_closes_first: it then closes only after
-// the client's end of stream (or its data timeout).
-
 // Sends the plan over every socket in socks, then an EOD frame on each;
-// once the receiver echoes it, shuts down the sending side (or, with
-// peer_closes_first, waits for the receiver's end). Does not close the sockets.
+// once the receiver echoes it, ends each connection as plan.end says.
+// Does not close the sockets.
 Result<ParallelSendResult> send_parallel(std::span<const int> socks, const ParallelSendPlan &plan,
                                          TransferProgress &progress);
 
@@ -69,7 +62,7 @@ struct ParallelReceivePlan {
     bool direct_io = true;        // write with O_DIRECT where the file system takes it
     bool block_checksums = true;  // check each frame's CRC32C (off: as agreed, the trailers are zero)
     unsigned queue_depth = disk::DiskOptions{}.queue_depth;  // block writes each stream keeps in flight
-    bool peer_closes_first = false;  // the daemon's side: see above
+    ConnectionEnd end = ConnectionEnd::shut_down;  // after the echo (connection_end.h)
     StreamCache *kept = nullptr;  // as above
     // Take the file's SHA-256 from the blocks as they arrive intact; only
     // for a whole file (start 0) into a file (not /dev/null).
