@@ -84,6 +84,9 @@ Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned 
         !session.protect_data) {
         if (auto taken = take_data_token(session); !taken) return std::unexpected(taken.error());
     }
+    // EPSV or PASV ends the kept connections, on rftpd's side too
+    // (docs/protocol.md); closed here first, their TIME_WAIT stays here.
+    session.kept_data.clear();
     auto port = passive_port(session);
     if (!port) return std::unexpected(port.error());
     std::vector<UniqueFd> socks;

@@ -79,6 +79,9 @@ Outcome<Session> open_session(const Url &url, const Options &options) {
 }
 
 void close_session(Session &session) {
+    // Kept data connections close first, from this side, so their TIME_WAIT
+    // stays here and not on rftpd's passive ports (connection_end.h).
+    session.kept_data.clear();
     if (session.control.send("QUIT")) (void)session.control.read_reply(5);
 }
 

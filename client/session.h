@@ -46,6 +46,12 @@ struct Session {
     // (protocol/data_token.h). Without it (another server, or refused) they go bare.
     std::optional<wire::Token> data_token;
     bool data_token_asked = false;  // asked at the first data connection, once
+    // OPTS DATAKEEP ON was granted: a framed transfer that ends with 226
+    // leaves its connections in kept_data for the next one of as many
+    // streams (docs/protocol.md, "Kept data connections").
+    bool data_keep = false;
+    bool data_keep_asked = false;
+    std::vector<UniqueFd> kept_data;
     // PROT P is in force: every data connection is TLS, resuming the control
     // connection's session (data_connection.h).
     bool protect_data = false;
@@ -55,6 +61,12 @@ struct Session {
     // TCP transfer buffers and rings kept from one file to the next (stream_cache.h).
     std::unique_ptr<middleware::StreamCache> stream_kept = std::make_unique<middleware::StreamCache>();
 };
+
+// Whether this session's framed connections stay open after a transfer
+// that ends well (never under PROT P: each ends with close_notify).
+inline bool keeps_data_connections(const Session &session) {
+    return session.data_keep && !session.protect_data;
+}
 
 // Connects, secures the control connection as options.tls says (TLS by
 // default for every host that is not loopback), logs in, asks FEAT.

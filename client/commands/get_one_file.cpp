@@ -261,6 +261,7 @@ OutcomeStatus get_over_tcp(Download &d) {
                                           .max_size = *d.size,
                                           .on_prefix_grown = d.partial.prefix_recorder(),
                                           .block_checksums = d.session.block_checksums,
+                                          .end = framed_connection_end(d.session),
                                           .kept = d.session.stream_kept.get(),
                                           .digest = d.o.verify},
                                          received, d.report.sha256, end)
@@ -271,7 +272,7 @@ OutcomeStatus get_over_tcp(Download &d) {
                                          .on_prefix_grown = d.partial.prefix_recorder()},
                                         end);
     middleware::ResumeJournal *journal = d.partial.journal();
-    TcpTransport transport(TcpTransport::Side::download, grant->streams,
+    TcpTransport transport(TcpTransport::Side::download, grant->streams, framed,
                            [&moves, journal](std::span<const int> fds, middleware::TransferProgress &progress) {
                                middleware::StopOnFailedCheckpoint stop(journal, progress.abort);
                                return moves(fds, progress);

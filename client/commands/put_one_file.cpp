@@ -224,12 +224,13 @@ OutcomeStatus put_over_tcp(Upload &u) {
     if (!grant) return std::unexpected(grant.error());
     u.hold = u.hold && framed;
     const int fd = u.source.fd.get();
-    TcpTransport transport(TcpTransport::Side::upload, grant->streams,
+    TcpTransport transport(TcpTransport::Side::upload, grant->streams, framed,
                            framed ? framed_send({.file_fd = fd,
                                                  .start = u.offset,
                                                  .size = u.source.size,
                                                  .block_size = static_cast<uint32_t>(grant->block_size),
                                                  .block_checksums = u.session.block_checksums,
+                                                 .end = framed_connection_end(u.session),
                                                  .kept = u.session.stream_kept.get(),
                                                  .digest = u.o.verify},
                                                 u.report.sha256)

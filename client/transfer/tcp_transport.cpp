@@ -10,10 +10,21 @@
 
 namespace rftp::client {
 
+middleware::ConnectionEnd framed_connection_end(const Session &session) {
+    return keeps_data_connections(session) ? middleware::ConnectionEnd::keep_open : middleware::ConnectionEnd::shut_down;
+}
+
 OutcomeStatus TcpTransport::connect(Session &session) {
-    auto connections = open_data_connections(session, streams_);
-    if (!connections) return std::unexpected(connections.error());
-    connections_ = std::move(*connections);
+    session_ = &session;
+    keep_ = framed_ && keeps_data_connections(session);
+    if (keep_ && session.kept_data.size() == streams_) {
+        connections_ = std::move(session.kept_data);
+        session.kept_data.clear();
+    } else {
+        auto connections = open_data_connections(session, streams_);
+        if (!connections) return std::unexpected(connections.error());
+        connections_ = std::move(*connections);
+    }
     for (const auto &c : connections_) fds_.push_back(c.get());
     return {};
 }
@@ -32,6 +43,7 @@ OutcomeStatus TcpTransport::started(Session &session) {
 
 Status TcpTransport::move(middleware::TransferProgress &progress) {
     Status moved = move_(fds_, progress);
+    moved_ = moved.has_value() && !client::interrupted();
     if (!moved || relays_.empty()) return moved;
     for (const auto &r : relays_) {
         // An end of stream without close_notify may be an attacker's cut.
@@ -48,6 +60,8 @@ Status TcpTransport::move(middleware::TransferProgress &progress) {
 }
 
 void TcpTransport::finish(FileReport &report) {
+    // Kept only until the reply: run_transfer lets them go unless it is 226.
+    if (keep_ && moved_ && relays_.empty()) session_->kept_data = std::move(connections_);
     // Closing the data connections is what tells a plain-stream server an
     // upload ended.
     relays_.clear();

@@ -30,8 +30,10 @@ public:
     // always gives the server two seconds to say why it stopped reading.
     enum class Side { download, upload };
 
-    TcpTransport(Side side, unsigned streams, MoveOver move)
-        : side_(side), streams_(streams), move_(std::move(move)) {}
+    // framed: the move is framed_send or framed_receive, whose connections
+    // the session may keep for its next file (keeps_data_connections).
+    TcpTransport(Side side, unsigned streams, bool framed, MoveOver move)
+        : side_(side), streams_(streams), framed_(framed), move_(std::move(move)) {}
 
     OutcomeStatus connect(Session &session) override;
     OutcomeStatus started(Session &session) override;
@@ -44,12 +46,20 @@ public:
 private:
     Side side_;
     unsigned streams_;
+    bool framed_;
     MoveOver move_;
+    Session *session_ = nullptr;
+    bool keep_ = false;   // the connections go back to the session if the move succeeds
+    bool moved_ = false;
     std::vector<UniqueFd> connections_;
     DataTlsRelays relays_;  // under PROT P; fds_ are then their plain ends
     int finish_ms_ = 0;     // how long the relays may take to send what move() wrote
     std::vector<int> fds_;
 };
+
+// How this session's framed connections end once their file's end is
+// agreed: kept for the next file, or shut down (connection_end.h).
+middleware::ConnectionEnd framed_connection_end(const Session &session);
 
 // [offset, end) of fd on one plain stream.
 TcpTransport::MoveOver plain_send(int fd, uint64_t offset, uint64_t end);

@@ -12,10 +12,37 @@ bool grant_exceeds_request(uint64_t asked_streams, uint64_t asked_block, uint64_
     return streams > asked_streams || block > std::max(asked_block, kServersSmallestBlock);
 }
 
+namespace {
+
+// rftpd's DATAKEEP, asked once, with the session's first OPTS PARALLEL:
+// both lines go out before either reply is read, so it costs no round
+// trip. A refusal is no failure: connections are then opened per file.
+bool asks_data_keep(const Session &session, unsigned streams) {
+    return streams >= 1 && !session.data_keep_asked && session.features.data_keep &&
+           session.features.is_rftpd() && !session.protect_data;
+}
+
+Outcome<ftp::Reply> parallel_request(Session &session, unsigned streams, uint64_t block_size) {
+    const std::string request = "OPTS " + ftp::format_parallel_request({.streams = streams, .block_size = block_size});
+    if (!asks_data_keep(session, streams)) return session.control.command(request);
+    session.data_keep_asked = true;
+    if (auto sent = session.control.send("OPTS DATAKEEP ON"); !sent) return std::unexpected(sent.error());
+    if (auto sent = session.control.send(request); !sent) return std::unexpected(sent.error());
+    auto keep = session.control.read_reply();
+    if (!keep) return std::unexpected(keep.error());
+    session.data_keep = keep->code == 200;
+    return session.control.read_reply();
+}
+
+}  // namespace
+
 Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, uint64_t block_size) {
     if (session.parallel_in_force && session.parallel_asked_streams == streams && session.parallel_asked_block == block_size)
         return ParallelGrant{session.parallel_granted_streams, session.parallel_granted_block};
-    auto reply = session.control.command("OPTS " + ftp::format_parallel_request({.streams = streams, .block_size = block_size}));
+    // Kept connections of another count go now, closed from this side
+    // first (connection_end.h), as rftpd will close its side on this OPTS.
+    if (session.kept_data.size() != streams) session.kept_data.clear();
+    auto reply = parallel_request(session, streams, block_size);
     if (!reply) return std::unexpected(reply.error());
     if (reply->code != 200) return refused("OPTS PARALLEL", *reply);
     auto grant = ftp::parse_parallel_grant(reply->text());
@@ -25,6 +52,9 @@ Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, ui
                                                   reply->text() + "' for " + std::to_string(streams) + " streams of " +
                                                   std::to_string(block_size) + " bytes)");
     session.parallel_in_force = true;
+    // Kept connections serve only transfers of as many streams; rftpd
+    // closes them on its side by the same rule (docs/protocol.md).
+    if (session.kept_data.size() != grant->streams) session.kept_data.clear();
     session.parallel_asked_streams = streams;
     session.parallel_asked_block = block_size;
     session.parallel_granted_streams = grant->streams;
@@ -38,6 +68,7 @@ OutcomeStatus disable_parallel(Session &session) {
     if (!reply) return std::unexpected(reply.error());
     if (reply->code != 200) return refused("OPTS PARALLEL 0", *reply);
     session.parallel_in_force = false;
+    session.kept_data.clear();
     return {};
 }
 
