@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 PYTEST  ?= python3 -m pytest
 
-.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short fuzz fuzz-short demo bench bench-tls bench-sync bench-rdma bench-rdma-ab bench-disk bench-two-devices install clean
+.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short fuzz fuzz-short demo bench bench-tls bench-sync bench-rdma bench-wan bench-rdma-ab bench-disk bench-two-devices install clean
 
 all: build
 
@@ -80,6 +80,11 @@ bench-tls: build
 # RDMA in the lab guest: ib_write_bw against rftp, per device (docs/benchmarks.md).
 bench-rdma: build
 	@bash bench/rdma-bench.sh $(BUILD) $(BENCH_ARGS)
+
+# rftp over TCP, siw and rxe at round trips of 0, 10 and 50 ms: netem in the
+# lab guest, whose kernel has it (docs/benchmarks.md).
+bench-wan: build
+	@bash bench/wan-bench.sh $(BUILD) $(BENCH_ARGS)
 
 # The same rftp rows for BASE (a git revision, built in $(BUILD)-base) and
 # this build, in one boot of the lab guest (docs/benchmarks.md).

@@ -40,6 +40,8 @@ Y_OPTS=(
     INFINIBAND INFINIBAND_USER_ACCESS INFINIBAND_ADDR_TRANS RDMA_SIW RDMA_RXE
     # Guest-internal networking only: a veth pair carries both soft devices.
     NET INET IPV6 UNIX PACKET NETDEVICES NET_CORE VETH NET_NS
+    # A wide-area path's delay and loss on that traffic (bench/wan_bench.py).
+    NET_SCHED NET_SCH_NETEM
     NAMESPACES UTS_NS IPC_NS PID_NS
     # The host root arrives through hostfs; /tmp, /run, /dev/shm are tmpfs.
     HOSTFS TMPFS DEVTMPFS DEVTMPFS_MOUNT PROC_FS SYSFS
@@ -68,7 +70,7 @@ N_OPTS=(
 # Must be =y after olddefconfig, or the lab cannot work: checked below.
 MUST=(VIRTIO_UML UML_PCI_OVER_VIRTIO HAS_IOMEM HAS_DMA PCI INFINIBAND
       INFINIBAND_USER_ACCESS INFINIBAND_ADDR_TRANS RDMA_SIW RDMA_RXE
-      NET_NS VETH TMPFS DEVTMPFS HOSTFS IO_URING UNIX INET FUSE_FS)
+      NET_NS VETH TMPFS DEVTMPFS HOSTFS IO_URING UNIX INET FUSE_FS NET_SCH_NETEM)
 
 log() { echo "[build-kernel] $*" >&2; }
 
