@@ -48,6 +48,7 @@ Features rftpd_features(bool blocksum_on, bool rdma) {
             .source_identity = true,
             .hold = true,
             .data_token = true,
+            .data_keep = true,
             .parallel = true,
             .parallel_max = 16,
             .rdma = rdma,
