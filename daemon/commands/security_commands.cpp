@@ -41,6 +41,7 @@ void cmd_prot(Session &s, const std::string &arg) {
     const std::string level = ascii_upper(arg);
     if (level == "P") {
         s.state.protect_data = true;
+        s.state.kept_data.clear();  // they began in clear: never carried under TLS (docs/protocol.md)
         return s.reply(200, "Protection level set to P: data connections use TLS.");
     }
     if (level == "C") {
