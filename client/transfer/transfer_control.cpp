@@ -41,7 +41,9 @@ Outcome<ParallelGrant> negotiate_parallel(Session &session, unsigned streams, ui
         return ParallelGrant{session.parallel_granted_streams, session.parallel_granted_block};
     // Kept connections of another count go now, closed from this side
     // first (connection_end.h), as rftpd will close its side on this OPTS.
-    if (session.kept_data.size() != streams) session.kept_data.clear();
+    // rftpd grants at most the streams its FEAT names.
+    const unsigned expected = session.features.parallel_max ? std::min(streams, session.features.parallel_max) : streams;
+    if (session.kept_data.size() != expected) session.kept_data.clear();
     auto reply = parallel_request(session, streams, block_size);
     if (!reply) return std::unexpected(reply.error());
     if (reply->code != 200) return refused("OPTS PARALLEL", *reply);

@@ -72,7 +72,7 @@ OutcomeStatus run_transfer(Session &session, DataPath &transport, const Transfer
     if (!moved) return transport.failed(session, moved.error(), command.what);
     auto done = session.control.read_reply();
     // Kept connections serve the next file only after a 226 (docs/protocol.md).
-    if (!done || !done->positive_completion()) session.kept_data.clear();
+    if (!done || done->code != 226) session.kept_data.clear();
     if (!done) return std::unexpected(done.error());
     if (!done->positive_completion()) return refused(command.what, *done);
     return {};
