@@ -6,9 +6,11 @@ rftp's many-file runs use them, files compared by digest."""
 
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -172,3 +174,36 @@ def test_rftp_moves_a_tree_over_kept_connections_both_ways(rftpd, tmp_path):
     # The listings take one each (one a directory, on a plain connection), the files none.
     assert log.count("command=EPSV") <= log.count("command=MLSD") + 3
     assert [p for p in down.rglob("*") if ".rftp-part" in p.name] == []
+
+
+def test_a_tree_interrupted_mid_batch_is_finished_by_c(rftpd, tmp_path):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "RFTP_PASSWORD": PASSWORDS["alice"]}
+    src = rftpd.roots["alice"] / "set"
+    want = make_dataset(src)
+    for i in range(1500):  # enough files that the interrupt lands mid-batch
+        (src / "more" / f"m{i:04d}.dat").parent.mkdir(exist_ok=True)
+        (src / "more" / f"m{i:04d}.dat").write_bytes(i.to_bytes(4, "big") * 1000)
+        want[f"more/m{i:04d}.dat"] = (src / "more" / f"m{i:04d}.dat").read_bytes()
+    down = tmp_path / "down"
+    down.mkdir()
+    url = f"rftp://alice@127.0.0.1:{rftpd.port}/set/"
+    proc = subprocess.Popen([RFTP, "-j", "2", "get", "-r", url, str(down)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    # Interrupted once files have arrived over the kept connections (no time asserted).
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and sum(1 for p in down.rglob("*.dat")) < 100:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGINT, err
+    got = {k: v for k, v in tree(down / "set").items() if not k.endswith((".rftp-part", ".rftp-resume"))}
+    assert 0 < len(got) < len(want), len(got)
+    # Nothing incomplete under a final name.
+    assert all(want[k] == v for k, v in got.items())
+
+    r = subprocess.run([RFTP, "-c", "-j", "2", "get", "-r", url, str(down)], env=env, capture_output=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert tree(down / "set") == want
+    assert rftpd.alive()
