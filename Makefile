@@ -79,12 +79,12 @@ bench-tls: build
 
 # RDMA in the lab guest: ib_write_bw against rftp, per device (docs/benchmarks.md).
 bench-rdma: build
-	@bash bench/rdma-bench.sh $(BUILD) $(BENCH_ARGS)
+	@bash bench/lab-bench.sh rdma_bench.py $(BUILD) $(BENCH_ARGS)
 
 # rftp over TCP, siw and rxe at round trips of 0, 10 and 50 ms: netem in the
 # lab guest, whose kernel has it (docs/benchmarks.md).
 bench-wan: build
-	@bash bench/wan-bench.sh $(BUILD) $(BENCH_ARGS)
+	@bash bench/lab-bench.sh wan_bench.py $(BUILD) $(BENCH_ARGS)
 
 # The same rftp rows for BASE (a git revision, built in $(BUILD)-base) and
 # this build, in one boot of the lab guest (docs/benchmarks.md).

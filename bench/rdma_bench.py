@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""make bench-rdma, run INSIDE the RDMA lab guest (bench/rdma-bench.sh boots
+"""make bench-rdma, run INSIDE the RDMA lab guest (bench/lab-bench.sh boots
 it): per device, perftest's ib_write_bw at rftp's block size with 1 and 4
 queue pairs (the limits), then rftp memory-to-memory (/dev/zero ->
 /dev/null) and file-to-file from tmpfs, with 1 and 4 queue pairs, each set
@@ -27,6 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "rdma" / "guest"))
 from conftest import BUILD, PASSWORD, Daemon  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from benchlib.doc_section import replace_section  # noqa: E402
 
 MiB = 1 << 20
 BLOCK = 4 * MiB  # the client's default RDMA block
@@ -207,12 +210,7 @@ def main():
     table = "\n".join(lines)
     print(table)
     if a.doc == "yes" and not a.only:
-        doc = ROOT / "docs" / "benchmarks.md"
-        text = doc.read_text()
-        if MARK_BEGIN in text:
-            pre, rest = text.split(MARK_BEGIN, 1)
-            post = rest.split(MARK_END, 1)[1]
-            doc.write_text(pre + MARK_BEGIN + "\n" + table + "\n" + MARK_END + post)
+        replace_section(MARK_BEGIN, MARK_END, table, "Results: RDMA (`make bench-rdma`)")
     return 0 if all(r["ok"] for r in rows) else 1
 
 

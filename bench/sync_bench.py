@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchlib.cpu import CgroupBase  # noqa: E402
+from benchlib.doc_section import replace_section  # noqa: E402
 from benchlib.measure import run_client  # noqa: E402
 from benchlib.servers import Rftpd  # noqa: E402
 from tcp_bench import build_type, machine, progress  # noqa: E402
@@ -154,11 +155,7 @@ def render(args, started, build, files, total, rows, commands, one_percent) -> s
 
 
 def write_doc(text: str) -> None:
-    doc = DOC.read_text()
-    block = f"{BEGIN}\n{text}\n{END}"
-    doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, doc, flags=re.S) if BEGIN in doc \
-        else doc.rstrip() + "\n\n## Sync of a large dataset\n\n" + block + "\n"
-    DOC.write_text(doc)
+    replace_section(BEGIN, END, text, "Sync of a large dataset")
 
 
 def main() -> int:

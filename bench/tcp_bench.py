@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchlib import data, report  # noqa: E402
 from benchlib.cpu import CgroupBase, wait_for_quiet  # noqa: E402
+from benchlib.doc_section import replace_section  # noqa: E402
 from benchlib.servers import Iperf3Server, Rftpd, Vsftpd  # noqa: E402
 from benchlib.tests import Env, all_tests, rftp_supports  # noqa: E402
 
@@ -212,13 +213,7 @@ def render(args, m, env, rows, started, build, cpu_kind, rftpd_own, rftpd_cg) ->
 
 
 def write_doc(text: str) -> None:
-    """Replace the results block of docs/benchmarks.md, keeping the prose around it."""
-    doc = DOC.read_text() if DOC.exists() else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
-    if BEGIN not in doc or END not in doc:
-        doc = doc.rstrip("\n") + f"\n\n{BEGIN}\n{END}\n"
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{BEGIN}\n{text.rstrip()}\n{END}{tail}")
+    replace_section(BEGIN, END, text, "Results: TCP loopback (`make bench`)")
 
 
 def interrupt_on_sigterm() -> None:

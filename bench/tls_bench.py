@@ -13,7 +13,6 @@ import argparse
 import datetime
 import errno
 import os
-import re
 import shutil
 import socket
 import statistics
@@ -25,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchlib import data  # noqa: E402
 from benchlib.cpu import CgroupBase, wait_for_quiet  # noqa: E402
+from benchlib.doc_section import replace_section  # noqa: E402
 from benchlib.measure import measure  # noqa: E402
 from benchlib.servers import Rftpd, Vsftpd  # noqa: E402
 from tcp_bench import build_type, machine, progress  # noqa: E402
@@ -162,11 +162,7 @@ def render(args, started, build, speeds, rows) -> str:
 
 
 def write_doc(text: str) -> None:
-    doc = DOC.read_text()
-    block = f"{BEGIN}\n{text}\n{END}"
-    doc = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, doc, flags=re.S) if BEGIN in doc \
-        else doc.rstrip() + "\n\n## TLS (FTPS)\n\n" + block + "\n"
-    DOC.write_text(doc)
+    replace_section(BEGIN, END, text, "TLS (FTPS)")
 
 
 def main() -> int:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""make bench-wan, run INSIDE the RDMA lab guest (bench/wan-bench.sh boots
+"""make bench-wan, run INSIDE the RDMA lab guest (bench/lab-bench.sh boots
 it): rftp at round-trip times of 0, 10 and 50 ms, over TCP, siw and rxe.
 The guest's kernel has netem (tests/rdma/lab/build-kernel.sh); all traffic
 between the lab's two addresses passes the loopback device once each way,
@@ -31,6 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "rdma" / "guest"))
 from conftest import BUILD, PASSWORD, Daemon  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+from benchlib.doc_section import replace_section  # noqa: E402
 
 MiB = 1 << 20
 RTTS_MS = (0, 10, 50)
@@ -166,12 +169,7 @@ def main():
     table = "\n".join(lines)
     print(table)
     if a.doc == "yes":
-        doc = ROOT / "docs" / "benchmarks.md"
-        text = doc.read_text()
-        if MARK_BEGIN in text:
-            pre, rest = text.split(MARK_BEGIN, 1)
-            post = rest.split(MARK_END, 1)[1]
-            doc.write_text(pre + MARK_BEGIN + "\n" + table + "\n" + MARK_END + post)
+        replace_section(MARK_BEGIN, MARK_END, table, "Results: wide-area round trips (`make bench-wan`)")
     return 0 if all(r["ok"] for r in rows) else 1
 
 
