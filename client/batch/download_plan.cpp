@@ -31,10 +31,9 @@ std::string join(const std::string &dir, const std::string &name) {
     return dir.ends_with('/') ? dir + name : dir + "/" + name;
 }
 
-// A session failure (connection lost, interrupted) ends planning; anything
-// else is recorded against the directory and planning goes on.
-
-// One `get -r` of one remote directory.
+// One `get -r` of one remote directory. A session failure (connection
+// lost, interrupted) ends planning; anything else is recorded against the
+// directory and planning goes on.
 struct TreeWalk {
     Session &session;
     DownloadPlan &plan;

@@ -40,7 +40,8 @@ void LocalWalk::add(int dirfd, const std::string &shown, const std::string &name
         if (!filter.includes(relative, true)) return;
         tree.directories.insert(relative);
         if (depth + 1 > kMaxTreeDepth) {
-            tree.problems.push_back(Failure{ExitCode::local_file, shown + "/" + name + ": more than 64 levels deep"});
+            tree.problems.push_back(Failure{ExitCode::local_file, shown + "/" + name + ": more than " +
+                                                                      std::to_string(kMaxTreeDepth) + " levels deep"});
             return;
         }
         UniqueFd sub(::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

@@ -11,7 +11,6 @@
 namespace rftp::client {
 namespace {
 
-
 std::optional<int64_t> listed_seconds(const std::optional<std::string> &modify) {
     if (!modify) return std::nullopt;
     auto t = ftp::parse_time_val(*modify);
@@ -56,7 +55,8 @@ Outcome<Tree> list_remote_tree(Session &session, const std::string &top, const P
             if (entry.is_directory) {
                 if (!filter.includes(path, true)) continue;
                 if (depth_of(path) > static_cast<std::size_t>(kMaxTreeDepth)) {
-                    tree.problems.push_back(Failure{ExitCode::remote_file, path_under(top, path) + ": more than 64 levels deep"});
+                    tree.problems.push_back(Failure{ExitCode::remote_file, path_under(top, path) + ": more than " +
+                                                                        std::to_string(kMaxTreeDepth) + " levels deep"});
                     continue;
                 }
                 tree.directories.insert(path);
