@@ -173,11 +173,41 @@ Outcome<ftp::Reply> FtpConnection::read_reply(int timeout_seconds) {
 Outcome<ftp::Reply> FtpConnection::command(std::string_view line) { return command(line, timeout_); }
 
 Outcome<ftp::Reply> FtpConnection::command(std::string_view line, int timeout_seconds) {
-    if (auto sent = send(line); !sent) return std::unexpected(sent.error());
+    if (!ahead_.empty() && ahead_.front() == line) {
+        ahead_.pop_front();
+    } else {
+        if (auto drained = drain_ahead(); !drained) return std::unexpected(drained.error());
+        if (auto sent = send(line); !sent) return std::unexpected(sent.error());
+    }
     auto reply = read_reply(timeout_seconds);
     // 421 means the server is closing the session, whatever the command was.
     if (reply && reply->code == 421) return fail_as(ExitCode::connection, "server closed the session: " + describe(*reply));
     return reply;
+}
+
+OutcomeStatus FtpConnection::send_ahead(std::string_view line) {
+    if (auto sent = send(line); !sent) return sent;
+    ahead_.emplace_back(line);
+    return {};
+}
+
+OutcomeStatus FtpConnection::drain_ahead() {
+    while (!ahead_.empty()) {
+        const std::string line = std::move(ahead_.front());
+        ahead_.pop_front();
+        auto reply = read_reply();
+        if (!reply) return std::unexpected(reply.error());
+        log::debug("sent ahead and not wanted: " + line.substr(0, line.find(' ')) + ", answered " + describe(*reply));
+        if (!reply->positive_preliminary()) continue;
+        // A transfer started for nobody: the server waits for the other
+        // end of its data connections. ABOR ends it at once: its 426 (or
+        // its own end, had it come first), then the ABOR's answer.
+        abandoned_transfer_ = true;
+        if (auto sent = send("ABOR"); !sent) return sent;
+        for (int replies = 0; replies < 2; ++replies)
+            if (auto read = read_reply(); !read) return std::unexpected(read.error());
+    }
+    return {};
 }
 
 }  // namespace rftp::client

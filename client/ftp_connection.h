@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "client/exit_codes.h"
 #include "common/unique_fd.h"
@@ -31,6 +33,18 @@ public:
     // For a command whose reply may take longer than the usual timeout.
     Outcome<ftp::Reply> command(std::string_view line, int timeout_seconds);
 
+    // Lines sent ahead (docs/protocol.md, "Files in a row"): sent now, their
+    // replies read later, in order. command() with the line next in that
+    // order only reads its reply. Any other command first reads the replies
+    // to every line still ahead, and ends with ABOR a transfer one of them
+    // started (its 150). send() and read_reply() know nothing of them: they
+    // are for exchanges that come before the lines sent ahead are answered.
+    OutcomeStatus send_ahead(std::string_view line);
+    bool has_lines_ahead() const { return !ahead_.empty(); }
+    // Whether a transfer started ahead was ended with ABOR since the last
+    // call: rftpd then closed the connections it ran on.
+    bool take_abandoned_transfer() { return std::exchange(abandoned_transfer_, false); }
+
     // TLS from here on (after AUTH TLS's 234, or at once for ftps://): the
     // handshake, the certificate checked against host, the pinned key.
     OutcomeStatus start_tls(SSL_CTX *ctx, const std::string &host, const std::string &pinned_pubkey);
@@ -47,6 +61,8 @@ private:
     ssize_t receive_some(char *buf, std::size_t len);
     // What a negative send_some/receive_some means, in words.
     std::string io_failure(ssize_t n) const;
+    // Reads the replies to the lines sent ahead that no command took.
+    OutcomeStatus drain_ahead();
 
     UniqueFd fd_;
     middleware::tls::UniqueSsl ssl_;
@@ -55,6 +71,8 @@ private:
     int timeout_ = 60;
     ftp::LineReader lines_;
     ftp::ReplyAssembler assembler_;
+    std::deque<std::string> ahead_;  // sent ahead, reply not yet read; oldest first
+    bool abandoned_transfer_ = false;
 };
 
 // "550 No such file." as one line for error messages.

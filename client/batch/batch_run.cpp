@@ -88,7 +88,8 @@ void BatchRun::record(FileResult result) {
     results_.push_back(std::move(result));
 }
 
-void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, const FileAction &action) {
+void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, const FileAction &action,
+                   const AheadAction &ahead) {
     planned_ += jobs.size();
     jobs_ = std::move(jobs);
     // Largest first: the sessions then finish together, small files filling
@@ -116,14 +117,17 @@ void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, cons
     for (std::size_t i = 0; i < sessions; ++i) {
         std::optional<Session> handed;
         if (i == 0) handed.swap(first);  // planning's session moves on with the first thread
-        threads.emplace_back([this, &action, s = std::move(handed)]() mutable { session_thread(std::move(s), action); });
+        threads.emplace_back([this, &action, &ahead, s = std::move(handed)]() mutable {
+            session_thread(Lane{.session = std::move(s), .action = action, .ahead = ahead});
+        });
     }
     for (auto &t : threads) t.join();
     std::lock_guard lock(mutex_);
     progress_ = nullptr;
 }
 
-void BatchRun::session_thread(std::optional<Session> session, const FileAction &action) {
+void BatchRun::session_thread(Lane lane) {
+    std::optional<Session> &session = lane.session;
     bool counted = true;  // in working_threads_ until this thread gives up or runs out of files
     auto leave = [&] {
         if (std::exchange(counted, false)) --working_threads_;
@@ -146,20 +150,19 @@ void BatchRun::session_thread(std::optional<Session> session, const FileAction &
                 // The run stopped meanwhile: no file was waiting for this login.
                 if (stop_.load()) return;
                 // No other thread is left to move files: the next one fails with this.
-                std::size_t index = next_job_.fetch_add(1);
-                if (index < jobs_.size()) record(FileResult{jobs_[index], {}, opened.error(), 0});
+                if (auto index = next_file(lane)) record(FileResult{jobs_[*index], {}, opened.error(), 0});
                 return;
             }
             session = std::move(*opened);
             // Another file may have failed while this one logged in.
             if (stop_.load() || interrupted()) break;
         }
-        std::size_t index = next_job_.fetch_add(1);
-        if (index >= jobs_.size()) break;
-        const FileJob &job = jobs_[index];
+        auto index = next_file(lane);
+        if (!index) break;
+        const FileJob &job = jobs_[*index];
         auto started = std::chrono::steady_clock::now();
         FileResult result{job, {}, std::nullopt, 0};
-        if (auto moved = move_file(session, job, result.report, action); !moved) result.failure = moved.error();
+        if (auto moved = move_file(lane, job, result.report); !moved) result.failure = moved.error();
         result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         record(std::move(result));
     }
@@ -167,8 +170,24 @@ void BatchRun::session_thread(std::optional<Session> session, const FileAction &
     if (session) close_session(*session);
 }
 
-OutcomeStatus BatchRun::move_file(std::optional<Session> &session, const FileJob &planned, FileReport &report,
-                                  const FileAction &action) {
+std::optional<std::size_t> BatchRun::next_file(Lane &lane) {
+    if (auto early = std::exchange(lane.taken_early, std::nullopt)) return early;
+    std::size_t index = next_job_.fetch_add(1);
+    if (index >= jobs_.size()) return std::nullopt;
+    return index;
+}
+
+std::function<void(Session &)> BatchRun::next_ahead_hook(Lane &lane) {
+    if (!lane.ahead) return {};
+    return [this, &lane](Session &session) {
+        if (lane.taken_early || stop_.load()) return;
+        lane.taken_early = next_file(lane);
+        if (lane.taken_early) lane.ahead(session, jobs_[*lane.taken_early]);
+    };
+}
+
+OutcomeStatus BatchRun::move_file(Lane &lane, const FileJob &planned, FileReport &report) {
+    std::optional<Session> &session = lane.session;
     const FileJob &job = planned;
     uint64_t earlier_bytes = 0;  // moved by attempts that then failed
     for (unsigned attempt = 0;; ++attempt) {
@@ -180,8 +199,8 @@ OutcomeStatus BatchRun::move_file(std::optional<Session> &session, const FileJob
             else moved = std::unexpected(opened.error());
         }
         if (session) {
-            FileProgressHooks hooks{ProgressView{}, progress_};
-            moved = action(*session, job, hooks, report);
+            FileProgressHooks hooks{ProgressView{}, progress_, next_ahead_hook(lane)};
+            moved = lane.action(*session, job, hooks, report);
             if (!moved) drop_spent_session(session, moved.error());
         }
         report.bytes += earlier_bytes;

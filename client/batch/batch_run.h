@@ -22,6 +22,10 @@ namespace rftp::client {
 
 // Moves one file over a prepared session (TYPE I, HASH checked).
 using FileAction = std::function<OutcomeStatus(Session &, const FileJob &, const FileProgressHooks &, FileReport &)>;
+// Sends the commands of the file a session moves next while the one before
+// it finishes, when it can tell them all in advance (docs/protocol.md,
+// "Files in a row"); else sends nothing.
+using AheadAction = std::function<void(Session &, const FileJob &)>;
 
 // A logged-in session ready for transfers (prepare_transfer_session done).
 Outcome<Session> open_transfer_session(const CommandContext &ctx);
@@ -42,8 +46,11 @@ public:
     // ends with it unless a file's own failure is more severe.
     void fail_setup(Failure failure);
 
-    // Moves the files; first is the session planning used, handed to one thread.
-    void run(std::vector<FileJob> jobs, std::optional<Session> first, const FileAction &action);
+    // Moves the files; first is the session planning used, handed to one
+    // thread. With ahead, each session takes its next file as the current
+    // one's data has moved, and ahead may send its commands then.
+    void run(std::vector<FileJob> jobs, std::optional<Session> first, const FileAction &action,
+             const AheadAction &ahead = {});
 
     // Fills ctx.summary and returns how the run ended: the first failure, or
     // with --continue-on-error the most severe one; 130 after an interrupt.
@@ -54,11 +61,21 @@ public:
 
 private:
     void record(FileResult result);
-    void session_thread(std::optional<Session> session, const FileAction &action);
+    // What one session moves, file after file.
+    struct Lane {
+        std::optional<Session> session;
+        const FileAction &action;
+        const AheadAction &ahead;
+        std::optional<std::size_t> taken_early;  // the next file, taken as the one before it moved
+    };
+    void session_thread(Lane lane);
+    // The next file for this lane: the one it took early, else the queue's next.
+    std::optional<std::size_t> next_file(Lane &lane);
     // One file, tried again up to --retries times after a broken connection
     // or transfer, each time on a new session and continuing the partial file.
-    OutcomeStatus move_file(std::optional<Session> &session, const FileJob &job, FileReport &report,
-                            const FileAction &action);
+    OutcomeStatus move_file(Lane &lane, const FileJob &job, FileReport &report);
+    // The hook that takes the lane's next file early and sends its commands ahead.
+    std::function<void(Session &)> next_ahead_hook(Lane &lane);
 
     CommandContext &ctx_;
     std::mutex mutex_;

@@ -5,6 +5,7 @@
 
 #include "client/batch/batch_run.h"
 #include "client/batch/download_plan.h"
+#include "client/commands/get_ahead.h"
 #include "client/commands/get_one_file.h"
 #include "client/commands/many_files.h"
 #include "client/commands/resume_command.h"
@@ -63,7 +64,8 @@ OutcomeStatus run_get_many(CommandContext &ctx) {
                       return fail_as(ExitCode::local_file, job.local + " exists and is not a regular file; "
                                                            "a many-file get writes only plain files");
                   return get_one_file(s, o, job.remote, *dest, hooks, report, ListedFacts{job.size, job.modify});
-              });
+              },
+              [&o](Session &s, const FileJob &next) { send_get_ahead(s, o, next); });
     return batch.conclude();
 }
 

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "client/batch/remote_tree.h"
+#include "client/commands/get_ahead.h"
 #include "client/commands/get_one_file.h"
 #include "client/commands/put_one_file.h"
 #include "client/sync/backup.h"
@@ -120,6 +121,17 @@ FileAction sync_action(const Options &o, const std::string &destination_top) {
         if (auto set = set_local_mtime(job.local, *when); !set) return set;
         report.mtime_set = when;
         return {};
+    };
+}
+
+AheadAction sync_ahead(const Options &o) {
+    if (o.sync.upload) return {};
+    auto fresh = std::make_shared<Options>(o), continuing = std::make_shared<Options>(o);
+    fresh->resume = false;
+    continuing->resume = true;
+    return [fresh, continuing](Session &s, const FileJob &job) {
+        // Without the source's time, the copy asks MDTM after its RETR.
+        if (job.source_mtime) send_get_ahead(s, job.replaces ? *fresh : *continuing, job);
     };
 }
 

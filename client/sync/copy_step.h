@@ -27,6 +27,9 @@ std::vector<FileJob> jobs_of(const Options &o, const Comparison &c, const std::v
 // when sent (MFMT, MDTM, utimensat).
 // With --backup-dir, the file a changed one replaces is moved there first.
 FileAction sync_action(const Options &o, const std::string &destination_top);
+// A download's next copy, begun while the one before it ends (get_ahead.h);
+// nothing for an upload.
+AheadAction sync_ahead(const Options &o);
 
 // What the destination holds of items after the run: the unchanged files
 // and the copies that succeeded, with the digests taken on the way.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,9 +30,15 @@ struct FileReport {
     void note(const std::string &text);
 };
 
+struct Session;
+
 struct FileProgressHooks {
     ProgressView per_file;           // one file: its own progress line and JSON progress events
     BatchProgress *batch = nullptr;  // many files: the bytes feed the one aggregate line
+    // Many files: called once this file's data moved on kept connections,
+    // before its final reply is read, to send the next file's commands
+    // ahead (docs/protocol.md, "Files in a row"). Empty: nothing goes ahead.
+    std::function<void(Session &)> send_next_ahead;
 };
 
 }  // namespace rftp::client

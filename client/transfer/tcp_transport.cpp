@@ -17,6 +17,8 @@ middleware::ConnectionEnd framed_connection_end(const Session &session) {
 OutcomeStatus TcpTransport::connect(Session &session) {
     session_ = &session;
     keep_ = framed_ && keeps_data_connections(session);
+    // Connections a transfer started ahead ran on are gone: ABOR closed them.
+    if (session.control.take_abandoned_transfer()) session.kept_data.clear();
     if (keep_ && session.kept_data.size() == streams_) {
         connections_ = std::move(session.kept_data);
         session.kept_data.clear();

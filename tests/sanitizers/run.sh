@@ -20,7 +20,7 @@ BUILD_ROOT=${BUILD_ROOT:-$ROOT}
 JOBS=${JOBS:-$(nproc)}
 E2E_TESTS=(test_daemon_hostile.py test_daemon_ftplib.py test_daemon_operations.py test_client_hostile_server.py
            test_client_hostile_listings.py test_tcp_integrity.py test_tls_daemon.py test_tls_client.py
-           test_client_sync.py test_data_keep.py)
+           test_client_sync.py test_data_keep.py test_files_in_a_row.py)
 e2e=0
 [[ ${1:-} = --e2e ]] && { e2e=1; shift; }
 (($#)) || { echo "usage: run.sh [--e2e] SET... (address,undefined or thread)" >&2; exit 2; }
