@@ -198,14 +198,18 @@ OutcomeStatus FtpConnection::drain_ahead() {
         auto reply = read_reply();
         if (!reply) return std::unexpected(reply.error());
         log::debug("sent ahead and not wanted: " + line.substr(0, line.find(' ')) + ", answered " + describe(*reply));
+        if (reply->code == 421) return fail_as(ExitCode::connection, "server closed the session: " + describe(*reply));
         if (!reply->positive_preliminary()) continue;
         // A transfer started for nobody: the server waits for the other
         // end of its data connections. ABOR ends it at once: its 426 (or
-        // its own end, had it come first), then the ABOR's answer.
+        // its own end, had it come first), then the ABOR's answer. As
+        // abort_transfer, 5 s each: a server that keeps silent longer is
+        // out of step, and so is the session.
         abandoned_transfer_ = true;
         if (auto sent = send("ABOR"); !sent) return sent;
         for (int replies = 0; replies < 2; ++replies)
-            if (auto read = read_reply(); !read) return std::unexpected(read.error());
+            if (auto read = read_reply(5); !read)
+                return fail_as(ExitCode::connection, "ABOR of a transfer sent ahead: " + read.error().message);
     }
     return {};
 }

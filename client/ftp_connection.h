@@ -41,6 +41,8 @@ public:
     // are for exchanges that come before the lines sent ahead are answered.
     OutcomeStatus send_ahead(std::string_view line);
     bool has_lines_ahead() const { return !ahead_.empty(); }
+    // Reads the replies to the lines sent ahead that no command will take.
+    OutcomeStatus drain_ahead();
     // Whether a transfer started ahead was ended with ABOR since the last
     // call: rftpd then closed the connections it ran on.
     bool take_abandoned_transfer() { return std::exchange(abandoned_transfer_, false); }
@@ -61,8 +63,6 @@ private:
     ssize_t receive_some(char *buf, std::size_t len);
     // What a negative send_some/receive_some means, in words.
     std::string io_failure(ssize_t n) const;
-    // Reads the replies to the lines sent ahead that no command took.
-    OutcomeStatus drain_ahead();
 
     UniqueFd fd_;
     middleware::tls::UniqueSsl ssl_;

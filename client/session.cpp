@@ -82,6 +82,8 @@ void close_session(Session &session) {
     // Kept data connections close first, from this side, so their TIME_WAIT
     // stays here and not on rftpd's passive ports (connection_end.h).
     session.kept_data.clear();
+    // Lines sent ahead are answered first, so QUIT's reply is its own.
+    (void)session.control.drain_ahead();
     if (session.control.send("QUIT")) (void)session.control.read_reply(5);
 }
 

@@ -122,6 +122,13 @@ void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, cons
         });
     }
     for (auto &t : threads) t.join();
+    // Given back as the other lanes ended too: failed, never lost.
+    std::vector<std::pair<std::size_t, Failure>> left;
+    {
+        std::lock_guard lock(mutex_);
+        left.swap(given_back_);
+    }
+    for (auto &[index, why] : left) record(FileResult{jobs_[index], {}, why, 0});
     std::lock_guard lock(mutex_);
     progress_ = nullptr;
 }
@@ -144,6 +151,7 @@ void BatchRun::session_thread(Lane lane) {
                 if (working_threads_.fetch_sub(1) > 1) {
                     counted = false;
                     log::warning("one session fewer: " + opened.error().message);
+                    give_back(lane, opened.error());
                     return;
                 }
                 counted = false;
@@ -172,17 +180,32 @@ void BatchRun::session_thread(Lane lane) {
 
 std::optional<std::size_t> BatchRun::next_file(Lane &lane) {
     if (auto early = std::exchange(lane.taken_early, std::nullopt)) return early;
+    {
+        std::lock_guard lock(mutex_);
+        if (!given_back_.empty()) {
+            std::size_t index = given_back_.back().first;
+            given_back_.pop_back();
+            return index;
+        }
+    }
     std::size_t index = next_job_.fetch_add(1);
     if (index >= jobs_.size()) return std::nullopt;
     return index;
 }
 
-std::function<void(Session &)> BatchRun::next_ahead_hook(Lane &lane) {
+void BatchRun::give_back(Lane &lane, const Failure &why) {
+    if (auto early = std::exchange(lane.taken_early, std::nullopt)) {
+        std::lock_guard lock(mutex_);
+        given_back_.emplace_back(*early, why);
+    }
+}
+
+std::function<void(Session &)> BatchRun::next_ahead_hook(Lane &lane, const FileJob &current) {
     if (!lane.ahead) return {};
-    return [this, &lane](Session &session) {
+    return [this, &lane, &current](Session &session) {
         if (lane.taken_early || stop_.load()) return;
         lane.taken_early = next_file(lane);
-        if (lane.taken_early) lane.ahead(session, jobs_[*lane.taken_early]);
+        if (lane.taken_early) lane.ahead(session, current, jobs_[*lane.taken_early]);
     };
 }
 
@@ -199,7 +222,7 @@ OutcomeStatus BatchRun::move_file(Lane &lane, const FileJob &planned, FileReport
             else moved = std::unexpected(opened.error());
         }
         if (session) {
-            FileProgressHooks hooks{ProgressView{}, progress_, next_ahead_hook(lane)};
+            FileProgressHooks hooks{ProgressView{}, progress_, next_ahead_hook(lane, job)};
             moved = lane.action(*session, job, hooks, report);
             if (!moved) drop_spent_session(session, moved.error());
         }

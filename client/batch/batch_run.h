@@ -22,10 +22,10 @@ namespace rftp::client {
 
 // Moves one file over a prepared session (TYPE I, HASH checked).
 using FileAction = std::function<OutcomeStatus(Session &, const FileJob &, const FileProgressHooks &, FileReport &)>;
-// Sends the commands of the file a session moves next while the one before
-// it finishes, when it can tell them all in advance (docs/protocol.md,
-// "Files in a row"); else sends nothing.
-using AheadAction = std::function<void(Session &, const FileJob &)>;
+// Sends the commands of the file a session moves next (next) while the one
+// before it (current) moves, when it can tell them all in advance
+// (docs/protocol.md, "Files in a row"); else sends nothing.
+using AheadAction = std::function<void(Session &, const FileJob &current, const FileJob &next)>;
 
 // A logged-in session ready for transfers (prepare_transfer_session done).
 Outcome<Session> open_transfer_session(const CommandContext &ctx);
@@ -75,7 +75,10 @@ private:
     // or transfer, each time on a new session and continuing the partial file.
     OutcomeStatus move_file(Lane &lane, const FileJob &job, FileReport &report);
     // The hook that takes the lane's next file early and sends its commands ahead.
-    std::function<void(Session &)> next_ahead_hook(Lane &lane);
+    std::function<void(Session &)> next_ahead_hook(Lane &lane, const FileJob &current);
+    // A lane that stops with a file taken early hands it to the others;
+    // why it stopped is that file's failure if none of them takes it.
+    void give_back(Lane &lane, const Failure &why);
 
     CommandContext &ctx_;
     std::mutex mutex_;
@@ -84,6 +87,7 @@ private:
     std::size_t planned_ = 0;          // files handed to run(), plus recorded failures
     std::vector<FileJob> jobs_;
     std::atomic<std::size_t> next_job_{0};
+    std::vector<std::pair<std::size_t, Failure>> given_back_;  // taken early by a lane that stopped; under mutex_
     std::atomic<int> working_threads_{0};  // session threads not yet given up or finished
     std::optional<Failure> setup_failure_;
     BatchProgress *progress_ = nullptr;

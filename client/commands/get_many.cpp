@@ -5,7 +5,7 @@
 
 #include "client/batch/batch_run.h"
 #include "client/batch/download_plan.h"
-#include "client/commands/get_ahead.h"
+#include "client/commands/files_ahead.h"
 #include "client/commands/get_one_file.h"
 #include "client/commands/many_files.h"
 #include "client/commands/resume_command.h"
@@ -65,7 +65,7 @@ OutcomeStatus run_get_many(CommandContext &ctx) {
                                                            "a many-file get writes only plain files");
                   return get_one_file(s, o, job.remote, *dest, hooks, report, ListedFacts{job.size, job.modify});
               },
-              [&o](Session &s, const FileJob &next) { send_get_ahead(s, o, next); });
+              [&o](Session &s, const FileJob &current, const FileJob &next) { send_get_ahead(s, o, current, next); });
     return batch.conclude();
 }
 

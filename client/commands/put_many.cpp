@@ -8,6 +8,7 @@
 #include "client/batch/batch_run.h"
 #include "client/batch/remote_tree.h"
 #include "client/batch/upload_plan.h"
+#include "client/commands/files_ahead.h"
 #include "client/commands/many_files.h"
 #include "client/commands/resume_command.h"
 #include "client/commands/put_one_file.h"
@@ -90,7 +91,8 @@ OutcomeStatus run_put_many(CommandContext &ctx) {
                   auto source = open_upload_source(job.local);
                   if (!source) return std::unexpected(source.error());
                   return put_one_file(s, o, *source, job.remote, hooks, report);
-              });
+              },
+              [&o](Session &s, const FileJob &current, const FileJob &next) { send_put_ahead(s, o, current, next); });
     return batch.conclude();
 }
 

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "client/batch/remote_tree.h"
-#include "client/commands/get_ahead.h"
+#include "client/commands/files_ahead.h"
 #include "client/commands/get_one_file.h"
 #include "client/commands/put_one_file.h"
 #include "client/sync/backup.h"
@@ -129,9 +129,10 @@ AheadAction sync_ahead(const Options &o) {
     auto fresh = std::make_shared<Options>(o), continuing = std::make_shared<Options>(o);
     fresh->resume = false;
     continuing->resume = true;
-    return [fresh, continuing](Session &s, const FileJob &job) {
-        // Without the source's time, the copy asks MDTM after its RETR.
-        if (job.source_mtime) send_get_ahead(s, job.replaces ? *fresh : *continuing, job);
+    return [fresh, continuing](Session &s, const FileJob &current, const FileJob &next) {
+        // Without the source's time, the current copy asks MDTM after its
+        // 226, which would come between.
+        if (current.source_mtime) send_get_ahead(s, next.replaces ? *fresh : *continuing, current, next);
     };
 }
 

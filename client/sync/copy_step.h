@@ -27,7 +27,7 @@ std::vector<FileJob> jobs_of(const Options &o, const Comparison &c, const std::v
 // when sent (MFMT, MDTM, utimensat).
 // With --backup-dir, the file a changed one replaces is moved there first.
 FileAction sync_action(const Options &o, const std::string &destination_top);
-// A download's next copy, begun while the one before it ends (get_ahead.h);
+// A download's next copy, begun while the one before it ends (files_ahead.h);
 // nothing for an upload.
 AheadAction sync_ahead(const Options &o);
 

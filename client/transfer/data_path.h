@@ -29,6 +29,9 @@ public:
     virtual OutcomeStatus started(Session &) { return {}; }
     // How the bytes are protected on the way, for the progress line ("TLS"), or "".
     virtual std::string protection() const { return ""; }
+    // Whether the data connections stay for the next transfer when this one
+    // ends with 226 (docs/protocol.md, "Kept data connections").
+    virtual bool keeps_connections() const { return false; }
     // What Ctrl-C shuts down to stop move() at once (TCP: the connections).
     virtual std::vector<int> interruptible() const = 0;
     // The bytes, with progress counted in progress.

@@ -63,7 +63,12 @@ Status TcpTransport::move(middleware::TransferProgress &progress) {
 
 void TcpTransport::finish(FileReport &report) {
     // Kept only until the reply: run_transfer lets them go unless it is 226.
-    if (keep_ && moved_ && relays_.empty()) session_->kept_data = std::move(connections_);
+    // These just carried a whole file: no ABOR of an earlier transfer sent
+    // ahead concerns them.
+    if (keep_ && moved_ && relays_.empty()) {
+        session_->kept_data = std::move(connections_);
+        (void)session_->control.take_abandoned_transfer();
+    }
     // Closing the data connections is what tells a plain-stream server an
     // upload ended.
     relays_.clear();

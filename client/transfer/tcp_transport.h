@@ -38,6 +38,7 @@ public:
     OutcomeStatus connect(Session &session) override;
     OutcomeStatus started(Session &session) override;
     std::string protection() const override { return relays_.empty() ? "" : "TLS"; }
+    bool keeps_connections() const override { return keep_; }
     std::vector<int> interruptible() const override { return fds_; }
     Status move(middleware::TransferProgress &progress) override;
     void finish(FileReport &report) override;

@@ -57,6 +57,9 @@ OutcomeStatus run_transfer(Session &session, DataPath &transport, const Transfer
         abort_transfer(session);
         return ready;
     }
+    // Kept connections carry the next file as soon as this one's 226 is
+    // out: its commands go now, and wait at the server behind this transfer.
+    if (transport.keeps_connections() && hooks.send_next_ahead) hooks.send_next_ahead(session);
 
     middleware::TransferProgress progress;
     Status moved = move_watched(transport, progress, command, hooks);
@@ -70,9 +73,6 @@ OutcomeStatus run_transfer(Session &session, DataPath &transport, const Transfer
         return fail_as(ExitCode::interrupted, "interrupted");
     }
     if (!moved) return transport.failed(session, moved.error(), command.what);
-    // Kept connections carry the next file as soon as this one's 226 is
-    // out: its commands go now, and wait at the server behind this transfer.
-    if (!session.kept_data.empty() && hooks.send_next_ahead) hooks.send_next_ahead(session);
     auto done = session.control.read_reply();
     // Kept connections serve the next file only after a 226 (docs/protocol.md).
     if (!done || done->code != 226) session.kept_data.clear();

@@ -1,9 +1,9 @@
 """Files in a row (docs/protocol.md): a RETR sent while the transfer before
 it runs waits behind it and runs on its kept connection; behind a transfer
-that did not end with 226 it finds none. rftp sends each next file's SIZE
-and RETR ahead in get -r and sync, files compared by digest; a next file
-that cannot land after all has its transfer ended with ABOR, and the run
-and the daemon go on."""
+that did not end with 226 it finds none. rftp sends each next file's
+commands ahead in get -r, put -r and sync downloads, files compared by
+digest; a next file that cannot land after all has its transfer ended with
+ABOR, and the run and the daemon go on."""
 
 import os
 import subprocess
@@ -29,10 +29,11 @@ def client_env(tmp_path: Path) -> dict:
 
 
 def sent_ahead(debug_log: str) -> int:
-    """RETRs rftp sent before reading the reply to its file's SIZE: ahead."""
+    """Files whose first command rftp sent right after the 150 of the file
+    before it (-vv): ahead. Otherwise nothing follows a 150 until its 226."""
     lines = [line for line in debug_log.splitlines() if line.startswith("debug: ")]
     return sum(1 for before, line in zip(lines, lines[1:])
-               if before.startswith("debug: --> SIZE ") and line.startswith("debug: --> RETR "))
+               if before.startswith("debug: <-- 150 ") and line.startswith(("debug: --> SIZE ", "debug: --> STOR ")))
 
 
 def test_a_retr_sent_during_a_transfer_runs_next_on_its_kept_connection(rftpd):
@@ -94,6 +95,42 @@ def test_get_r_sends_each_next_files_commands_ahead(rftpd, tmp_path):
     assert ahead >= 200, ahead
     assert "ABOR" not in r.stderr
     assert [p for p in down.rglob("*") if ".rftp-" in p.name] == []
+
+
+def test_put_r_sends_each_next_files_stor_ahead(rftpd, tmp_path):
+    env = client_env(tmp_path)
+    src = tmp_path / "src"
+    want = make_dataset(src)
+    r = subprocess.run([RFTP, "-vv", "-j", "2", "-P", "2", "--block-size", "256K", "put", "-r", str(src),
+                        f"rftp://alice@127.0.0.1:{rftpd.port}/up/"], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert tree(rftpd.roots["alice"] / "up" / "src") == want
+    assert sent_ahead(r.stderr) >= 200, sent_ahead(r.stderr)
+    assert "ABOR" not in r.stderr
+    assert rftpd.log().count("command=STOR") == 300
+
+
+def test_a_stor_sent_ahead_and_refused_fails_only_its_file(rftpd, tmp_path):
+    env = client_env(tmp_path)
+    src = tmp_path / "src"
+    src.mkdir()
+    want = {f"s{i:02d}.bin": os.urandom(100 + i) for i in range(40)}
+    for name, body in want.items():
+        (src / name).write_bytes(body)
+    # On the server a directory holds s20.bin's name: its STOR, sent ahead,
+    # is refused when its turn comes, and the files after it go on.
+    (rftpd.roots["alice"] / "up" / "src" / "s20.bin").mkdir(parents=True)
+    r = subprocess.run([RFTP, "-vv", "-j", "1", "--continue-on-error", "put", "-r", str(src),
+                        f"rftp://alice@127.0.0.1:{rftpd.port}/up/"], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode not in (0, 3, 8), r.stderr[-3000:]
+    assert "s20.bin" in r.stderr
+    stored = tree(rftpd.roots["alice"] / "up" / "src")
+    del want["s20.bin"]
+    assert stored == want
+    assert sent_ahead(r.stderr) >= 35, sent_ahead(r.stderr)
+    assert_daemon_healthy(rftpd)
 
 
 def test_sync_down_sends_each_next_copys_commands_ahead(rftpd, tmp_path):

@@ -1,0 +1,39 @@
+// A many-file transfer's next file, begun before the one before it ends:
+// once the current file's 150 is read, the next file's commands go out and
+// wait at rftpd behind that transfer, to run on its kept connections as
+// soon as it ends with 226 (docs/protocol.md, "Files in a row").
+//
+// Only when every command the per-file function will send before the data
+// is known in advance; anything else would take a reply meant for another
+// command. FtpConnection catches what still differs (drain_ahead).
+#pragma once
+
+#include <cstdint>
+
+#include "client/batch/file_job.h"
+#include "client/cli/options.h"
+#include "client/session.h"
+
+namespace rftp::client {
+
+// Whether get_one_file will send next's SIZE, then its RETR, and nothing
+// else before them: the listing gave its size and time, it takes the
+// streams kept, and no -c, --verify or RDMA channel asks for more.
+bool downloads_with_size_and_retr_alone(const Session &session, const Options &o, const FileJob &next);
+
+// Whether put_one_file will send next's STOR and nothing before it: a file
+// below the size that asks SRCE and ALLO, the streams kept, no -c or --verify.
+bool uploads_with_stor_alone(const Session &session, const Options &o, const FileJob &next);
+
+// Only behind a file smaller than this. The next file's transfer starts at
+// the server once the current one ends; its data then waits for this side
+// to sync and rename the current file. For a large file that could outlast
+// the server's data timeout, and the round trip saved matters little there.
+inline constexpr uint64_t kAheadOfFilesBelow = 8ull << 20;
+
+// Send next's commands ahead, while current moves, when the above holds;
+// else nothing.
+void send_get_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next);
+void send_put_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next);
+
+}  // namespace rftp::client
