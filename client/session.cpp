@@ -2,6 +2,7 @@
 
 #include "client/control_tls.h"
 #include "client/credentials.h"
+#include "client/transfer/path_streams.h"
 #include "common/log.h"
 
 namespace rftp::client {
@@ -75,6 +76,7 @@ Outcome<Session> open_session(const Url &url, const Options &options) {
     if (!feat) return std::unexpected(feat.error());
     if (feat->code == 211) session.features = ftp::parse_features(feat->lines);
     else log::info("server has no FEAT (" + describe(*feat) + "); using plain RFC 959 commands");
+    session.control_rtt_us = path_rtt_us(session.control.fd());
     return session;
 }
 

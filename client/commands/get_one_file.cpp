@@ -11,6 +11,7 @@
 #include "client/commands/partial_identity.h"
 #include "client/commands/transfer_steps.h"
 #include "client/interrupt.h"
+#include "client/transfer/path_streams.h"
 #include "client/transfer/rdma_transport.h"
 #include "client/transfer/tcp_transport.h"
 #include "client/transfer/transfer_flow.h"
@@ -224,7 +225,7 @@ Outcome<ParallelGrant> choose_tcp_streams(Download &d, bool framed, bool discard
         else if (d.dest.direct && !discard) d.report.note("parallel streams need a regular file; using one stream");
         else if (!big_enough) d.report.note("file fits in one block; using one stream");
     }
-    if (framed) return negotiate_parallel(d.session, big_enough ? d.o.parallel : 1, d.o.block_size);
+    if (framed) return negotiate_parallel(d.session, big_enough ? large_file_streams(d.session, d.o) : 1, d.o.block_size);
     // The session may be reused for the next file: a plain stream after a
     // framed one must switch framing off again.
     if (d.session.parallel_in_force)

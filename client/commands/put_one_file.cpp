@@ -9,6 +9,7 @@
 #include "client/commands/transfer_steps.h"
 #include "client/commands/upload_resume.h"
 #include "client/interrupt.h"
+#include "client/transfer/path_streams.h"
 #include "client/transfer/rdma_transport.h"
 #include "client/transfer/tcp_transport.h"
 #include "client/transfer/transfer_flow.h"
@@ -192,9 +193,9 @@ OutcomeStatus put_over_rdma(Upload &u, middleware::rdma::Channel &channel) {
 Outcome<ParallelGrant> choose_tcp_streams(Upload &u, bool framed) {
     if (u.o.parallel > 1 && !framed) u.report.note("server does not offer PARALLEL; using one stream");
     if (!framed) return ParallelGrant{.streams = 1, .block_size = u.o.block_size};
-    unsigned wanted = u.o.parallel;
+    unsigned wanted = large_file_streams(u.session, u.o);
     if (wanted > 1 && u.source.size - u.offset <= u.o.block_size) {
-        u.report.note("file fits in one block; using one stream");
+        if (u.o.parallel > 1) u.report.note("file fits in one block; using one stream");
         wanted = 1;
     }
     return negotiate_parallel(u.session, wanted, u.o.block_size);

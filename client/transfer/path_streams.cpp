@@ -1,0 +1,46 @@
+#include "client/transfer/path_streams.h"
+
+#include <linux/tcp.h>  // struct tcp_info with tcpi_min_rtt, which glibc's lacks
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstddef>
+
+#include <algorithm>
+#include <fstream>
+
+namespace rftp::client {
+
+uint32_t path_rtt_us(int fd) {
+    tcp_info info{};
+    socklen_t len = sizeof info;
+    if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0) return 0;
+    // The smoothed round trip of a control connection counts the server's
+    // time to answer and delayed ACKs too; the least one seen is the path.
+    if (len >= offsetof(tcp_info, tcpi_min_rtt) + sizeof info.tcpi_min_rtt && info.tcpi_min_rtt) return info.tcpi_min_rtt;
+    return info.tcpi_rtt;
+}
+
+uint64_t window_ceiling_bytes() {
+    // Read once: "min default max"; Linux's default max is 6 MiB.
+    static const uint64_t ceiling = [] {
+        uint64_t min = 0, initial = 0, max = 6u << 20;
+        std::ifstream("/proc/sys/net/ipv4/tcp_rmem") >> min >> initial >> max;
+        return std::max<uint64_t>(max / 2, 64u << 10);
+    }();
+    return ceiling;
+}
+
+unsigned streams_for_path(uint32_t rtt_us, uint64_t window_bytes, unsigned server_max) {
+    const uint64_t in_flight = kPathTargetBytesPerSecond / 1'000'000 * rtt_us;  // bytes a round trip holds
+    const uint64_t wanted = (in_flight + window_bytes - 1) / std::max<uint64_t>(window_bytes, 1);
+    const unsigned most = server_max ? std::min(kMostStreamsForPath, server_max) : kMostStreamsForPath;
+    return static_cast<unsigned>(std::clamp<uint64_t>(wanted, 1, most));
+}
+
+unsigned large_file_streams(const Session &session, const Options &o) {
+    if (o.parallel_given) return o.parallel;
+    return streams_for_path(session.control_rtt_us, window_ceiling_bytes(), session.features.parallel_max);
+}
+
+}  // namespace rftp::client
