@@ -9,6 +9,7 @@ is measured as a TCP handshake to rftpd, not assumed.
 Rows, each the median of --runs runs with default settings:
 - one large file, get (GB/s), and its ratio to the same transport at 0 ms;
 - many small files, get -r -j 4 (files/s);
+- the large file over TCP at 50 ms with -P 1, 2, 4 and 8 (--streams);
 - the large file over TCP at 50 ms with 0.01 % loss.
 Writes the table between the bench-wan markers of docs/benchmarks.md
 unless --doc no.
@@ -71,12 +72,13 @@ def run_rftp(args) -> dict:
     return {"rc": p.returncode, "wall": wall, "summary": summary, "error": p.stderr[-300:]}
 
 
-def large_get(url: str, transport: str, size: int, work: Path) -> dict:
-    r = run_rftp(["--transport", transport, "get", f"{url}/large.bin", str(work / "large.down")])
+def large_get(url: str, transport: str, size: int, work: Path, *extra: str) -> dict:
+    r = run_rftp(["--transport", transport, *extra, "get", f"{url}/large.bin", str(work / "large.down")])
     (work / "large.down").unlink(missing_ok=True)
     ok = r["rc"] == 0 and r["summary"].get("bytes") == size
     seconds = r["summary"].get("seconds") or r["wall"]
-    return {"ok": ok, "value": size / 1e9 / seconds if ok else 0.0, "error": "" if ok else r["error"]}
+    return {"ok": ok, "value": size / 1e9 / seconds if ok else 0.0, "error": "" if ok else r["error"],
+            "streams": r["summary"].get("streams", 0)}
 
 
 def small_get(url: str, transport: str, count: int, work: Path) -> dict:
@@ -112,6 +114,8 @@ def main():
     ap.add_argument("--small-files", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--doc", default="yes")
+    ap.add_argument("--streams", type=lambda t: [int(x) for x in t.split(",") if x], default=[1, 2, 4, 8],
+                    help="-P rows for the large file over TCP at 50 ms")
     a = ap.parse_args()
     devices = [tuple(x.split("=", 1)) for x in os.environ["RFTP_LAB_DEVICES"].split()]
     work = Path(tempfile.mkdtemp(prefix="wan-bench-", dir="/tmp"))
@@ -132,6 +136,13 @@ def main():
                     r.update(rtt=rtt, path=name, test=test)
                     rows.append(r)
                     print(json.dumps(r), flush=True)
+        # Streams given with -P at 50 ms, beside the default's own choice above.
+        for n in a.streams:
+            r = median([large_get(f"rftp://alice@{devices[0][1]}:{daemon.port}", "tcp", size, work, "-P", str(n))
+                        for _ in range(a.runs)])
+            r.update(rtt=50, path="tcp", test=f"large file get -P {n}", base="large file get")
+            rows.append(r)
+            print(json.dumps(r), flush=True)
         set_path(50, 0.01)
         rtts["50+loss"] = measured_rtt_ms(devices[0][1], daemon.port)
         r = median([large_get(f"rftp://alice@{devices[0][1]}:{daemon.port}", "tcp", size, work) for _ in range(a.runs)])
@@ -150,18 +161,19 @@ def main():
              f"Default settings. Median of {a.runs} runs. GB = 10^9 bytes. Round trips measured as TCP handshakes: "
              + ", ".join(f"{k} ms → {v:.1f} ms" for k, v in rtts.items()) + ".",
              "",
-             "| RTT (ms) | path | test | rate | vs 0 ms | ok |",
-             "|---|---|---|---|---|---|"]
+             "| RTT (ms) | path | test | rate | vs 0 ms | TCP streams | ok |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         unit = "GB/s" if r["test"].startswith("large") else "files/s"
-        base = at_zero.get((r["path"], r["test"]))
+        base = at_zero.get((r["path"], r.get("base", r["test"])))
         ratio = f"{r['value'] / base:.2f} ×" if base and r["ok"] else "-"
         value = f"{r['value']:.3f}" if unit == "GB/s" else f"{r['value']:.0f}"
-        lines.append(f"| {r['rtt']} | {r['path']} | {r['test']} | {value} {unit} | {ratio} | "
+        streams = str(r["streams"]) if r.get("streams") and r["path"] == "tcp" else "–"
+        lines.append(f"| {r['rtt']} | {r['path']} | {r['test']} | {value} {unit} | {ratio} | {streams} | "
                      f"{'yes' if r['ok'] else 'NO: ' + r['error'][:80]} |")
     lines.append("")
     for r in rows:
-        if r["rtt"] == 50 and r["test"].startswith("large"):
+        if r["rtt"] == 50 and r["test"] == "large file get":
             base = at_zero[(r["path"], r["test"])]
             ratio = r["value"] / base if base else 0
             lines.append(f"- goal {r['path']} large file at 50 ms ≥ 0.9 × its 0 ms rate: {ratio:.2f} × "

@@ -122,13 +122,15 @@ void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, cons
         });
     }
     for (auto &t : threads) t.join();
-    // Given back as the other lanes ended too: failed, never lost.
-    std::vector<std::pair<std::size_t, Failure>> left;
+    // Given back as the other lanes ended too: failed, never lost. (One
+    // put back without a failure is left only by a run that stopped.)
+    std::vector<std::pair<std::size_t, std::optional<Failure>>> left;
     {
         std::lock_guard lock(mutex_);
         left.swap(given_back_);
     }
-    for (auto &[index, why] : left) record(FileResult{jobs_[index], {}, why, 0});
+    for (auto &[index, why] : left)
+        if (why) record(FileResult{jobs_[index], {}, *why, 0});
     std::lock_guard lock(mutex_);
     progress_ = nullptr;
 }
@@ -200,12 +202,21 @@ void BatchRun::give_back(Lane &lane, const Failure &why) {
     }
 }
 
+void BatchRun::put_back(std::size_t index) {
+    std::lock_guard lock(mutex_);
+    given_back_.emplace_back(index, std::nullopt);
+}
+
 std::function<void(Session &)> BatchRun::next_ahead_hook(Lane &lane, const FileJob &current) {
     if (!lane.ahead) return {};
     return [this, &lane, &current](Session &session) {
         if (lane.taken_early || stop_.load()) return;
-        lane.taken_early = next_file(lane);
-        if (lane.taken_early) lane.ahead(session, current, jobs_[*lane.taken_early]);
+        auto next = next_file(lane);
+        if (!next) return;
+        // Kept by this lane only when its commands went: else another lane
+        // may start it while this one is still busy with current.
+        if (lane.ahead(session, current, jobs_[*next])) lane.taken_early = next;
+        else put_back(*next);
     };
 }
 

@@ -24,8 +24,8 @@ namespace rftp::client {
 using FileAction = std::function<OutcomeStatus(Session &, const FileJob &, const FileProgressHooks &, FileReport &)>;
 // Sends the commands of the file a session moves next (next) while the one
 // before it (current) moves, when it can tell them all in advance
-// (docs/protocol.md, "Files in a row"); else sends nothing.
-using AheadAction = std::function<void(Session &, const FileJob &current, const FileJob &next)>;
+// (docs/protocol.md, "Files in a row"); else sends nothing. true: sent.
+using AheadAction = std::function<bool(Session &, const FileJob &current, const FileJob &next)>;
 
 // A logged-in session ready for transfers (prepare_transfer_session done).
 Outcome<Session> open_transfer_session(const CommandContext &ctx);
@@ -79,6 +79,9 @@ private:
     // A lane that stops with a file taken early hands it to the others;
     // why it stopped is that file's failure if none of them takes it.
     void give_back(Lane &lane, const Failure &why);
+    // A file taken to send its commands ahead, which then were not: the
+    // next lane to ask takes it, as if it had never left the queue.
+    void put_back(std::size_t index);
 
     CommandContext &ctx_;
     std::mutex mutex_;
@@ -87,7 +90,9 @@ private:
     std::size_t planned_ = 0;          // files handed to run(), plus recorded failures
     std::vector<FileJob> jobs_;
     std::atomic<std::size_t> next_job_{0};
-    std::vector<std::pair<std::size_t, Failure>> given_back_;  // taken early by a lane that stopped; under mutex_
+    // Files back from lanes, served before the queue; under mutex_. A
+    // failure: the lane that gave it back stopped, and says why.
+    std::vector<std::pair<std::size_t, std::optional<Failure>>> given_back_;
     std::atomic<int> working_threads_{0};  // session threads not yet given up or finished
     std::optional<Failure> setup_failure_;
     BatchProgress *progress_ = nullptr;

@@ -55,14 +55,17 @@ bool small(const FileJob &job) { return job.size && *job.size < kAheadOfFilesBel
 
 }  // namespace
 
-void send_get_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next) {
-    if (!small(current) || !downloads_with_size_and_retr_alone(session, o, next)) return;
+bool send_get_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next) {
+    if (!small(current) || !downloads_with_size_and_retr_alone(session, o, next)) return false;
     // A failed send leaves the connection broken; the reply read next says so.
     if (session.control.send_ahead("SIZE " + next.remote)) (void)session.control.send_ahead("RETR " + next.remote);
+    return true;
 }
 
-void send_put_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next) {
-    if (small(current) && uploads_with_stor_alone(session, o, next)) (void)session.control.send_ahead("STOR " + next.remote);
+bool send_put_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next) {
+    if (!small(current) || !uploads_with_stor_alone(session, o, next)) return false;
+    (void)session.control.send_ahead("STOR " + next.remote);
+    return true;
 }
 
 }  // namespace rftp::client

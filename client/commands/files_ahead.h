@@ -32,8 +32,8 @@ bool uploads_with_stor_alone(const Session &session, const Options &o, const Fil
 inline constexpr uint64_t kAheadOfFilesBelow = 8ull << 20;
 
 // Send next's commands ahead, while current moves, when the above holds;
-// else nothing.
-void send_get_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next);
-void send_put_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next);
+// else nothing. true: sent.
+bool send_get_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next);
+bool send_put_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next);
 
 }  // namespace rftp::client

@@ -92,7 +92,7 @@ OutcomeStatus run_put_many(CommandContext &ctx) {
                   if (!source) return std::unexpected(source.error());
                   return put_one_file(s, o, *source, job.remote, hooks, report);
               },
-              [&o](Session &s, const FileJob &current, const FileJob &next) { send_put_ahead(s, o, current, next); });
+              [&o](Session &s, const FileJob &current, const FileJob &next) { return send_put_ahead(s, o, current, next); });
     return batch.conclude();
 }
 

@@ -129,10 +129,10 @@ AheadAction sync_ahead(const Options &o) {
     auto fresh = std::make_shared<Options>(o), continuing = std::make_shared<Options>(o);
     fresh->resume = false;
     continuing->resume = true;
-    return [fresh, continuing](Session &s, const FileJob &current, const FileJob &next) {
+    return [fresh, continuing](Session &s, const FileJob &current, const FileJob &next) -> bool {
         // Without the source's time, the current copy asks MDTM after its
         // 226, which would come between.
-        if (current.source_mtime) send_get_ahead(s, next.replaces ? *fresh : *continuing, current, next);
+        return current.source_mtime && send_get_ahead(s, next.replaces ? *fresh : *continuing, current, next);
     };
 }
 

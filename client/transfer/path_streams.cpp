@@ -17,15 +17,18 @@ uint32_t path_rtt_us(int fd) {
     if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) < 0) return 0;
     // The smoothed round trip of a control connection counts the server's
     // time to answer and delayed ACKs too; the least one seen is the path.
-    if (len >= offsetof(tcp_info, tcpi_min_rtt) + sizeof info.tcpi_min_rtt && info.tcpi_min_rtt) return info.tcpi_min_rtt;
+    // (~0: no sample yet.)
+    const bool has_min = len >= offsetof(tcp_info, tcpi_min_rtt) + sizeof info.tcpi_min_rtt;
+    if (has_min && info.tcpi_min_rtt != 0 && info.tcpi_min_rtt != ~0u) return info.tcpi_min_rtt;
     return info.tcpi_rtt;
 }
 
 uint64_t window_ceiling_bytes() {
     // Read once: "min default max"; Linux's default max is 6 MiB.
     static const uint64_t ceiling = [] {
-        uint64_t min = 0, initial = 0, max = 6u << 20;
-        std::ifstream("/proc/sys/net/ipv4/tcp_rmem") >> min >> initial >> max;
+        uint64_t min = 0, initial = 0, max = 0;
+        std::ifstream rmem("/proc/sys/net/ipv4/tcp_rmem");
+        if (!(rmem >> min >> initial >> max)) max = 6u << 20;
         return std::max<uint64_t>(max / 2, 64u << 10);
     }();
     return ceiling;

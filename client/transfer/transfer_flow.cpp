@@ -72,7 +72,14 @@ OutcomeStatus run_transfer(Session &session, DataPath &transport, const Transfer
         abort_transfer(session);
         return fail_as(ExitCode::interrupted, "interrupted");
     }
-    if (!moved) return transport.failed(session, moved.error(), command.what);
+    if (!moved) {
+        auto failure = transport.failed(session, moved.error(), command.what);
+        // Had the server ended the transfer before this side gave up, it
+        // ran the lines sent ahead too, and the replies just read may be
+        // theirs: which reply answers what is unknown, so no reuse.
+        if (session.control.has_lines_ahead()) session.out_of_step = true;
+        return failure;
+    }
     auto done = session.control.read_reply();
     // Kept connections serve the next file only after a 226 (docs/protocol.md).
     if (!done || done->code != 226) session.kept_data.clear();
