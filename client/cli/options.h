@@ -64,7 +64,6 @@ struct Options {
     bool remove_dir = false;  // rm -d: RMD instead of DELE
 
     unsigned parallel = 1;           // TCP data connections, or RDMA data queue pairs
-    bool parallel_given = false;     // else a large file over TCP takes as many as its path needs (path_streams.h)
     uint64_t block_size = 8ull << 20;
     bool block_size_given = false;   // else RDMA uses rdma_block_size
     Transport transport = Transport::auto_select;

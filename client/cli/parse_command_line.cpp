@@ -162,9 +162,7 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     app.require_subcommand(1);
     app.fallthrough();  // shared options may come before or after the subcommand
 
-    auto *parallel_opt = app.add_option("-P,--parallel", o.parallel,
-                                        "data connections (TCP) or queue pairs (RDMA) for one file (rftpd only; "
-                                        "default 1, over TCP more for a large file on a long path)")
+    app.add_option("-P,--parallel", o.parallel, "data connections (TCP) or queue pairs (RDMA) for one file (rftpd only)")
         ->check(CLI::Range(1, 256));
     auto *block_opt = app.add_option("--block-size", block_size,
                                      "largest block per frame with -P, or per RDMA WRITE (K/M/G suffixes; "
@@ -305,7 +303,6 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
         return usage_error(std::string("--block-size: ") + (size ? "must be between 64K and 1G" : size.error().message));
     o.block_size = *size;
     o.block_size_given = block_opt->count() > 0;
-    o.parallel_given = parallel_opt->count() > 0;
     if (o.block_size_given) o.rdma_block_size = *size;
     if (tls.empty())
         if (const char *mode = std::getenv("RFTP_TLS")) {

@@ -4,7 +4,6 @@
 
 #include "client/commands/get_one_file.h"
 #include "client/commands/upload_resume.h"
-#include "client/transfer/path_streams.h"
 
 namespace rftp::client {
 namespace {
@@ -21,7 +20,7 @@ bool exists(const std::string &path) {
 bool takes_the_kept_streams(const Session &session, const Options &o, const FileJob &next, uint64_t size) {
     if (o.resume || o.verify || !ftp_can_carry(next.remote)) return false;
     if (o.transport != Transport::tcp && (session.rdma || !session.rdma_declined)) return false;
-    const unsigned streams = size > o.block_size ? large_file_streams(session, o) : 1;
+    const unsigned streams = size > o.block_size ? o.parallel : 1;
     return session.parallel_in_force && session.parallel_asked_streams == streams &&
            session.parallel_asked_block == o.block_size;
 }

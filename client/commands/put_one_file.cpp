@@ -193,10 +193,12 @@ OutcomeStatus put_over_rdma(Upload &u, middleware::rdma::Channel &channel) {
 Outcome<ParallelGrant> choose_tcp_streams(Upload &u, bool framed) {
     if (u.o.parallel > 1 && !framed) u.report.note("server does not offer PARALLEL; using one stream");
     if (!framed) return ParallelGrant{.streams = 1, .block_size = u.o.block_size};
-    unsigned wanted = large_file_streams(u.session, u.o);
-    if (wanted > 1 && u.source.size - u.offset <= u.o.block_size) {
-        if (u.o.parallel > 1) u.report.note("file fits in one block; using one stream");
+    unsigned wanted = u.o.parallel;
+    if (u.source.size - u.offset <= u.o.block_size) {
+        if (wanted > 1) u.report.note("file fits in one block; using one stream");
         wanted = 1;
+    } else if (auto advice = long_path_advice(u.session, wanted)) {
+        u.report.note(*advice);
     }
     return negotiate_parallel(u.session, wanted, u.o.block_size);
 }

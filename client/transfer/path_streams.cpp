@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <string>
 
 namespace rftp::client {
 
@@ -41,9 +42,17 @@ unsigned streams_for_path(uint32_t rtt_us, uint64_t window_bytes, unsigned serve
     return static_cast<unsigned>(std::clamp<uint64_t>(wanted, 1, most));
 }
 
-unsigned large_file_streams(const Session &session, const Options &o) {
-    if (o.parallel_given) return o.parallel;
-    return streams_for_path(session.control_rtt_us, window_ceiling_bytes(), session.features.parallel_max);
+std::optional<std::string> long_path_advice(const Session &session, unsigned streams) {
+    const uint64_t window = window_ceiling_bytes();
+    const unsigned wanted = streams_for_path(session.control_rtt_us, window, session.features.parallel_max);
+    if (session.control_rtt_us == 0 || streams >= wanted) return std::nullopt;
+    const uint64_t ms = (session.control_rtt_us + 500) / 1000;
+    const uint64_t cap_mb = window * streams / std::max<uint64_t>(session.control_rtt_us, 1);  // bytes/us = MB/s
+    return "the round trip to the server is " + std::to_string(ms) + " ms: " + std::to_string(streams) +
+           (streams == 1 ? " TCP stream" : " TCP streams") + " of at most " + std::to_string(window >> 20) +
+           " MiB window each (half of net.ipv4.tcp_rmem's ceiling) carry at most " + std::to_string(cap_mb) +
+           " MB/s; raise net.ipv4.tcp_rmem and tcp_wmem on both hosts, or try -P " + std::to_string(wanted) +
+           " (docs/config.md, \"Long paths: windows\")";
 }
 
 }  // namespace rftp::client

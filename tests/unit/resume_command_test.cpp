@@ -24,7 +24,6 @@ TEST(ResumeCommand, TheRunsChoicesAreCarriedOver) {
     o.recursive = true;
     o.verify = true;
     o.parallel = 8;
-    o.parallel_given = true;
     o.concurrency = 2;
     o.continue_on_error = true;
     o.transport = Transport::tcp;
@@ -37,15 +36,6 @@ TEST(ResumeCommand, TheRunsChoicesAreCarriedOver) {
     EXPECT_EQ(resume_command("get", o, {"rftp://h/d", "out"}),
               "rftp get -c -r --verify -P 8 -j 2 --continue-on-error --transport tcp --block-size 4M "
               "--no-block-checksums --rdma-pool 16M --iodepth 4 --timeout 300 -- 'rftp://h/d' 'out'");
-}
-
-TEST(ResumeCommand, AnExplicitSingleStreamStaysOneAndTheDefaultStaysTheDefault) {
-    Options o;
-    o.command = rftp::client::Command::get;
-    EXPECT_EQ(resume_command("get", o, {"rftp://h/f", "f"}), "rftp get -c -- 'rftp://h/f' 'f'");
-    // -P 1 given: the resumed run must not size the streams to the path instead.
-    o.parallel_given = true;
-    EXPECT_EQ(resume_command("get", o, {"rftp://h/f", "f"}), "rftp get -c -P 1 -- 'rftp://h/f' 'f'");
 }
 
 TEST(ResumeCommand, DefaultsAreLeftOut) {
