@@ -15,10 +15,11 @@ bool exists(const std::string &path) {
 
 // What both directions need: a session settled on TCP (no RADR to ask)
 // whose OPTS PARALLEL in force is the one the file of this size will ask
-// for (so it asks nothing), and a name FTP can carry. The hook runs only
-// while a transfer on the granted streams keeps its connections.
+// for (so it asks nothing), a name FTP can carry, and no --verify. The hook
+// runs only while a transfer on the granted streams keeps its connections.
+// (-c is each direction's own to weigh.)
 bool takes_the_kept_streams(const Session &session, const Options &o, const FileJob &next, uint64_t size) {
-    if (o.resume || o.verify || !ftp_can_carry(next.remote)) return false;
+    if (o.verify || !ftp_can_carry(next.remote)) return false;
     if (o.transport != Transport::tcp && (session.rdma || !session.rdma_declined)) return false;
     const unsigned streams = size > o.block_size ? o.parallel : 1;
     return session.parallel_in_force && session.parallel_asked_streams == streams &&
@@ -31,10 +32,8 @@ bool downloads_with_size_and_retr_alone(const Session &session, const Options &o
     // Without the listing's time, the partial file's check asks MDTM first.
     if (!next.size || !next.modify) return false;
     // -c over a partial file asks REST, and over a whole one nothing at all:
-    // checked below as a file there, so -c is weighed here, not refused.
-    Options plain = o;
-    plain.resume = false;
-    if (!takes_the_kept_streams(session, plain, next, *next.size)) return false;
+    // checked below as a file there.
+    if (!takes_the_kept_streams(session, o, next, *next.size)) return false;
     auto dest = destination_at(next.local);
     if (!dest || dest->direct) return false;
     return !o.resume || (!exists(dest->write_path) && !exists(dest->final_path));
@@ -45,7 +44,8 @@ bool uploads_with_stor_alone(const Session &session, const Options &o, const Fil
     if (::stat(next.local.c_str(), &st) < 0 || !S_ISREG(st.st_mode)) return false;
     const auto size = static_cast<uint64_t>(st.st_size);
     // From this size on, SRCE and ALLO go before the STOR.
-    return size < kAnnounceSizeFrom && takes_the_kept_streams(session, o, next, size);
+    // -c asks the server what it holds first.
+    return !o.resume && size < kAnnounceSizeFrom && takes_the_kept_streams(session, o, next, size);
 }
 
 namespace {
