@@ -1,12 +1,16 @@
 #!/bin/bash
-# PID 1 of the UML guest (run-in-guest.sh boots the kernel with init=<this>).
-# It prepares a small test machine, runs the one command it was given, writes
-# the command's exit status back to the host and powers off.
+# PID 1 of the UML guest (run-in-guest.sh boots the kernel with init=<this>),
+# and of the QEMU guest once its initramfs has mounted the host's root
+# (../qemu/run-in-qemu.sh). It prepares a small test machine, runs the one
+# command it was given, writes the command's exit status back to the host and
+# powers off.
 #
 # The kernel hands unknown key=value boot arguments to init as environment:
-#   RFTP_LAB_SHARE  host directory (mounted through hostfs) holding the
-#                   command (cmd.sh), its environment (env.sh) and settings
-#                   (lab.sh); init writes rc and boot-seconds back into it.
+#   RFTP_LAB_SHARE  host directory holding the command (cmd.sh), its
+#                   environment (env.sh) and settings (lab.sh); init writes
+#                   rc and boot-seconds back into it
+#   LAB_MACHINE     uml (the default) or qemu: how host directories and the
+#                   disk reach the guest (hostfs and ubd, or 9p and virtio)
 #
 # Devices: a guest-internal veth pair carries both soft RDMA devices, because
 # siw cannot use lo (lo's MAC is zero, so its GID is zero and rdma_cm never
@@ -35,8 +39,18 @@ mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 # The host root is read-only: give the guest its own scratch space.
 for d in /dev/shm /var/tmp /run; do mount -t tmpfs -o mode=1777 tmpfs "$d"; done
 mount -t tmpfs -o mode=1777,size=80% tmpfs /tmp   # the tests' files live here: most of the guest's memory
+# mount_host HOST_DIR TAG WHERE: a host directory, writable. UML reaches any
+# host path through hostfs; QEMU exports each one as a 9p tag
+# (run-in-qemu.sh), and cache=mmap keeps both sides' writes visible.
+mount_host() {
+    if [[ ${LAB_MACHINE:-uml} = qemu ]]; then
+        mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=mmap "$2" "$3"
+    else
+        mount -t hostfs -o "$1" hostfs "$3"
+    fi
+}
 mkdir -p /run/lab
-if ! mount -t hostfs -o "$RFTP_LAB_SHARE" hostfs /run/lab; then
+if ! mount_host "$RFTP_LAB_SHARE" labshare /run/lab; then
     say "cannot mount the share $RFTP_LAB_SHARE"
     poweroff -f
 fi
@@ -46,17 +60,20 @@ S=/run/lab
 # Host directories the tests may write (the project dir), at the same paths.
 # One under /tmp (a CI clone, say) sits below the guest's fresh tmpfs, so its
 # mount point has to be made first.
-for d in "${LAB_RW_DIRS[@]}"; do
-    mkdir -p "$d" && mount -t hostfs -o "$d" hostfs "$d" || say "writable mount of $d failed"
+for i in "${!LAB_RW_DIRS[@]}"; do
+    d=${LAB_RW_DIRS[i]}
+    mkdir -p "$d" && mount_host "$d" "rw$i" "$d" || say "writable mount of $d failed"
 done
 
 # A real block device, when asked for (--disk): ext4, where O_DIRECT works.
 if [[ -n ${LAB_DISK:-} ]]; then
     mkdir -p "$LAB_DISK"
-    if mount -t ext4 /dev/ubda "$LAB_DISK" && chmod 1777 "$LAB_DISK"; then
+    disk=/dev/ubda
+    [[ ${LAB_MACHINE:-uml} = qemu ]] && disk=/dev/vda
+    if mount -t ext4 "$disk" "$LAB_DISK" && chmod 1777 "$LAB_DISK"; then
         export LAB_DISK
     else
-        say "the lab disk /dev/ubda could not be mounted"
+        say "the lab disk $disk could not be mounted"
         finish 125
     fi
 fi
@@ -109,10 +126,13 @@ LAB_BOUND=$(awk -v t="$LAB_TIMEOUT" -v s="$LAB_SLOWNESS" 'BEGIN { printf "%d", t
 echo "LAB_BOUND=$LAB_BOUND" >> "$S/speed"
 cut -d' ' -f1 /proc/uptime > "$S/boot-seconds"
 
-# The command's stdout/stderr go to tty1/tty2, which the host wires to its own
-# stdout/stderr; raw mode so the tty layer passes bytes unchanged.
-stty -F /dev/tty1 raw -echo 2>/dev/null
-stty -F /dev/tty2 raw -echo 2>/dev/null
+# The command's stdout/stderr go to two terminals the host wires to its own
+# stdout/stderr (UML's tty1/tty2, QEMU's second and third serial ports);
+# raw mode so the tty layer passes bytes unchanged.
+OUT=/dev/tty1 ERR=/dev/tty2
+[[ ${LAB_MACHINE:-uml} = qemu ]] && OUT=/dev/ttyS1 ERR=/dev/ttyS2
+stty -F "$OUT" raw -echo 2>/dev/null
+stty -F "$ERR" raw -echo 2>/dev/null
 (
     set +e
     . "$S/env.sh" 2>/dev/null
@@ -131,5 +151,5 @@ stty -F /dev/tty2 raw -echo 2>/dev/null
     ((rc == 124)) && echo "the guest's bound of $LAB_BOUND s ($LAB_TIMEOUT s x slowness $LAB_SLOWNESS) was reached" \
         "($LAB_SPEED_TEXT)" >&2
     exit $rc
-) </dev/null >/dev/tty1 2>/dev/tty2
+) </dev/null >"$OUT" 2>"$ERR"
 finish $?
