@@ -40,19 +40,21 @@ e2e:
 rdma:
 	RFTP_BUILD=$(abspath $(BUILD)) bash tests/rdma/run.sh
 
-# Sanitizer builds (docs/testing.md): the unit tests, and the e2e tests that
-# feed rftpd and rftp hostile input or move blocks on parallel streams, under
+# Sanitizer builds (docs/testing.md): the unit tests, the e2e tests that
+# feed rftpd and rftp hostile input or move blocks on parallel streams, and
+# lab tests that drive the RDMA engine's threads (in a QEMU guest), under
 # AddressSanitizer with UBSan and under ThreadSanitizer. make test runs the
 # first of the two.
 check-sanitizers: deps
-	@bash tests/sanitizers/run.sh --e2e address,undefined thread
+	@bash tests/sanitizers/run.sh --e2e --rdma-all address,undefined thread
 
 check-sanitizers-short: deps
-	@bash tests/sanitizers/run.sh --e2e address,undefined
+	@bash tests/sanitizers/run.sh --e2e --rdma address,undefined
 
 # libFuzzer targets for every parser of untrusted input (tests/fuzz), built
-# with clang under AddressSanitizer and UBSan in build-fuzz. make test runs
-# each for FUZZ_SHORT seconds; make fuzz for FUZZ_SECONDS.
+# with clang under AddressSanitizer and UBSan in the sanitizer step's build
+# (tests/sanitizers/build.sh). make test runs each for FUZZ_SHORT seconds;
+# make fuzz for FUZZ_SECONDS.
 FUZZ_SHORT   ?= 10
 FUZZ_SECONDS ?= 300
 fuzz: deps
@@ -107,4 +109,4 @@ install: deps-runtime $(BUILD)/build.ninja
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-sanitize-* build-fuzz
+	rm -rf $(BUILD) build-sanitize-*

@@ -1,48 +1,58 @@
 #!/bin/bash
-# Builds the libFuzzer targets (tests/fuzz/*_fuzz.cpp) with clang under
-# AddressSanitizer and UndefinedBehaviorSanitizer, in build-fuzz, and runs
-# each for a bounded time: first every input of its corpus
-# (tests/fuzz/corpus/<target>/: seeds, and each crash once found, kept as
-# a regression input), then new inputs. A crash, a hang (-timeout), a
-# sanitizer report or memory beyond -rss_limit_mb fails the run; the input
-# that did it is kept in build-fuzz/artifacts/.
+# Runs each libFuzzer target (tests/fuzz/*_fuzz.cpp) for a bounded time:
+# first every input of its corpus (tests/fuzz/corpus/<target>/: seeds, and
+# each crash once found, kept as a regression input), then new inputs. A
+# crash, a hang (-timeout), a sanitizer report or memory beyond
+# -rss_limit_mb fails the run; the input that did it is kept in
+# DIR/fuzz/artifacts/. The targets are built with clang under
+# AddressSanitizer and UBSan, in the one build the sanitizer step uses too
+# (tests/sanitizers/build.sh: DIR is build-sanitize-address-undefined).
 #
 # Usage: run.sh [SECONDS]   each target fuzzes for SECONDS (default 10)
-# Env: BUILD_ROOT (where build-fuzz goes, default the project), JOBS.
+# Env: BUILD_ROOT (where the build goes, default the project), JOBS.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-BUILD_ROOT=${BUILD_ROOT:-$ROOT}
-JOBS=${JOBS:-$(nproc)}
+. "$HERE/../sanitizers/build.sh"
 SECONDS_EACH=${1:-10}
-CLANG=${CLANG:-clang++-19}
-dir=$BUILD_ROOT/build-fuzz
-
-command -v "$CLANG" >/dev/null || { echo "fuzz: $CLANG missing: run make deps" >&2; exit 2; }
-[[ -f $dir/build.ninja ]] ||
-    cmake -S "$ROOT" -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$CLANG" -DRFTP_FUZZ=ON \
-          -DRFTP_SANITIZE=address,undefined -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g" \
-          -DCMAKE_UNITY_BUILD=ON >/dev/null  # a unity build, as tests/sanitizers/run.sh says why
+command -v clang++-19 >/dev/null || { echo "fuzz: clang++-19 missing: run make deps" >&2; exit 2; }
+build=$(sanitized_dir address,undefined)
+dir=$build/fuzz
 start=$SECONDS
-if ! ninja -C "$dir" -j "$JOBS" fuzz_targets >"$dir/ninja.log" 2>&1; then
-    tail -60 "$dir/ninja.log"
-    echo "fuzz: the targets FAILED to build (all of it in $dir/ninja.log)"
+if ! sanitized_build address,undefined fuzz_targets; then
+    echo "fuzz: the targets FAILED to build (all of it in $build/ninja.log)"
     exit 1
 fi
 echo "== fuzz: built in $((SECONDS - start)) s; $SECONDS_EACH s a target"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-passed=0 failed=()
 mkdir -p "$dir/artifacts"
-for target in "$dir"/tests/fuzz/*_fuzz; do
+# fuzz_one TARGET: runs it, and leaves its log and, on success, a .ok file.
+fuzz_one() {
+    local target=$1 name work log
     name=$(basename "$target" _fuzz)
-    seeds=$HERE/corpus/$name
     work=$dir/corpus/$name  # what this machine found; the seeds stay as they are
-    mkdir -p "$work"
     log=$dir/$name.log
-    if "$target" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-                 -artifact_prefix="$dir/artifacts/$name-" "$work" "$seeds" >"$log" 2>&1; then
+    mkdir -p "$work"
+    rm -f "$dir/$name.ok"
+    "$target" -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+              -artifact_prefix="$dir/artifacts/$name-" "$work" "$HERE/corpus/$name" >"$log" 2>&1 &&
+        touch "$dir/$name.ok"
+    return 0
+}
+# Each target runs on one thread for a fixed time: one a core at a time
+# halves the step.
+targets=("$build"/tests/fuzz/*_fuzz)
+for target in "${targets[@]}"; do
+    while (($(jobs -rp | wc -l) >= JOBS)); do wait -n || true; done
+    fuzz_one "$target" &
+done
+wait || true
+passed=0 failed=()
+for target in "${targets[@]}"; do
+    name=$(basename "$target" _fuzz)
+    log=$dir/$name.log
+    if [[ -f $dir/$name.ok ]]; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         echo "   $name: ${runs:-?} inputs, no finding"
         passed=$((passed + 1))
