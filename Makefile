@@ -25,8 +25,12 @@ build: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j $(JOBS)
 	@ln -sf rftp $(BUILD)/rput && ln -sf rftp $(BUILD)/rget
 
+# The sanitizer build (the fuzz step's too) and the two lab kernels start
+# beside the unit and e2e tests, on the CPU those leave idle
+# (tests/head_start.sh); the steps then come in the order the builds finish.
 test: build
-	$(MAKE) --no-print-directory unit e2e rdma check-sanitizers-short fuzz-short
+	@HEAD_START_LOG=$(abspath $(BUILD))/head-start.log bash tests/head_start.sh \
+	    $(MAKE) --no-print-directory unit e2e check-sanitizers-short fuzz-short rdma
 
 unit:
 	@test -x $(BUILD)/tests/unit/unit_tests || { echo "make unit: no unit tests in $(BUILD) (GoogleTest missing?): run make build" >&2; exit 1; }

@@ -39,6 +39,12 @@ if [ "$PROFILE" = all ]; then
     slurmctld slurmd slurm-client munge
     # fuzzing (tests/fuzz): clang, libFuzzer, and llvm-symbolizer for its reports
     clang-19 libclang-rt-19-dev llvm-19
+    # the RDMA lab (tests/rdma): the tools its checks drive, what builds its
+    # UML kernel, and QEMU with busybox for the sanitized guest. Installed
+    # here, before any test step, so that the builds started beside the
+    # tests (tests/head_start.sh) run no apt-get of their own.
+    ibverbs-utils rdmacm-utils perftest flex bison bc linux-source-6.1
+    qemu-system-x86 busybox-static kmod cpio
     # benchmarks
     iperf3 fio
     # make bench-sync: the peers of an unchanged-dataset sync
