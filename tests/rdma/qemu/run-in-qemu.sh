@@ -60,19 +60,8 @@ SHARE=$WORK/share
 mkdir "$SHARE"
 trap 'rm -rf "$WORK"' EXIT
 
-printf '%q ' "$@" > "$SHARE/cmd.sh"; echo >> "$SHARE/cmd.sh"
-# The caller's exported environment, minus what describes the host shell.
-export -p | grep -Ev '^declare -[a-zA-Z]*x[a-zA-Z]* (PWD|OLDPWD|SHLVL|_|BASHOPTS|SHELLOPTS|BASH_[A-Z_]*)(=|$)' \
-    > "$SHARE/env.sh"
-{
-    printf 'LAB_CWD=%q\n' "$PWD"
-    printf 'LAB_TIMEOUT=%q\n' "$TIMEOUT"
-    printf 'LAB_MTU=9000\n'
-    printf 'LAB_DEVICES=%q\n' "$DEVICES"
-    printf 'LAB_CPU_MHZ=\n'
-    printf 'LAB_RW_DIRS=('; printf '%q ' "${RW[@]}"; printf ')\n'
-    printf 'LAB_DISK=%q\n' "${DISK:+/run/disk}"
-} > "$SHARE/lab.sh"
+. "$HERE/../lab/guest-share.sh"
+write_share "$SHARE" "" "$@"
 
 SHARES=(-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
         -virtfs "local,path=$SHARE,mount_tag=labshare,security_model=none")
@@ -81,8 +70,7 @@ for i in "${!RW[@]}"; do
 done
 DRIVE=()
 if [[ -n $DISK ]]; then
-    truncate -s "$DISK" "$WORK/disk.img" &&
-        /usr/sbin/mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=1,lazy_journal_init=1 "$WORK/disk.img" || exit 125
+    make_disk "$WORK/disk.img" "$DISK" || exit 125
     DRIVE=(-drive "file=$WORK/disk.img,if=virtio,format=raw")
 fi
 
@@ -129,16 +117,7 @@ wait "$cat_out" "$cat_err"
 elapsed=$(echo "$(date +%s.%N) - $start" | bc)
 
 ((VERBOSE)) && { echo "---- guest console ----"; cat "$LOG"; echo "----"; } >&2
-if [[ -f $SHARE/rc ]]; then
-    rc=$(<"$SHARE/rc")
-    ((TIMES)) && echo "run-in-qemu: booted in $(cat "$SHARE/boot-seconds" 2>/dev/null) s (guest uptime at command start), ${elapsed} s in all, rc=$rc;" \
-        "$(sed -n 's/^LAB_SPEED_TEXT="\(.*\)"$/\1/p' "$SHARE/speed" 2>/dev/null)" >&2
-    if [[ $rc = 126 ]]; then
-        echo "run-in-qemu: RDMA device setup failed in the guest; console tail:" >&2
-        grep -v '^$' "$LOG" | tail -20 >&2
-    fi
-    exit "$rc"
-fi
+rc=$(command_status run-in-qemu "$SHARE" "$LOG" "$elapsed") && exit "$rc"
 if [[ -f $WORK/killed ]]; then
     echo "run-in-qemu: stopped by the host-side watchdog; console tail:" >&2
     tail -30 "$LOG" >&2
