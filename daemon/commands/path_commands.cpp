@@ -65,7 +65,7 @@ bool refused_as_held_file_gone(Session &s, const std::string &vpath) {
 void change_off_loop(Session &s, std::string logged, std::function<Status()> change,
                      std::function<void(const Status &)> then) {
     auto result = std::make_shared<Status>(fail_msg("not run"));
-    s.run_blocking_work(
+    s.run_blocking_change(
         [result, logged = std::move(logged), change = std::move(change)] {
             *result = change();
             if (*result) log::notice(logged);

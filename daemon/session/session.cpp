@@ -337,14 +337,14 @@ void Session::on_timer(uv_timer_t *t) {
 
 // Work off the loop for this session: it runs only while the session is
 // open, its done only on the loop and while the session is still there.
-Session::GuardedWork Session::guard(std::function<void()> work, std::function<void()> done) {
+Session::GuardedWork Session::guard(std::function<void()> work, std::function<void()> done, bool even_if_closed) {
     busy_ = true;
     uv_timer_stop(&timer_);
     std::weak_ptr<Session> weak = weak_from_this();
     GuardedWork g;
-    g.work = [weak, work = std::move(work)] {
-        bool wanted = false;
-        {
+    g.work = [weak, even_if_closed, work = std::move(work)] {
+        bool wanted = even_if_closed;
+        if (!wanted) {
             // Not held during work: the session must die on the loop, not here.
             auto self = weak.lock();
             wanted = self && !self->closed_.load();
@@ -366,6 +366,11 @@ Session::GuardedWork Session::guard(std::function<void()> work, std::function<vo
 
 void Session::run_blocking_work(std::function<void()> work, std::function<void()> done) {
     GuardedWork g = guard(std::move(work), std::move(done));
+    server_.tasks().run(std::move(g.what), std::move(g.work), std::move(g.done), std::move(g.refused));
+}
+
+void Session::run_blocking_change(std::function<void()> work, std::function<void()> done) {
+    GuardedWork g = guard(std::move(work), std::move(done), true);
     server_.tasks().run(std::move(g.what), std::move(g.work), std::move(g.done), std::move(g.refused));
 }
 

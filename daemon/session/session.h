@@ -143,6 +143,11 @@ public:
     // A login goes through the server's login limit; work is skipped when
     // the session closed while it waited.
     void run_blocking_work(std::function<void()> work, std::function<void()> done);
+    // As run_blocking_work, for a change to the user's tree (DELE, RNTO,
+    // COMT): once its command was read it is made even if the session
+    // closes before a worker takes it, so whether it happened never hangs
+    // on a thread's timing. work must not touch the session.
+    void run_blocking_change(std::function<void()> work, std::function<void()> done);
     // A password check for user: as run_blocking_work, after the login
     // turn for this session's source (LoginGate).
     void run_login_check(const std::string &user, std::function<void()> work, std::function<void()> done);
@@ -192,7 +197,7 @@ private:
         std::string what;
         std::function<void()> work, done, refused;
     };
-    GuardedWork guard(std::function<void()> work, std::function<void()> done);
+    GuardedWork guard(std::function<void()> work, std::function<void()> done, bool even_if_closed = false);
 
     Server &server_;
     uint64_t id_;
