@@ -3,8 +3,9 @@
 # started beside it at idle CPU priority: the sanitizer build (which the
 # fuzz step shares), the QEMU guest's kernel and the lab's UML kernel, in
 # the order the steps need them. On a fresh two-core machine these take
-# over ten minutes of both cores. The unit and e2e tests leave part of the CPU idle while they wait
-# on sockets and timers, and a SCHED_IDLE build runs only then.
+# over ten minutes of both cores. The unit and e2e tests leave part of the
+# CPU idle while they wait on sockets and timers, and a SCHED_IDLE build
+# runs only then.
 #
 # Each step still asks for its build itself, under the same lock: it reuses a
 # finished one, waits for one under way (which then has the CPU to itself),
