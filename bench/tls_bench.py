@@ -147,9 +147,10 @@ def render(args, started, build, speeds, rows) -> str:
     lines = [f"### {started:%Y-%m-%d %H:%M} — {m['nproc']} × {m['cpu']}, kernel {m['kernel']}", "",
              f"{args.size_gib:g} GiB random file in /dev/shm, {args.reps} rep(s), median; GB = 10^9 bytes. "
              f"rftp build `{build.name}` ({build_type(build)}), TLS 1.3 (TLS_AES_256_GCM_SHA384), "
-             f"kTLS {'available in the kernel but not used by rftp' if kernel_has_ktls() else 'not in the kernel'}: "
-             "a relay thread per data connection. "
-             "Client and server share the machine's cores.", "",
+             + ("kTLS in the kernel: it makes the records each side sends, OpenSSL reads them in a relay thread "
+                "per data connection. " if kernel_has_ktls() else
+                "kTLS not in the kernel: OpenSSL makes and reads the records in a relay thread per data connection. ")
+             + "Client and server share the machine's cores.", "",
              "| limit: `openssl speed -evp`, one core, 16 KiB | GB/s |", "|---|---|"]
     lines += [f"| {c} | {speeds[c] / 1e9:.2f} |" for c in CIPHERS]
     lines += ["", "| test | what ran | GB/s | vs AES-256-GCM (1 core) | client CPU s/GB | server CPU s/GB |",

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "middleware/tls/client_context.h"
 #include "middleware/tls/handshake.h"
+#include "middleware/tls/kernel_tls.h"
 #include "protocol/data_token.h"
 #include "protocol/host_port.h"
 
@@ -116,6 +117,7 @@ Outcome<DataTlsRelays> secure_data_connections(Session &session, std::vector<Uni
         const std::string which = "data connection " + std::to_string(i + 1) + "/" + std::to_string(connections.size());
         auto ssl = middleware::tls::new_client_connection(session.tls_ctx.get(), session.tls_host, resumable.get());
         if (!ssl) return fail_as(ExitCode::connection, which + ": " + ssl.error().message);
+        middleware::tls::offer_kernel_tls(ssl->get());
         if (auto shaken = middleware::tls::handshake(ssl->get(), connections[i].get(), timeout_ms, &interrupt_flag());
             !shaken) {
             if (interrupted()) return fail_as(ExitCode::interrupted, "interrupted");

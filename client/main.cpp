@@ -200,6 +200,7 @@ int main(int argc, char **argv) {
         if (!s.notice.empty()) summary["rdma_notice"] = s.notice;
         if (!s.tls_data.empty()) summary["protection"] = {{"control", s.tls_control.empty() ? "clear" : s.tls_control},
                                                            {"data", s.tls_data}};
+        if (!s.tls_path.empty()) summary["protection"]["data_records"] = s.tls_path;
         if (s.transfer_seconds > 0) summary["transfer_seconds"] = s.transfer_seconds;
         if (s.jobs) summary["jobs"] = {{"total", s.jobs->total}, {"ok", s.jobs->ok}, {"failed", s.jobs->failed}};
         if (s.files) {

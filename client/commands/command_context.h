@@ -11,6 +11,7 @@
 #include "client/session.h"
 #include "client/cli/options.h"
 #include "client/progress/progress_reporter.h"
+#include "client/transfer/file_report.h"
 #include "client/url.h"
 
 namespace rftp::client {
@@ -32,6 +33,7 @@ struct RunSummary {
     std::string notice;     // RDMA completion notice in use
     std::string tls_control;  // "TLSv1.3" when the control connection was TLS; empty: clear text
     std::string tls_data;     // "tls" (PROT P), "clear", or "rdma" (never encrypted)
+    std::string tls_path;     // under PROT P: who made the records (KernelTls::name(): "ktls_send", "relay", ...)
     double transfer_seconds = 0;  // single file: the data phase alone
     std::vector<std::string> notes;  // things worth knowing that are not errors
     std::string resume_hint;         // command that continues an interrupted transfer
@@ -40,7 +42,7 @@ struct RunSummary {
 };
 
 // What TLS protected in this run, for the summary, -v and the done line.
-void record_protection(RunSummary &summary, const Session &session, const std::string &transport);
+void record_protection(RunSummary &summary, const Session &session, const FileReport &report);
 
 struct CommandContext {
     const Options &options;

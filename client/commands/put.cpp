@@ -33,7 +33,7 @@ OutcomeStatus run_put(CommandContext &ctx) {
     ctx.summary.streams = report.streams;
     ctx.summary.transport = report.transport;
     ctx.summary.notice = report.notice;
-    record_protection(ctx.summary, *session, report.transport);
+    record_protection(ctx.summary, *session, report);
     ctx.summary.transfer_seconds = report.transfer_seconds;
     ctx.summary.notes.insert(ctx.summary.notes.end(), report.notes.begin(), report.notes.end());
     if (!sent) return sent;

@@ -20,6 +20,7 @@ struct FileReport {
     bool skipped = false;   // -c found the file already complete
     std::string transport;  // "rdma" or "tcp" once bytes moved
     std::string notice;     // RDMA: how the sink learned of filled blocks (write_with_imm, write_then_send)
+    std::string tls_path;   // PROT P: who made the data's TLS records (KernelTls::name())
     double transfer_seconds = 0;  // the data phase alone: no login, no channel setup
     std::optional<std::string> sha256;  // the local file's, taken during the transfer (--verify)
     std::optional<int64_t> mtime_set;   // sync: the modification time the copy was given

@@ -69,6 +69,7 @@ void TcpTransport::finish(FileReport &report) {
         session_->kept_data = std::move(connections_);
         (void)session_->control.take_abandoned_transfer();
     }
+    report.tls_path = middleware::tls::tls_path_of(relays_);
     // Closing the data connections is what tells a plain-stream server an
     // upload ended.
     relays_.clear();

@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "common/socket_address.h"
 #include "middleware/tls/handshake.h"
+#include "middleware/tls/kernel_tls.h"
 #include "middleware/tls/tls_error.h"
 
 namespace rftp::daemon {
@@ -50,6 +51,7 @@ Status TransferJob::secure_connections() {
         // which can cost the data still on its way to us. (Its tag is
         // checked below, never set: session_binding.h.)
         SSL_set_num_tickets(ssl.get(), 0);
+        middleware::tls::offer_kernel_tls(ssl.get());
         auto shaken = middleware::tls::handshake(ssl.get(), sock.get(), static_cast<int>(timeout_s_) * 1000, &progress.abort);
         if (!shaken) return fail(Error{kDataTlsRefused, "TLS on the data connection failed: " + shaken.error().message});
         const bool bound = middleware::tls::resumed_with_tag(ssl.get(), tls_->tag) ||
@@ -67,6 +69,11 @@ Status TransferJob::secure_connections() {
         if (progress.abort.load()) relays_.back()->stop();
     }
     return {};
+}
+
+std::string TransferJob::tls_path() {
+    std::lock_guard lock(mutex_);
+    return middleware::tls::tls_path_of(relays_);
 }
 
 Status TransferJob::check_clean_end() const {

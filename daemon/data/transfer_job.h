@@ -65,6 +65,10 @@ public:
     // PROT P for this job's data connections (before open_connections).
     void protect(DataTls tls) { tls_ = std::move(tls); }
     bool protected_data() const { return tls_.has_value(); }
+    // Under PROT P, once the connections were opened: who made and read
+    // the data's TLS records (KernelTls::name(), "mixed" when the
+    // connections differ); empty before.
+    std::string tls_path();
 
     // On the transfer thread: opens n data connections, then sends the
     // preliminary reply (150) to the client through the loop. Under PROT P

@@ -10,7 +10,7 @@
 #include "daemon/server/tls_setup.h"
 #include "daemon/session/session.h"
 #include "middleware/rdma/device_check.h"
-#include "middleware/tls/ktls_probe.h"
+#include "middleware/tls/kernel_tls.h"
 
 namespace rftp::daemon {
 
@@ -64,8 +64,9 @@ void close_listener(uv_tcp_t *listener) {
 Status Server::start() {
     rdma_offered_ = check_rdma(options_.rdma);
     if (tls_)
-        log::notice(std::string("event=tls state=on data_path=relay ktls=") +
-                    (middleware::tls::kernel_has_ktls() ? "available_unused" : "unavailable") +
+        // Each transfer logs which path its records took (tls_path=).
+        log::notice(std::string("event=tls state=on ktls=") +
+                    (middleware::tls::kernel_has_ktls() ? "available" : "unavailable") +
                     " certificate=" + log::quote(options_.tls.certificate));
     for (const auto &l : options_.listen) {
         sockaddr_storage addr{};

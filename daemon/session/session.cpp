@@ -498,10 +498,13 @@ void Session::run_transfer(std::shared_ptr<TransferJob> job, std::string what, s
                             const std::string &disk = job->progress.disk_summary;
                             // Blocks damaged on the way and sent again: a link worth a look.
                             const uint64_t resent = job->progress.blocks_resent.load();
+                            // Under PROT P: whether the kernel carried the records (kernel_tls.h).
+                            const std::string tls_path = job->tls_path();
                             // At notice: the audit trail outlives log.level notice.
-                            log::notice(fields + numbers + (outcome->detail.empty() ? "" : " " + outcome->detail) + reason +
-                                      (resent ? " blocks_resent=" + std::to_string(resent) : "") +
-                                      (disk.empty() ? "" : " " + disk));
+                            log::notice(fields + (tls_path.empty() ? "" : " tls_path=" + tls_path) + numbers +
+                                        (outcome->detail.empty() ? "" : " " + outcome->detail) + reason +
+                                        (resent ? " blocks_resent=" + std::to_string(resent) : "") +
+                                        (disk.empty() ? "" : " " + disk));
                             auto self = weak.lock();
                             if (!self || self->closed_) return;
                             self->transfer_.reset();

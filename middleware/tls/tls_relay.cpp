@@ -73,12 +73,8 @@ Result<std::unique_ptr<TlsRelay>> TlsRelay::start(UniqueSsl ssl, UniqueFd networ
     r->relay_end_ = UniqueFd(pair[1]);
     r->wake_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     if (!r->wake_) return fail(Error::from_errno("TLS relay: eventfd"));
-    BIO *inner = nullptr, *outer = nullptr;
-    if (BIO_new_bio_pair(&inner, kPairBuffer, &outer, kPairBuffer) != 1) return fail(tls_error("TLS relay: BIO pair"));
-    // The handshake left no bytes of the socket in OpenSSL (no read-ahead):
-    // whatever follows it is still in the socket, for the loop to read.
-    SSL_set_bio(ssl.get(), inner, inner);
-    r->network_bio_.reset(outer);
+    r->kernel_ = kernel_tls_in_use(ssl.get());
+    if (auto paired = r->pair_what_the_kernel_does_not_carry(ssl.get()); !paired) return fail(paired.error());
     size_buffers(r->engine_.get());
     const timeval tv{static_cast<time_t>(timeout_s), 0};
     ::setsockopt(r->engine_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -94,6 +90,25 @@ Result<std::unique_ptr<TlsRelay>> TlsRelay::start(UniqueSsl ssl, UniqueFd networ
         return fail_msg(std::string("TLS relay: no thread: ") + e.what(), -EAGAIN);
     }
     return r;
+}
+
+// The directions the kernel carries keep the socket as their BIO; the
+// others move to the pair. The handshake left no bytes of the socket in
+// OpenSSL (no read-ahead): whatever follows it is still in the socket, for
+// the loop to read.
+Status TlsRelay::pair_what_the_kernel_does_not_carry(SSL *ssl) {
+    if (kernel_.send && kernel_.receive) return {};
+    BIO *inner = nullptr, *outer = nullptr;
+    if (BIO_new_bio_pair(&inner, kPairBuffer, &outer, kPairBuffer) != 1) return fail(tls_error("TLS relay: BIO pair"));
+    network_bio_.reset(outer);
+    if (kernel_.send) {
+        SSL_set0_rbio(ssl, inner);
+    } else if (kernel_.receive) {
+        SSL_set0_wbio(ssl, inner);
+    } else {
+        SSL_set_bio(ssl, inner, inner);
+    }
+    return {};
 }
 
 TlsRelay::~TlsRelay() {
@@ -139,6 +154,7 @@ Status TlsRelay::finish(int timeout_ms) {
 // Network bytes into the pair, as far as it has room (none: the engine is
 // slower than the peer, and TCP's window tells the peer so).
 void TlsRelay::pull_network(Flow &f) {
+    if (kernel_.receive) return;  // decrypt() reads the socket itself
     while (!f.network_eof) {
         char *room = nullptr;
         int space = BIO_nwrite0(network_bio_.get(), &room);
@@ -172,6 +188,7 @@ void TlsRelay::decrypt(Flow &f) {
             continue;
         }
         int err = SSL_get_error(ssl_.get(), n);
+        if (err == SSL_ERROR_WANT_READ && kernel_.receive) f.net_events |= POLLIN;
         if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return;
         f.tls_ended = f.moved = true;
         f.clean_close = err == SSL_ERROR_ZERO_RETURN;
@@ -222,8 +239,10 @@ void TlsRelay::take_engine(Flow &f) {
     }
 }
 
-// Plain bytes into records in the pair, as far as it has room.
+// Plain bytes into records: in the pair, as far as it has room, or on the
+// socket, where the kernel makes them.
 void TlsRelay::encrypt(Flow &f) {
+    if (kernel_.send) return send_to_kernel(f);
     while (!f.up.empty()) {
         ERR_clear_error();
         int n = SSL_write(ssl_.get(), f.up.buf.data() + f.up.off, static_cast<int>(f.up.len - f.up.off));
@@ -240,8 +259,27 @@ void TlsRelay::encrypt(Flow &f) {
     }
 }
 
+void TlsRelay::send_to_kernel(Flow &f) {
+    while (!f.up.empty()) {
+        ssize_t w = ::send(network_.get(), f.up.buf.data() + f.up.off, f.up.len - f.up.off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) {
+            f.up.off += static_cast<std::size_t>(w);
+            f.moved = true;
+            continue;
+        }
+        if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+            f.net_events |= POLLOUT;
+            return;
+        }
+        fail_with(std::string("TLS data connection: send: ") + std::strerror(errno));
+        f.broken = true;
+        return;
+    }
+}
+
 // Records from the pair to the network (handshake answers and alerts too).
 void TlsRelay::push_network(Flow &f) {
+    if (kernel_.send) return;  // OpenSSL's own records went to the socket
     for (;;) {
         char *data = nullptr;
         int avail = BIO_nread0(network_bio_.get(), &data);
@@ -269,8 +307,12 @@ void TlsRelay::end_to_peer(Flow &f) {
         ERR_clear_error();
         int r = SSL_shutdown(ssl_.get());
         if (r < 0) {
-            // The pair had no room for the whole alert: push, and try again.
-            if (SSL_get_error(ssl_.get(), r) == SSL_ERROR_WANT_WRITE) return;
+            // No room for the whole alert in the pair (push, and try again)
+            // or, with the kernel sending, in the socket.
+            if (SSL_get_error(ssl_.get(), r) == SSL_ERROR_WANT_WRITE) {
+                if (kernel_.send) f.net_events |= POLLOUT;
+                return;
+            }
             // TLS failed before (a bad record, a cut): no close_notify can go.
             fail_with(openssl_failure("close_notify not sent"));
             f.broken = true;
@@ -279,7 +321,7 @@ void TlsRelay::end_to_peer(Flow &f) {
         f.shutdown_sent = f.moved = true;
         return;  // push_network sends it
     }
-    if (BIO_ctrl_pending(network_bio_.get()) > 0) return;
+    if (!kernel_.send && BIO_ctrl_pending(network_bio_.get()) > 0) return;
     ::shutdown(network_.get(), SHUT_WR);
     f.close_done = f.moved = true;
     std::lock_guard lock(mutex_);
@@ -320,6 +362,16 @@ void TlsRelay::run() {
     std::lock_guard lock(mutex_);
     ended_.store(true);
     closed_.notify_all();
+}
+
+std::string tls_path_of(const std::vector<std::unique_ptr<TlsRelay>> &relays) {
+    std::string path;
+    for (const auto &r : relays) {
+        std::string name = r->kernel_tls().name();
+        if (!path.empty() && path != name) return "mixed";
+        path = std::move(name);
+    }
+    return path;
 }
 
 }  // namespace rftp::middleware::tls

@@ -1,15 +1,19 @@
 // A TLS connection seen as a plain socket, so the transfer engine
 // (middleware/tcp: splice, sendfile, framed blocks) runs unchanged under TLS.
 //
-// Where the kernel has kTLS, the socket itself would carry TLS and sendfile
-// would stay zero-copy. Without it (Debian's cloud kernels, this project's
-// CI), the relay does the kernel's part: a thread per data connection moves
-// bytes between the engine's end of a socket pair and the TLS connection,
-// both ways, and turns close_notify into end of stream and back.
-//
-// OpenSSL works on a BIO pair, not on the socket: the relay reads and
-// writes the network a pair's buffer at a time (up to 512 KiB) where a
-// socket BIO would make two reads and one write per 16 KiB record.
+// A thread per data connection moves bytes between the engine's end of a
+// socket pair and the TLS connection, both ways, and turns close_notify
+// into end of stream and back. Each direction's records are made or read
+// by one of two:
+// - the kernel (kTLS, kernel_tls.h), where OpenSSL handed it the keys: the
+//   relay writes plain bytes to the socket, or reads them from it through
+//   OpenSSL, which takes the kernel's alerts as records;
+// - OpenSSL, on a BIO pair: the relay reads and writes the network a
+//   pair's buffer at a time (up to 512 KiB), where a socket BIO would make
+//   two reads and one write per 16 KiB record.
+// The engine cannot use a kTLS socket itself: under TLS 1.3 OpenSSL 3.0
+// gives the kernel only the sending side, and the engine reads its peer's
+// resend requests and end of stream on the same socket.
 //
 // A TLS stream that ends without close_notify may have been cut by an
 // attacker; the engine still sees end of stream, so a receiver must ask
@@ -25,9 +29,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/result.h"
 #include "common/unique_fd.h"
+#include "middleware/tls/kernel_tls.h"
 #include "middleware/tls/openssl_handles.h"
 
 namespace rftp::middleware::tls {
@@ -63,10 +69,13 @@ public:
     bool cut_short() const { return cut_short_.load(); }
     // Why the relay ended early, if it did.
     std::string failure() const;
+    // Which directions the kernel carries (the rest: OpenSSL).
+    KernelTls kernel_tls() const { return kernel_; }
 
 private:
     struct Flow;
     TlsRelay() = default;
+    Status pair_what_the_kernel_does_not_carry(SSL *ssl);
     void run();
     // One step each of run(): what they moved, or what they wait for, goes in flow.
     void pull_network(Flow &f);
@@ -74,11 +83,13 @@ private:
     void feed_engine(Flow &f);
     void take_engine(Flow &f);
     void encrypt(Flow &f);
+    void send_to_kernel(Flow &f);
     void push_network(Flow &f);
     void end_to_peer(Flow &f);
     void fail_with(std::string why);
 
     UniqueSsl ssl_;
+    KernelTls kernel_;
     UniqueBio network_bio_;  // the pair's outer half; the inner one belongs to ssl_
     UniqueFd network_, engine_, relay_end_, wake_;
     std::atomic<bool> cut_short_{false};
@@ -92,5 +103,9 @@ private:
     std::string failure_;             // under mutex_
     std::thread thread_;
 };
+
+// What a transfer's relays have in common: KernelTls::name(), "mixed" when
+// they differ, empty for none.
+std::string tls_path_of(const std::vector<std::unique_ptr<TlsRelay>> &relays);
 
 }  // namespace rftp::middleware::tls

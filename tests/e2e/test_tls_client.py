@@ -1,6 +1,8 @@
 """rftp over TLS against rftpd: certificate checks, the refusals that keep
 a password off the network in clear text, and PROT P data both ways."""
 
+import errno
+import json
 import os
 import signal
 import socket
@@ -54,22 +56,44 @@ def ftps(tmp_path, ca):
     d.stop()
 
 
+def kernel_has_ktls() -> bool:
+    """As middleware/tls/kernel_tls.cpp: the "tls" TCP upper layer exists (ENOTCONN) or not (ENOENT)."""
+    with socket.socket() as s:
+        try:
+            s.setsockopt(socket.IPPROTO_TCP, 31, b"tls")  # TCP_ULP
+        except OSError as e:
+            return e.errno == errno.ENOTCONN
+    return True
+
+
+def summary_of(r) -> dict:
+    events = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    return [e for e in events if e.get("event") == "summary"][-1]
+
+
 @pytest.mark.parametrize("streams", [1, 4])
 def test_put_and_get_under_prot_p_on_a_tls_required_listener(ftps, ca, tmp_path, streams):
     src = tmp_path / "src.bin"
     src.write_bytes(os.urandom(9 << 20))
     base = f"ftp://alice@{HOST_IP}:{ftps.network_port}"
+    # Who makes the records that go out: the kernel where it has kTLS
+    # (tests/rdma/guest/test_ktls.py), OpenSSL in the relay otherwise.
+    sender = "ktls_send" if kernel_has_ktls() else "relay"
     r = rftp("--json", "put", "-P", str(streams), "--block-size", "1M", str(src), f"{base}/up.bin", ca=ca)
     assert r.returncode == 0, r.stderr
+    assert summary_of(r)["protection"] == {"control": "TLSv1.3", "data": "tls", "data_records": sender}
     assert (ftps.roots["alice"] / "up.bin").read_bytes() == src.read_bytes()
     back = tmp_path / "back.bin"
     r = rftp("--json", "get", "-P", str(streams), "--block-size", "1M", f"{base}/up.bin", str(back), ca=ca)
     assert r.returncode == 0, r.stderr
+    assert summary_of(r)["protection"]["data_records"] == sender
     assert back.read_bytes() == src.read_bytes()
     r = rftp("ls", f"{base}/", ca=ca)
     assert r.returncode == 0 and "up.bin" in r.stdout, r.stderr
     log = ftps.log()
     assert log.count("data=tls") >= 3 and "result=failed" not in log
+    assert f"ktls={'available' if kernel_has_ktls() else 'unavailable'}" in log
+    assert log.count(f"tls_path={sender}") >= 2
 
 
 def test_implicit_ftps_url(tmp_path, ca):

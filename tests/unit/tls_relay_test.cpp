@@ -1,6 +1,7 @@
 // The relay (tls_relay.h): bytes both ways between a plain socket and TLS,
 // close_notify as end of stream, and a TLS stream cut without close_notify
-// told apart from a clean end.
+// told apart from a clean end. Which directions the kernel carries (kTLS)
+// is tested where a kernel has it: tests/rdma/guest/test_ktls.py.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -98,6 +99,24 @@ TEST_F(Relay, AStreamCutWithoutCloseNotifyIsToldApart) {
     EXPECT_EQ(read_to_end(server_relay_->engine_fd()), part);
     EXPECT_TRUE(server_relay_->cut_short());
     EXPECT_NE(server_relay_->failure().find("close_notify"), std::string::npos) << server_relay_->failure();
+}
+
+TEST_F(Relay, ConnectionsTheKernelWasNotOfferedStayWithOpenSsl) {
+    // The handshake here never asked for kTLS (offer_kernel_tls): OpenSSL
+    // makes and reads every record, whatever the kernel has.
+    EXPECT_EQ(client_relay_->kernel_tls().name(), "relay");
+    std::vector<std::unique_ptr<TlsRelay>> both;
+    both.push_back(std::move(client_relay_));
+    both.push_back(std::move(server_relay_));
+    EXPECT_EQ(tls_path_of(both), "relay");
+    EXPECT_EQ(tls_path_of({}), "");
+}
+
+TEST(KernelTlsName, SaysWhichDirectionsTheKernelCarries) {
+    EXPECT_EQ((KernelTls{.send = true, .receive = true}).name(), "ktls");
+    EXPECT_EQ((KernelTls{.send = true, .receive = false}).name(), "ktls_send");
+    EXPECT_EQ((KernelTls{.send = false, .receive = true}).name(), "ktls_receive");
+    EXPECT_EQ(KernelTls{}.name(), "relay");
 }
 
 }  // namespace

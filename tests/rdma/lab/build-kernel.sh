@@ -42,6 +42,9 @@ Y_OPTS=(
     NET INET IPV6 UNIX PACKET NETDEVICES NET_CORE VETH NET_NS
     # A wide-area path's delay and loss on that traffic (bench/wan_bench.py).
     NET_SCHED NET_SCH_NETEM
+    # TLS records carried by the kernel (kTLS): the data connections'
+    # kernel path under PROT P (middleware/tls/tls_relay.h).
+    TLS
     NAMESPACES UTS_NS IPC_NS PID_NS
     # The host root arrives through hostfs; /tmp, /run, /dev/shm are tmpfs.
     HOSTFS TMPFS DEVTMPFS DEVTMPFS_MOUNT PROC_FS SYSFS
@@ -70,7 +73,7 @@ N_OPTS=(
 # Must be =y after olddefconfig, or the lab cannot work: checked below.
 MUST=(VIRTIO_UML UML_PCI_OVER_VIRTIO HAS_IOMEM HAS_DMA PCI INFINIBAND
       INFINIBAND_USER_ACCESS INFINIBAND_ADDR_TRANS RDMA_SIW RDMA_RXE
-      NET_NS VETH TMPFS DEVTMPFS HOSTFS IO_URING UNIX INET FUSE_FS NET_SCH_NETEM)
+      NET_NS VETH TMPFS DEVTMPFS HOSTFS IO_URING UNIX INET FUSE_FS NET_SCH_NETEM TLS)
 
 log() { echo "[build-kernel] $*" >&2; }
 
