@@ -24,9 +24,12 @@ CACHE=${RFTP_VM_CACHE:-/var/cache/rftp-vm}
 # virtio and 9p carry the host's files, ib_* and rdma_* are the RDMA core,
 # rdma_rxe is soft-RoCE and asks the crypto API for crc32 (its ICRC) without
 # naming a module, siw is soft-iWARP (built below), veth carries both, and
-# virtio_blk with ext4 gives the tests a disk where O_DIRECT works.
+# virtio_blk with ext4 gives the tests a disk where O_DIRECT works, and tls
+# is kTLS (tests/rdma/guest/test_ktls.py on Debian's own kernel). kTLS asks
+# the crypto API for gcm(aes) by name, as rxe does for crc32: gcm, ctr and
+# ghash are loaded beside it.
 MODULES=(virtio_pci 9pnet_virtio 9p crc32_generic crc32-pclmul rdma_rxe siw rdma_ucm ib_uverbs veth
-         virtio_blk ext4 fuse)
+         virtio_blk ext4 fuse tls gcm ctr ghash-generic aesni-intel ghash-clmulni-intel)
 SERIES=6.1
 PACKAGES=(qemu-system-x86 busybox-static kmod cpio build-essential "linux-source-$SERIES")
 
@@ -111,7 +114,7 @@ done | awk '!seen[$0]++' | while read -r path; do
     esac
     echo "$name" >> "$ramfs/modules"
 done
-for m in rdma_rxe siw; do
+for m in rdma_rxe siw tls; do
     grep -q "^$m.ko\$" "$ramfs/modules" || { log "ERROR: no $m module for $image"; exit 1; }
 done
 (cd "$ramfs" && find . | cpio -o -H newc --quiet | gzip -1) > "$tmp/initramfs.cpio.gz"
