@@ -77,7 +77,10 @@ def machine() -> dict[str, str]:
 def build_type(build: Path) -> str:
     cache = build / "CMakeCache.txt"
     m = re.search(r"^CMAKE_BUILD_TYPE:\w+=(.*)$", cache.read_text(), re.M) if cache.exists() else None
-    return m.group(1) if m else "unknown"
+    if not m:
+        return "unknown"
+    # Left empty, CMakeLists.txt sets RelWithDebInfo.
+    return m.group(1) or "RelWithDebInfo"
 
 
 def versions() -> str:
