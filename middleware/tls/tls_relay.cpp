@@ -142,10 +142,12 @@ Status TlsRelay::finish(int timeout_ms) {
     const bool done = closed_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] {
         return close_sent_ || ended_.load() || peer_closed_cleanly_.load();
     });
-    // A peer that ended with close_notify had all it wanted.
-    if (peer_closed_cleanly_.load()) return {};
+    // A peer that ended with close_notify had all it wanted. Once ours went,
+    // every byte before it had: a peer that then drops the connection
+    // without its own (rftpd does, once the client's came) takes nothing
+    // back.
+    if (peer_closed_cleanly_.load() || close_sent_) return {};
     if (!failure_.empty()) return fail_msg(failure_, -ECONNRESET);
-    if (close_sent_) return {};
     return fail_msg(done ? "the TLS data connection ended before all was sent"
                          : "the TLS data connection did not send all within " + std::to_string(timeout_ms / 1000) + " s",
                     done ? -ECONNRESET : -ETIMEDOUT);

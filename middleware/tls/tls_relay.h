@@ -52,9 +52,10 @@ public:
     int engine_fd() const { return engine_.get(); }
     // The transfer is done and good: ends the engine's stream (as if it
     // had shut its side), and waits until every byte it wrote went out on
-    // the network, then close_notify. Fails when the relay broke first or
-    // timeout_ms passed, unless the peer itself ended with close_notify
-    // (it had all it wanted). Call it before the transfer's final reply.
+    // the network, then close_notify. Fails when the relay broke before
+    // close_notify went, or timeout_ms passed, unless the peer itself ended
+    // with close_notify (it had all it wanted). Call it before the
+    // transfer's final reply.
     //
     // Only finish() sends close_notify: an engine that ends its stream by
     // itself (an interrupt shuts its socket down) must not make a cut
