@@ -64,10 +64,11 @@ public:
 
     // The disk engine that reads or writes these buffers, owned here so it
     // is gone before the memory is (see the destructor). One per object.
-    Result<disk::BlockIo *> engine(unsigned depth, const std::string &label) {
+    Result<disk::BlockIo *> engine(unsigned depth, const std::string &label,
+                                   disk::BlockIo::Backend backend = disk::BlockIo::Backend::io_uring) {
         if (!valid()) return fail_msg("out of memory for stream buffers", -ENOMEM);
-        auto io = disk::BlockIo::create(iovecs_, depth, label, disk::BlockIo::Backend::io_uring,
-                                        disk::BlockIo::Buffers::plain, kept_ ? &kept_->rings : nullptr);
+        auto io = disk::BlockIo::create(iovecs_, depth, label, backend, disk::BlockIo::Buffers::plain,
+                                        kept_ ? &kept_->rings : nullptr);
         if (!io) return fail(io.error());
         engine_ = std::move(*io);
         return engine_.get();
