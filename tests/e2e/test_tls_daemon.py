@@ -13,6 +13,7 @@ import time
 import pytest
 
 from conftest import PASSWORDS, TESTING, Rftpd, free_port
+from reusing_ftp_tls import ReusingFtpTls
 from tls_certs import CertAuthority, non_loopback_address, pin_of
 
 HOST_IP = non_loopback_address()
@@ -102,16 +103,6 @@ def test_lftp_with_ssl_force_and_certificate_checks(ftps, ca, tmp_path):
     assert (tmp_path / "l.bin").read_bytes() == (ftps.roots["alice"] / "l.bin").read_bytes()
     assert (ftps.roots["alice"] / "lftp-up.bin").read_bytes() == (tmp_path / "up.bin").read_bytes()
     assert "lftp-up.bin" in r.stdout.decode()
-
-
-class ReusingFtpTls(ftplib.FTP_TLS):
-    """ftplib as it should be: data connections resume the control session."""
-
-    def ntransfercmd(self, cmd, rest=None):
-        conn, size = ftplib.FTP.ntransfercmd(self, cmd, rest)
-        if self._prot_p:
-            conn = self.context.wrap_socket(conn, server_hostname=self.host, session=self.sock.session)
-        return conn, size
 
 
 def ftp_tls(cls, ca, port, host="localhost"):

@@ -18,6 +18,7 @@ import pytest
 from conftest import CONTROL_PORT, PASSWORD, Daemon, bound, lab_devices, rftp, url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e"))
+from reusing_ftp_tls import ReusingFtpTls  # noqa: E402
 from tls_certs import CertAuthority  # noqa: E402
 
 KTLS_PORT = CONTROL_PORT + 20
@@ -96,16 +97,6 @@ def test_under_tls_1_2_the_kernel_carries_both_ways(tls_daemon, ca, tmp_path):
     assert r.returncode == 0, r.stderr.decode()
     assert digest(back) == digest(src)
     assert "tls_path=ktls" in transfer_lines(tls_daemon, "retrieve")[-1].split()
-
-
-class ReusingFtpTls(ftplib.FTP_TLS):
-    """ftplib whose data connections resume the control session, as rftpd requires."""
-
-    def ntransfercmd(self, cmd, rest=None):
-        conn, size = ftplib.FTP.ntransfercmd(self, cmd, rest)
-        if self._prot_p:
-            conn = self.context.wrap_socket(conn, server_hostname=self.host, session=self.sock.session)
-        return conn, size
 
 
 def test_an_upload_cut_where_the_kernel_reads_is_not_put_in_place(tls_daemon, ca):
