@@ -1,7 +1,8 @@
 // kTLS: the kernel carrying a connection's TLS records itself (CONFIG_TLS,
 // the "tls" TCP upper layer). Where it does, bytes written to the socket
-// leave as records, encrypted by the kernel, and no user-space copy or
-// cipher is needed on that side; records read are decrypted likewise.
+// leave as records, encrypted by the kernel: that side needs no cipher in
+// user space and no BIO pair to copy through. Records read are decrypted
+// likewise.
 //
 // OpenSSL decides, per connection and per direction, at the end of the
 // handshake: it hands the keys to the kernel when the socket is its BIO, the
