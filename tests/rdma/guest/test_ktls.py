@@ -3,7 +3,8 @@ their TLS records to the kernel where it can carry them. The host kernel
 has no CONFIG_TLS; the lab's kernel has, so this is where the kernel path
 runs. Under TLS 1.3 OpenSSL 3.0 gives the kernel the sending side only;
 under TLS 1.2 (curl --tls-max 1.2) it gives both. Every file is compared
-by digest, and a cut upload leaves nothing under its final name."""
+by digest; a cut upload leaves nothing under its final name, and a
+download cut while the kernel sends fails alone."""
 
 import ftplib
 import hashlib
@@ -115,3 +116,26 @@ def test_an_upload_cut_where_the_kernel_reads_is_not_put_in_place(tls_daemon, ca
     assert not (tls_daemon.root / "cut.bin").exists()
     line = transfer_lines(tls_daemon, "store")[-1]
     assert "tls_path=ktls" in line.split() and "close_notify" in line, line
+
+
+def test_a_download_cut_where_the_kernel_sends_fails_alone(tls_daemon, ca):
+    (tls_daemon.root / "long.bin").write_bytes(os.urandom(32 * MiB))
+    f = ReusingFtpTls(context=ssl.create_default_context(cafile=str(ca.ca)), timeout=bound(30))
+    f.connect(lab_devices()[0][1], KTLS_PORT)
+    f.login("alice", PASSWORD)
+    f.prot_p()
+    conn = f.transfercmd("RETR long.bin")
+    got = 0
+    while got < MiB:
+        got += len(conn.recv(65536))
+    conn.close()  # mid-file, with no close_notify: rftpd's kernel socket meets a reset
+    with pytest.raises(ftplib.Error, match="42[56]"):
+        f.voidresp()
+    line = transfer_lines(tls_daemon, "retrieve")[-1]
+    assert "tls_path=ktls_send" in line.split() and "result=ok" not in line, line
+    # The session and the daemon go on.
+    (tls_daemon.root / "after.bin").write_bytes(b"served" * 1000)
+    chunks = []
+    f.retrbinary("RETR after.bin", chunks.append)
+    assert b"".join(chunks) == b"served" * 1000
+    f.quit()
