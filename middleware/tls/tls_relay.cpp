@@ -263,7 +263,8 @@ void TlsRelay::encrypt(Flow &f) {
 
 void TlsRelay::send_to_kernel(Flow &f) {
     while (!f.up.empty()) {
-        ssize_t w = ::send(network_.get(), f.up.buf.data() + f.up.off, f.up.len - f.up.off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        const std::size_t left = f.up.len - f.up.off;
+        ssize_t w = ::send(network_.get(), f.up.buf.data() + f.up.off, left, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w > 0) {
             f.up.off += static_cast<std::size_t>(w);
             f.moved = true;
