@@ -40,7 +40,9 @@ bool sink_legal(SinkBlock from, SinkBlock to) {
 // A free block taken and its grant sent: the state in which notices are taken.
 std::optional<uint32_t> take_granted(BlockStates<SinkBlock> &b) {
     auto i = b.take_free(SinkBlock::lending);
-    if (i) EXPECT_TRUE(b.move(*i, SinkBlock::lending, SinkBlock::granted));
+    if (i) {
+        EXPECT_TRUE(b.move(*i, SinkBlock::lending, SinkBlock::granted));
+    }
     return i;
 }
 
