@@ -281,7 +281,9 @@ void cmd_retr(Session &s, const std::string &arg) {
             // Remembered only for the file as it was throughout (of_unchanged).
             auto before = TransferDigest::of(file->get(), "");
             auto r = middleware::send_parallel(
-                *socks, {file->get(), rest, size, block, direct_io, checksums, depth, framed_end(keep), kept.get(), digest},
+                *socks,
+                {file->get(), rest, size, block, direct_io, checksums, depth, framed_end(keep), kept.get(), digest,
+                 /*from_page_cache=*/true},
                 job->progress);
             if (!r) sent = fail(r.error());
             else if (r->sha256) taken = TransferDigest::of_unchanged(file->get(), before, *r->sha256, size);

@@ -48,6 +48,7 @@ std::string DiskFile::summary() const {
     std::string s = "direct_bytes=" + std::to_string(direct_bytes.load()) +
                     " buffered_bytes=" + std::to_string(buffered_bytes.load());
     if (!buffered_reason.empty()) s += " buffered_reason=\"" + buffered_reason + "\"";
+    if (sendfile_bytes.load() > 0) s += " sendfile_bytes=" + std::to_string(sendfile_bytes.load());
     return s;
 }
 

@@ -31,6 +31,9 @@ struct DiskFile {
     std::atomic<bool> direct_usable{false};
     std::string buffered_reason;  // why the file (or a part of it) goes buffered
     std::atomic<uint64_t> direct_bytes{0}, buffered_bytes{0};
+    // Of buffered_bytes, those sent to a socket by sendfile from the page
+    // cache (tcp/page_cache_blocks.h) rather than read into a buffer.
+    std::atomic<uint64_t> sendfile_bytes{0};
 
     // Never fails: a file that cannot be opened O_DIRECT is read or written
     // buffered, and buffered_reason says why.
@@ -38,7 +41,7 @@ struct DiskFile {
                                           Placement placement = Placement::at_offsets);
     // Direct I/O was refused mid-file (EINVAL): the rest goes buffered.
     void refuse_direct(const std::string &why);
-    // For the debug log: "direct=... buffered=... (why)".
+    // For the transfer log: "direct_bytes=... buffered_bytes=... [buffered_reason=...] [sendfile_bytes=...]".
     std::string summary() const;
 };
 

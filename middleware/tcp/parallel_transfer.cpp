@@ -19,6 +19,7 @@
 #include "middleware/integrity/block_checksum.h"
 #include "middleware/tcp/block_layout.h"
 #include "middleware/tcp/block_resends.h"
+#include "middleware/tcp/page_cache_blocks.h"
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_buffers.h"
 #include "middleware/tcp/streams_digest.h"
@@ -186,10 +187,10 @@ Result<TrailerCheck> receive_sealed(int sock, uint8_t *data, uint32_t length, bo
 class ZeroBlocks {
 public:
     explicit ZeroBlocks(uint32_t block_size) : zeros_(block_size, 0) {}
-    Status send(int sock, uint32_t length, bool checksums) {
-        if (checksums && length != crc_length_) crc_ = crc32c({zeros_.data(), length}), crc_length_ = length;
-        if (auto s = write_all(sock, zeros_.data(), length); !s) return s;
-        return send_trailer(sock, checksums ? crc_ : 0);
+    Result<uint32_t> send(int sock, BlockRange block, bool checksums, const TransferProgress &) {
+        if (checksums && block.length != crc_length_) crc_ = crc32c({zeros_.data(), block.length}), crc_length_ = block.length;
+        if (auto s = write_all(sock, zeros_.data(), block.length); !s) return fail(s.error());
+        return checksums ? crc_ : 0;
     }
 
 private:
@@ -243,9 +244,12 @@ Result<bool> offer_end(int sock, const ParallelSendPlan &plan, ResendRequests &r
     return true;
 }
 
-Status send_zero_stream(int sock, const ParallelSendPlan &plan, const BlockLayout &layout, BlockClaims &claims,
-                        TransferProgress &progress) {
-    ZeroBlocks zeros(plan.block_size);
+// A stream whose blocks need no buffers of its own (ZeroBlocks,
+// PageCacheBlocks): each block claimed is sent as it comes, payload then
+// trailer.
+template <class Payload>
+Status send_unbuffered_stream(int sock, const ParallelSendPlan &plan, const BlockLayout &layout, BlockClaims &claims,
+                              TransferProgress &progress, Payload payload) {
     ResendRequests resends(sock, layout, progress);
     set_cork(sock, true);
     for (;;) {
@@ -259,9 +263,20 @@ Status send_zero_stream(int sock, const ParallelSendPlan &plan, const BlockLayou
             continue;
         }
         if (auto s = send_header(sock, {ftp::kFrameData, next->range.length, next->range.offset}); !s) return s;
-        if (auto s = zeros.send(sock, next->range.length, plan.block_checksums); !s) return s;
+        auto crc = payload.send(sock, next->range, plan.block_checksums, progress);
+        if (!crc) return fail(crc.error());
+        if (auto s = send_trailer(sock, *crc); !s) return s;
         if (!next->again) progress.bytes.fetch_add(next->range.length);
     }
+}
+
+// The digest takes each block from a buffer. So does the test fault switch
+// without checksums: it damages the bytes themselves (with them,
+// PageCacheBlocks damages the trailer).
+bool sends_from_page_cache(const ParallelSendPlan &plan, const disk::DiskFile &file) {
+    if (!plan.from_page_cache || (plan.digest && plan.start == 0)) return false;
+    if (fault_flips_armed() && !plan.block_checksums) return false;
+    return bytes_are_in_page_cache(file);
 }
 
 }  // namespace
@@ -279,12 +294,22 @@ Result<ParallelSendResult> send_parallel(std::span<const int> socks, const Paral
     BlockClaims claims(layout);
     StreamGroup group(socks, progress);
     if (memory_endpoint(plan.file_fd) == MemoryEndpoint::zeros && !fault_flips_armed()) {
-        auto sent = group.run(
-            [&](std::size_t, int sock) { return send_zero_stream(sock, plan, layout, claims, progress); });
+        auto sent = group.run([&](std::size_t, int sock) {
+            return send_unbuffered_stream(sock, plan, layout, claims, progress, ZeroBlocks(plan.block_size));
+        });
         if (!sent) return fail(sent.error());
         return ParallelSendResult{};
     }
     auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
+    if (sends_from_page_cache(plan, *file)) {
+        file->refuse_direct("in memory (tmpfs): sent from the page cache");
+        auto sent = group.run([&](std::size_t, int sock) {
+            return send_unbuffered_stream(sock, plan, layout, claims, progress, PageCacheBlocks(*file));
+        });
+        progress.disk_summary = file->summary();
+        if (!sent) return fail(sent.error());
+        return ParallelSendResult{};
+    }
     const StreamShape shape = stream_shape(socks.size(), plan.block_size, plan.queue_depth, plan.size - std::min(plan.start, plan.size));
     std::optional<StreamsDigest> digest;
     if (plan.digest && plan.start == 0) digest.emplace(socks.size(), kDigestCopyBudget);

@@ -144,7 +144,11 @@ void set_cork(int sock, bool on) {
     (void)::setsockopt(sock, IPPROTO_TCP, TCP_CORK, &v, sizeof v);
 }
 
-Status copy_file_to_socket(int sock, int fd, uint64_t offset, uint64_t count, TransferProgress &progress) {
+namespace {
+
+// moved: where the bytes sent are counted, or null.
+Status file_to_socket(int sock, int fd, uint64_t offset, uint64_t count, const TransferProgress &progress,
+                      std::atomic<uint64_t> *moved) {
     bool first = true;
     while (count > 0) {
         if (auto s = check_abort(progress); !s) return s;
@@ -160,7 +164,7 @@ Status copy_file_to_socket(int sock, int fd, uint64_t offset, uint64_t count, Tr
         first = false;
         offset += static_cast<uint64_t>(n);
         count -= static_cast<uint64_t>(n);
-        progress.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+        if (moved) moved->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     }
     if (count == 0) return {};
     std::vector<char> buf(std::min<uint64_t>(count, kBounceBuffer));
@@ -175,9 +179,19 @@ Status copy_file_to_socket(int sock, int fd, uint64_t offset, uint64_t count, Tr
         if (auto s = write_all(sock, buf.data(), static_cast<std::size_t>(n)); !s) return s;
         offset += static_cast<uint64_t>(n);
         count -= static_cast<uint64_t>(n);
-        progress.bytes.fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+        if (moved) moved->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     }
     return {};
+}
+
+}  // namespace
+
+Status copy_file_to_socket(int sock, int fd, uint64_t offset, uint64_t count, TransferProgress &progress) {
+    return file_to_socket(sock, fd, offset, count, progress, &progress.bytes);
+}
+
+Status copy_block_to_socket(int sock, int fd, uint64_t offset, uint64_t count, const TransferProgress &progress) {
+    return file_to_socket(sock, fd, offset, count, progress, nullptr);
 }
 
 }  // namespace rftp::middleware

@@ -43,6 +43,10 @@ Status fill_from_socket(int sock, uint8_t *buf, std::size_t len, int idle_ms, st
 // pread + send where the source refuses sendfile.
 Status copy_file_to_socket(int sock, int file_fd, uint64_t offset, uint64_t count, TransferProgress &progress);
 
+// The same for a framed block's payload: progress.bytes is left to the
+// caller, since a block sent again counts once.
+Status copy_block_to_socket(int sock, int file_fd, uint64_t offset, uint64_t count, const TransferProgress &progress);
+
 // Writes len bytes at offset (or at the current position when not seekable).
 Status write_to_file(int fd, bool seekable, uint64_t offset, const char *data, std::size_t len);
 

@@ -2,7 +2,8 @@
 TCP (one stream and four framed parallel streams), with the daemon's root and
 the client's files on the machine's own disk and on tmpfs, compared by digest.
 The daemon's transfer log says how its disk engine split each file between
-O_DIRECT and buffered I/O; that split is checked byte for byte.
+O_DIRECT and buffered I/O, and how much it sent from the page cache; both
+are checked byte for byte.
 The RDMA side of the same matrix runs in the lab (tests/rdma/guest/test_rdma_file_sizes.py)."""
 
 import os
@@ -57,6 +58,18 @@ def disk_split(daemon, direction: str, name: str):
     raise AssertionError(f"no {direction} line for {name}:\n{daemon.log()[-3000:]}")
 
 
+def sendfile_bytes(daemon, name: str) -> int:
+    """Bytes of that file's download that rftpd sent from the page cache."""
+    [line] = [line for line in daemon.log().splitlines()
+              if "event=transfer direction=retrieve " in line and re.search(rf'path="?/{re.escape(name)}"? ', line)]
+    m = re.search(r" sendfile_bytes=(\d+)", line)
+    return int(m[1]) if m else 0
+
+
+def on_tmpfs(directory: Path) -> bool:
+    return str(directory.resolve()).startswith("/dev/shm/")
+
+
 def takes_direct_io(directory: Path) -> bool:
     """tmpfs refuses O_DIRECT before Linux 6.6 and takes it after."""
     probe = directory / ".direct-probe"
@@ -100,9 +113,16 @@ def test_boundary_sizes_round_trip(daemon_on, place, env, streams):
         r = rftp(env, "--json", "get", "-P", str(streams), "--block-size", "1M", url(daemon_on, name), str(back))
         assert r.returncode == 0, r.stderr
         assert sha256(back) == sha256(src), name
-        # Downloads from rftpd are framed too, so the daemon's disk engine
-        # reads every one of them.
-        assert disk_split(daemon_on, "retrieve", name)[:2] == expected_split(direct, size), name
+        # Downloads from rftpd are framed too. On disk its disk engine reads
+        # every one of them; on tmpfs it sends each block from the page cache.
+        if on_tmpfs(place):
+            reason = "in memory (tmpfs): sent from the page cache" if direct else "O_DIRECT refused"
+            split = disk_split(daemon_on, "retrieve", name)
+            assert split[:2] == (0, size) and split[2].startswith(reason), (name, split)
+            assert sendfile_bytes(daemon_on, name) == size, name
+        else:
+            assert disk_split(daemon_on, "retrieve", name)[:2] == expected_split(direct, size), name
+            assert sendfile_bytes(daemon_on, name) == 0, name
 
 
 def test_several_gib_sparse_file_on_disk(rftpd, env, tmp_path):
@@ -136,6 +156,8 @@ def test_direct_io_off_writes_everything_buffered(tmp_path, env):
         assert rftp(env, "get", "-P", "4", "--block-size", "1M", url(d, "b.bin"), str(back)).returncode == 0
         assert sha256(back) == sha256(src)
         assert disk_split(d, "retrieve", "b.bin") == (0, BLOCK + 1, "direct I/O is off")
+        # Read buffered anyway, so sent from the page cache.
+        assert sendfile_bytes(d, "b.bin") == BLOCK + 1
     finally:
         alive = d.alive()
         assert d.stop() == 0 and alive, d.log()[-3000:]

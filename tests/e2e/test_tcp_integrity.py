@@ -11,8 +11,11 @@ then catches the damage."""
 import collections
 import json
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -54,9 +57,13 @@ def test_a_damaged_upload_block_is_sent_again_in_the_same_transfer(rftpd, env, t
 
 
 @pytest.mark.parametrize("streams", [1, 2])
-def test_a_damaged_download_block_is_sent_again_in_the_same_transfer(tmp_path, env, streams):
-    """Also on one stream, rftp's default: a download from rftpd is framed."""
-    d = Rftpd(tmp_path / "flipping", env_extra={FLIP: "1"})
+@pytest.mark.parametrize("where", ["disk", "tmpfs"])
+def test_a_damaged_download_block_is_sent_again_in_the_same_transfer(tmp_path, env, streams, where):
+    """Also on one stream, rftp's default: a download from rftpd is framed.
+    From tmpfs rftpd sends blocks from the page cache, where the switch
+    damages the block's trailer instead of its bytes."""
+    place = tmp_path if where == "disk" else Path(tempfile.mkdtemp(prefix="rftp-flip-", dir="/dev/shm"))
+    d = Rftpd(place / "flipping", env_extra={FLIP: "1"})
     try:
         served = random_file(d.roots["alice"] / "down.bin", 8 * MiB + 1)
         local = tmp_path / "down.bin"
@@ -68,10 +75,14 @@ def test_a_damaged_download_block_is_sent_again_in_the_same_transfer(tmp_path, e
         assert [a for _, a in mismatches(r.stderr.decode())] == [1], r.stderr  # rftp, the receiver, says so
         [line] = transfer_lines(d.log())  # one RETR: no resume, no second transfer
         assert "result=ok" in line and "blocks_resent=1" in line, line
+        # The file and the one block sent again (the switch damages a first block: 1 MiB).
+        assert (f" sendfile_bytes={9 * MiB + 1}" in line) == (where == "tmpfs"), line
         assert sha256(local) == sha256(served)
     finally:
         alive = d.alive()
         assert d.stop() == 0 and alive, d.log()[-3000:]
+        if where == "tmpfs":
+            shutil.rmtree(place, ignore_errors=True)
 
 
 def test_a_block_damaged_now_and_then_does_not_end_a_long_transfer(rftpd, env, tmp_path):
