@@ -4,10 +4,12 @@ directories. Every test that starts a daemon also checks, at teardown, that
 the daemon is still alive: nothing a client does may bring it down."""
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,6 +38,21 @@ def password_hash(password: str) -> str:
                              capture_output=True, text=True, check=True)
         _hash_cache[password] = out.stdout.strip()
     return _hash_cache[password]
+
+
+@pytest.fixture(params=["disk", "tmpfs"])
+def place(request, tmp_path):
+    """A scratch directory on the machine's disk (pytest's tmp) or on tmpfs."""
+    if request.param == "disk":
+        yield tmp_path
+        return
+    d = Path(tempfile.mkdtemp(prefix="rftp-place-", dir="/dev/shm"))
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def on_tmpfs(directory: Path) -> bool:
+    return str(directory.resolve()).startswith("/dev/shm/")
 
 
 class Rftpd:

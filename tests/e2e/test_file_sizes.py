@@ -8,32 +8,19 @@ The RDMA side of the same matrix runs in the lab (tests/rdma/guest/test_rdma_fil
 
 import os
 import re
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 from sparse_file import SPARSE_SIZE, sparse_digest, write_sparse  # noqa: E402
-from conftest import Rftpd
+from conftest import Rftpd, on_tmpfs
 from test_client_rftpd import env, rftp, sha256, summary, url  # noqa: F401 (env is a fixture)
 
 MiB = 1 << 20
 BLOCK = MiB  # --block-size below
 SIZES = [0, 1, 4095, 4096, 4097, BLOCK - 1, BLOCK, BLOCK + 1]
-
-
-@pytest.fixture(params=["disk", "tmpfs"])
-def place(request, tmp_path):
-    """A scratch directory on the machine's disk (pytest's tmp) or on tmpfs."""
-    if request.param == "disk":
-        yield tmp_path
-        return
-    d = Path(tempfile.mkdtemp(prefix="rftp-sizes-", dir="/dev/shm"))
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture
@@ -44,30 +31,30 @@ def daemon_on(place):
     assert d.stop() == 0 and alive, d.log()[-3000:]
 
 
+def transfer_line(daemon, direction: str, name: str) -> str:
+    """The daemon's one transfer line for that file in that direction."""
+    lines = [line for line in daemon.log().splitlines()
+             if f"event=transfer direction={direction} " in line and re.search(rf'path="?/{re.escape(name)}"? ', line)]
+    assert len(lines) == 1, f"{len(lines)} {direction} lines for {name}:\n{daemon.log()[-3000:]}"
+    return lines[0]
+
+
 def disk_split(daemon, direction: str, name: str):
     """(direct_bytes, buffered_bytes, buffered_reason) from the daemon's
     transfer line for that file; None for a plain stream sent by sendfile
     (no disk engine involved)."""
-    for line in daemon.log().splitlines():
-        if f"event=transfer direction={direction} " in line and re.search(rf'path="?/{re.escape(name)}"? ', line):
-            if direction == "retrieve" and " streams=0 " in line:
-                return None
-            m = re.search(r'direct_bytes=(\d+) buffered_bytes=(\d+)(?: buffered_reason="([^"]*)")?', line)
-            assert m, line
-            return int(m[1]), int(m[2]), m[3] or ""
-    raise AssertionError(f"no {direction} line for {name}:\n{daemon.log()[-3000:]}")
+    line = transfer_line(daemon, direction, name)
+    if direction == "retrieve" and " streams=0 " in line:
+        return None
+    m = re.search(r'direct_bytes=(\d+) buffered_bytes=(\d+)(?: buffered_reason="([^"]*)")?', line)
+    assert m, line
+    return int(m[1]), int(m[2]), m[3] or ""
 
 
 def sendfile_bytes(daemon, name: str) -> int:
     """Bytes of that file's download that rftpd sent from the page cache."""
-    [line] = [line for line in daemon.log().splitlines()
-              if "event=transfer direction=retrieve " in line and re.search(rf'path="?/{re.escape(name)}"? ', line)]
-    m = re.search(r" sendfile_bytes=(\d+)", line)
+    m = re.search(r" sendfile_bytes=(\d+)", transfer_line(daemon, "retrieve", name))
     return int(m[1]) if m else 0
-
-
-def on_tmpfs(directory: Path) -> bool:
-    return str(directory.resolve()).startswith("/dev/shm/")
 
 
 def takes_direct_io(directory: Path) -> bool:

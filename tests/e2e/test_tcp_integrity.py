@@ -11,15 +11,12 @@ then catches the damage."""
 import collections
 import json
 import re
-import shutil
 import signal
 import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from conftest import Rftpd
+from conftest import Rftpd, on_tmpfs
 from test_client_rftpd import RFTP, MiB, env, random_file, rftp, sha256, url  # noqa: F401 (env is a fixture)
 
 FLIP = "RFTP_TEST_FLIP_BLOCKS"
@@ -57,12 +54,10 @@ def test_a_damaged_upload_block_is_sent_again_in_the_same_transfer(rftpd, env, t
 
 
 @pytest.mark.parametrize("streams", [1, 2])
-@pytest.mark.parametrize("where", ["disk", "tmpfs"])
-def test_a_damaged_download_block_is_sent_again_in_the_same_transfer(tmp_path, env, streams, where):
+def test_a_damaged_download_block_is_sent_again_in_the_same_transfer(tmp_path, place, env, streams):
     """Also on one stream, rftp's default: a download from rftpd is framed.
     From tmpfs rftpd sends blocks from the page cache, where the switch
     damages the block's trailer instead of its bytes."""
-    place = tmp_path if where == "disk" else Path(tempfile.mkdtemp(prefix="rftp-flip-", dir="/dev/shm"))
     d = Rftpd(place / "flipping", env_extra={FLIP: "1"})
     try:
         served = random_file(d.roots["alice"] / "down.bin", 8 * MiB + 1)
@@ -76,13 +71,11 @@ def test_a_damaged_download_block_is_sent_again_in_the_same_transfer(tmp_path, e
         [line] = transfer_lines(d.log())  # one RETR: no resume, no second transfer
         assert "result=ok" in line and "blocks_resent=1" in line, line
         # The file and the one block sent again (the switch damages a first block: 1 MiB).
-        assert (f" sendfile_bytes={9 * MiB + 1}" in line) == (where == "tmpfs"), line
+        assert (f" sendfile_bytes={9 * MiB + 1}" in line) == on_tmpfs(place), line
         assert sha256(local) == sha256(served)
     finally:
         alive = d.alive()
         assert d.stop() == 0 and alive, d.log()[-3000:]
-        if where == "tmpfs":
-            shutil.rmtree(place, ignore_errors=True)
 
 
 def test_a_block_damaged_now_and_then_does_not_end_a_long_transfer(rftpd, env, tmp_path):
