@@ -6,7 +6,8 @@
 #
 # The result is cached outside the source tree, keyed by a hash of everything
 # that shapes it (the option lists below, HZ, the exact source package
-# version), so only the first run on a machine pays the several-minute build:
+# version, the patches in patches/), so only the first run on a machine
+# pays the several-minute build:
 #   $RFTP_UML_CACHE/linux-uml-<key>   (default cache: /var/cache/rftp-uml,
 #                                      or ~/.cache/rftp-uml without root)
 # Prints the kernel's path on stdout; everything else goes to stderr.
@@ -79,7 +80,7 @@ log() { echo "[build-kernel] $*" >&2; }
 
 # 1. Debian packages: the compiler toolchain and the kernel source.
 need=()
-for p in build-essential flex bison bc "linux-source-$KVER"; do
+for p in build-essential flex bison bc patch "linux-source-$KVER"; do
     dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if ((${#need[@]})); then
@@ -87,9 +88,15 @@ if ((${#need[@]})); then
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}" >&2
 fi
 SRC_VERSION=$(dpkg-query -W -f='${Version}' "linux-source-$KVER")
+# Fixes the source needs on some hosts, applied in name order at unpack
+# (each patch's header says why).
+PATCHES=("$(dirname "$0")"/patches/*.patch)
+PATCH_SUM=$(cat "${PATCHES[@]}" | sha256sum | cut -c1-12)
 
-# 2. The cache key: the option lists, HZ and the exact source version.
-KEY=$( { declare -p Y_OPTS N_OPTS; echo "$KVER $SRC_VERSION hz=$UML_HZ"; } |
+# 2. The cache key: the option lists, HZ, the exact source version and the
+# patches.
+KEY=$( { declare -p Y_OPTS N_OPTS
+         echo "$KVER $SRC_VERSION hz=$UML_HZ patches=$PATCH_SUM"; } |
        sha256sum | cut -c1-16)
 BIN=$CACHE/linux-uml-$KEY
 if [[ -x $BIN ]]; then
@@ -102,8 +109,9 @@ exec 9>"$CACHE/.lock-$KEY"
 flock -n 9 || { log "another run is building this kernel; waiting for it"; flock 9; }
 [[ -x $BIN ]] && { echo "$BIN"; exit 0; }   # another run finished meanwhile
 
-# 3. Unpack the source once per source version (shared by all keys).
-SRC=$CACHE/src-$KVER-$SRC_VERSION
+# 3. Unpack and patch the source once per source version and patch set
+# (shared by all keys).
+SRC=$CACHE/src-$KVER-$SRC_VERSION-$PATCH_SUM
 if [[ ! -f $SRC/.unpacked ]]; then
     log "unpacking linux-source-$KVER $SRC_VERSION"
     tmp=$(mktemp -d "$CACHE/.unpack.XXXXXX")
@@ -115,6 +123,10 @@ if [[ ! -f $SRC/.unpacked ]]; then
         "$tmp/linux-source-$KVER/arch/um/Kconfig"
     grep -q 'int "Timer frequency"' "$tmp/linux-source-$KVER/arch/um/Kconfig" ||
         { log "ERROR: could not make HZ settable in arch/um/Kconfig"; exit 1; }
+    for p in "${PATCHES[@]}"; do
+        log "applying ${p##*/}"
+        patch -d "$tmp/linux-source-$KVER" -p1 --quiet --forward <"$p" >&2
+    done
     touch "$tmp/linux-source-$KVER/.unpacked"
     rm -rf "$SRC"
     mv "$tmp/linux-source-$KVER" "$SRC"
