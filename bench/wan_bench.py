@@ -101,7 +101,11 @@ def iperf3_get(addr: str, size: int) -> dict:
                 break
             time.sleep(0.1)
     finally:
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:   # no client reached it
+            server.kill()
+            server.wait()
     try:
         rate = json.loads(p.stdout)["end"]["sum_received"]["bits_per_second"] / 8 / 1e9
     except (ValueError, KeyError):
