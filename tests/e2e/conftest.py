@@ -3,6 +3,8 @@ rftpd started on a free loopback port with users whose roots are temporary
 directories. Every test that starts a daemon also checks, at teardown, that
 the daemon is still alive: nothing a client does may bring it down."""
 
+import base64
+import hashlib
 import os
 import shutil
 import signal
@@ -33,11 +35,28 @@ def free_port() -> int:
 
 
 def password_hash(password: str) -> str:
+    """rftpd's own hash of password, at its default cost (`--hash-password`)."""
     if password not in _hash_cache:
         out = subprocess.run([str(TESTING / "rftpd"), "--hash-password"], input=password + "\n",
                              capture_output=True, text=True, check=True)
         _hash_cache[password] = out.stdout.strip()
     return _hash_cache[password]
+
+
+def cheap_password_hash(password: str) -> str:
+    """A hash at the lowest cost rftpd accepts (scrypt ln=10: 1 MiB, about
+    3 ms; rftpd's default yescrypt takes about 20 ms here). The suite logs
+    in nearly a thousand times; the tests of the hashes themselves and of
+    logins queued behind a check use rftpd's own (default_cost_hashes)."""
+    salt = os.urandom(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=1 << 10, r=8, p=1, dklen=32)
+    encode = lambda b: base64.b64encode(b).decode()  # noqa: E731
+    return f"$scrypt$ln=10,r=8,p=1${encode(salt)}${encode(digest)}"
+
+
+def default_cost_hashes() -> dict:
+    """Every test user's password hashed by rftpd at its default cost."""
+    return {name: password_hash(pw) for name, pw in PASSWORDS.items()}
 
 
 @pytest.fixture(params=["disk", "tmpfs"])
@@ -66,7 +85,7 @@ class Rftpd:
         for r in self.roots.values():
             r.mkdir(parents=True, exist_ok=True)
         users = "".join(
-            f"  - {{name: {name}, password_hash: \"{(hashes or {}).get(name) or password_hash(pw)}\", "
+            f"  - {{name: {name}, password_hash: \"{(hashes or {}).get(name) or cheap_password_hash(pw)}\", "
             f"root: \"{self.roots[name]}\", "
             f"access: {'read-write' if name == 'alice' else 'read-only'}}}\n"
             for name, pw in PASSWORDS.items())
@@ -80,7 +99,8 @@ class Rftpd:
         # wrapper: a command to run the daemon under (strace, for the durability test).
         # env_extra: the test-only fault switch, for one. program: another
         # build of rftpd (an installed one). hashes: a user's password hash
-        # made elsewhere (mkpasswd, openssl passwd) in place of rftpd's own.
+        # in place of the cheap one (cheap_password_hash): rftpd's own at its
+        # default cost, or one made elsewhere (mkpasswd, openssl passwd).
         # more_listeners: further list entries (", {address: ..., port: ...}").
         self.proc = subprocess.Popen([*wrapper, str(program), "--config", str(self.config)],
                                      stdout=self._log, stderr=subprocess.STDOUT,
@@ -142,8 +162,8 @@ def on_a_file_system_with_user_xattrs(directory: Path):
 def rftpd_factory(tmp_path):
     started = []
 
-    def start(extra_config: str = "", anonymous: bool = False, name: str = "d") -> Rftpd:
-        d = Rftpd(tmp_path / f"{name}{len(started)}", extra_config, anonymous)
+    def start(extra_config: str = "", anonymous: bool = False, name: str = "d", hashes=None) -> Rftpd:
+        d = Rftpd(tmp_path / f"{name}{len(started)}", extra_config, anonymous, hashes=hashes)
         started.append(d)
         return d
 

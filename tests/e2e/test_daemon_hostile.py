@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PASSWORDS
+from conftest import PASSWORDS, default_cost_hashes
 
 TIMEOUT = 10
 
@@ -777,8 +777,9 @@ def test_sessions_opened_together_with_the_right_password_do_not_wait(rftpd_fact
     first answer; the first right password lets the same user's waiting
     checks go at once: all logged in within a second. Another name's
     waiting check (a guess by whoever holds this account) is not let go
-    with them: it runs after them."""
-    d = rftpd_factory()
+    with them: it runs after them. The checks cost what they cost in
+    service, so the first is still running when the others arrive."""
+    d = rftpd_factory(hashes=default_cost_hashes())
     wait_for(lambda: "event=disconnect" in d.log(), "the start-up probe to disconnect")
     clients = [Control(d) for _ in range(4)]
     guess = Control(d)

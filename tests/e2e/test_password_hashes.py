@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import PASSWORDS, TESTING, Rftpd
+from conftest import PASSWORDS, TESTING, Rftpd, password_hash
 
 
 def mkpasswd(method: str, password: str) -> str:
@@ -38,7 +38,7 @@ def logs_in(d: Rftpd, user: str, password: str) -> bool:
 def test_a_hash_made_by_the_systems_tools_logs_in(tmp_path, make):
     hashed = mkpasswd("yescrypt", PASSWORDS["alice"]) if make == "yescrypt" else openssl_passwd(PASSWORDS["alice"])
     assert hashed.startswith("$y$" if make == "yescrypt" else "$6$"), hashed
-    d = Rftpd(tmp_path / "d", hashes={"alice": hashed})
+    d = Rftpd(tmp_path / "d", hashes={"alice": hashed, "bob": password_hash(PASSWORDS["bob"])})
     try:
         assert logs_in(d, "alice", PASSWORDS["alice"])
         assert not logs_in(d, "alice", PASSWORDS["alice"] + "x")
