@@ -3,8 +3,6 @@ rftpd started on a free loopback port with users whose roots are temporary
 directories. Every test that starts a daemon also checks, at teardown, that
 the daemon is still alive: nothing a client does may bring it down."""
 
-import base64
-import hashlib
 import os
 import shutil
 import signal
@@ -19,6 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 from passed_test_files import note_the_tests_files, remove_if_passed  # noqa: E402,F401 (an autouse fixture)
+from cheap_password_hash import cheap_password_hash  # noqa: E402
 
 BUILD = Path(os.environ.get("RFTP_BUILD", Path(__file__).resolve().parents[2] / "build"))
 # rftpd and rftp as the tests run them: built with their test-only switches
@@ -41,17 +40,6 @@ def password_hash(password: str) -> str:
                              capture_output=True, text=True, check=True)
         _hash_cache[password] = out.stdout.strip()
     return _hash_cache[password]
-
-
-def cheap_password_hash(password: str) -> str:
-    """A hash at the lowest cost rftpd accepts (scrypt ln=10: 1 MiB, about
-    3 ms; rftpd's default yescrypt takes about 20 ms here). The suite logs
-    in nearly a thousand times; the tests of the hashes themselves and of
-    logins queued behind a check use rftpd's own (default_cost_hashes)."""
-    salt = os.urandom(16)
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=1 << 10, r=8, p=1, dklen=32)
-    encode = lambda b: base64.b64encode(b).decode()  # noqa: E731
-    return f"$scrypt$ln=10,r=8,p=1${encode(salt)}${encode(digest)}"
 
 
 def default_cost_hashes() -> dict:

@@ -20,6 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
 from passed_test_files import note_the_tests_files, remove_if_passed  # noqa: E402,F401 (an autouse fixture)
+from cheap_password_hash import cheap_password_hash  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILD = Path(os.environ.get("RFTP_BUILD", ROOT / "build"))
@@ -49,19 +50,6 @@ def lab_devices():
     if not devices:
         pytest.fail("RFTP_LAB_DEVICES is not set: these tests run inside the RDMA lab (tests/rdma/run.sh)")
     return devices
-
-
-def cheap_password_hash(password: str) -> str:
-    """A hash in rftpd's format at the lowest cost it accepts (ln=10: 1 MiB
-    where the default takes 32 MiB). Every login pays the hash, and in the
-    guest each of its fresh pages is a page fault the UML kernel serves
-    slowly; the lab tests RDMA, and the hashes have their tests on the host."""
-    import base64
-    import hashlib
-    salt = os.urandom(16)
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=1 << 10, r=8, p=1, dklen=32)
-    encode = lambda b: base64.b64encode(b).decode()  # noqa: E731
-    return f"$scrypt$ln=10,r=8,p=1${encode(salt)}${encode(digest)}"
 
 
 class Daemon:
