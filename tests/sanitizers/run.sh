@@ -70,7 +70,7 @@ rdma_tests_under() {
     echo "== sanitizers: the RDMA engine in the QEMU guest (rxe0, siw0)"
     local share=()   # a build outside the project, which the guest shares anyway
     [[ $dir/ = "$ROOT"/* ]] || share=(--rw "$dir")
-    RFTP_BUILD=$dir LAB_DEVICE_AGNOSTIC_TESTS=1 "$ROOT/tests/rdma/qemu/run-in-qemu.sh" --times -t 900 "${share[@]}" -- \
+    RFTP_BUILD=$dir LAB_DEVICE_AGNOSTIC_TESTS=all "$ROOT/tests/rdma/qemu/run-in-qemu.sh" --times -t 900 "${share[@]}" -- \
         "$HERE/rdma-in-guest.sh" "$dir/sanitizer-canary" "$reports" "${RDMA_TESTS[@]}"
     rc=$?
     if compgen -G "$reports/*" >/dev/null; then

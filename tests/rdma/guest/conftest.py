@@ -250,12 +250,31 @@ def pytest_runtest_makereport(item, call):
         report.sections.append(("rftpd log, last 80 lines", "\n".join(lines[-80:])))
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "first_guest: a long test without a device parameter, run in the guest "
+        "started with LAB_DEVICE_AGNOSTIC_TESTS=first; the others run in the second")
+
+
 def pytest_collection_modifyitems(config, items):
     """tests/rdma/run.sh runs one guest per device; a test without a device
-    parameter (it takes whichever device there is) runs in one of them only,
-    the one started with LAB_DEVICE_AGNOSTIC_TESTS=1."""
-    if os.environ.get("LAB_DEVICE_AGNOSTIC_TESTS", "1") != "0":
+    parameter (it takes whichever device there is) runs in one of them only.
+    LAB_DEVICE_AGNOSTIC_TESTS says which: "first" (those marked
+    first_guest), "second" (the others), "none", or "all" (the default, for
+    a single guest). The long ones go to one guest, the short ones to the
+    other, whose own tests take longer."""
+    share = os.environ.get("LAB_DEVICE_AGNOSTIC_TESTS", "all")
+    if share not in ("all", "first", "second", "none"):
+        raise pytest.UsageError(f"LAB_DEVICE_AGNOSTIC_TESTS={share!r}: say all, first, second or none")
+    if share == "all":
         return
-    keep = [item for item in items if "device" in getattr(item, "fixturenames", ())]
+
+    def runs_here(item):
+        if "device" in getattr(item, "fixturenames", ()):
+            return True
+        first = item.get_closest_marker("first_guest") is not None
+        return share == ("first" if first else "second")
+
+    keep = [item for item in items if runs_here(item)]
     config.hook.pytest_deselected(items=[item for item in items if item not in keep])
     items[:] = keep
