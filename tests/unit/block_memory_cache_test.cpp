@@ -4,6 +4,9 @@
 #include <sys/resource.h>
 
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 
 namespace rftp::middleware {
 namespace {
@@ -22,6 +25,22 @@ long faults_touching(const BlockMemory &m, std::size_t n) {
     return minor_faults() - before;
 }
 
+// The kB of the mapping holding at that the kernel may take back
+// (MADV_FREE), from /proc/self/smaps.
+long lazy_free_kib(const void *at) {
+    std::ifstream smaps("/proc/self/smaps");
+    const auto addr = reinterpret_cast<uintptr_t>(at);
+    bool inside = false;
+    for (std::string line; std::getline(smaps, line);) {
+        uintptr_t lo = 0, hi = 0;
+        char dash = 0;
+        std::istringstream range(line);
+        if (range >> std::hex >> lo >> dash >> hi && dash == '-') inside = lo <= addr && addr < hi;
+        else if (inside && line.starts_with("LazyFree:")) return std::stol(line.substr(9));
+    }
+    return -1;
+}
+
 TEST(BlockMemoryCache, TheNextTransferFindsTheMemoryMappedWithItsPagesInPlace) {
     BlockMemoryCache cache(64 * kMiB);
     BlockMemory first = cache.take(256 * kKiB);
@@ -35,6 +54,23 @@ TEST(BlockMemoryCache, TheNextTransferFindsTheMemoryMappedWithItsPagesInPlace) {
     EXPECT_EQ(again.data(), at);
     EXPECT_EQ(cache.kept_bytes(), 0u);
     EXPECT_EQ(faults_touching(again, 256 * kKiB), 0);
+}
+
+TEST(BlockMemoryCache, MarksWhatItKeepsFreeableBeyondItsFirstMebibyte) {
+    BlockMemoryCache cache(64 * kMiB);
+    BlockMemory small = cache.take(256 * kKiB), big = cache.take(2 * kMiB);
+    std::memset(small.data(), 1, 256 * kKiB);
+    std::memset(big.data(), 1, 2 * kMiB);
+    const uint8_t *small_at = small.data(), *big_at = big.data();
+    ASSERT_EQ(lazy_free_kib(small_at), 0);
+    cache.give(std::move(small));  // within kUnmarkedBytes: kept as it is
+    cache.give(std::move(big));    // beyond: the kernel may take its pages
+    EXPECT_EQ(lazy_free_kib(small_at), 0);
+    EXPECT_GT(lazy_free_kib(big_at), 0);
+
+    // Taken and given back, the small one is counted once, not twice.
+    for (int round = 0; round < 8; ++round) cache.give(cache.take(256 * kKiB));
+    EXPECT_EQ(lazy_free_kib(small_at), 0);
 }
 
 TEST(BlockMemoryCache, TakesTheSmallestKeptMappingThatHoldsTheSize) {
