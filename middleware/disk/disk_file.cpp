@@ -1,13 +1,21 @@
 #include "middleware/disk/disk_file.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 namespace rftp::middleware::disk {
+
+bool in_memory_file_system(int fd) {
+    struct statfs fs {};
+    if (::fstatfs(fd, &fs) != 0) return false;
+    return fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
+}
 
 std::unique_ptr<DiskFile> DiskFile::open(int fd, bool writing, bool want_direct, Placement placement) {
     auto f = std::make_unique<DiskFile>();

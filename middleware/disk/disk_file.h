@@ -23,6 +23,11 @@ inline constexpr uint64_t kDirectAlign = 4096;
 // must follow "head", and whatever the shell writes next must follow us.
 enum class Placement { at_offsets, at_own_position };
 
+// Whether fd's file system keeps its files in memory (tmpfs, ramfs). There
+// O_DIRECT, which tmpfs takes from Linux 6.6 on, is a copy into the page
+// cache as a buffered write is.
+bool in_memory_file_system(int fd);
+
 struct DiskFile {
     int fd = -1;           // not owned
     UniqueFd direct;       // the same file opened O_DIRECT; empty where refused

@@ -1,7 +1,5 @@
 #include "middleware/tcp/page_cache_blocks.h"
 
-#include <linux/magic.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,17 +17,11 @@ namespace {
 // a file that shrinks under it raises SIGBUS).
 constexpr std::size_t kChecksumPiece = 256u << 10;
 
-bool in_memory_file_system(int fd) {
-    struct statfs fs {};
-    if (::fstatfs(fd, &fs) != 0) return false;
-    return fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
-}
-
 }  // namespace
 
 bool bytes_are_in_page_cache(const disk::DiskFile &file) {
     if (!file.regular || !file.seekable) return false;
-    return !file.direct_usable.load() || in_memory_file_system(file.fd);
+    return !file.direct_usable.load() || disk::in_memory_file_system(file.fd);
 }
 
 // The kernel sends from the page cache when the socket is ready, and TCP

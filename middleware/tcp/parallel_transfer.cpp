@@ -273,6 +273,18 @@ Status send_unbuffered_stream(int sock, const ParallelSendPlan &plan, const Bloc
 // The digest takes each block from a buffer. So does the test fault switch
 // without checksums: it damages the bytes themselves (with them,
 // PageCacheBlocks damages the trailer).
+constexpr const char *kInMemory = "in memory (tmpfs)";
+
+// The disk engine's view of the file. On tmpfs it opens no O_DIRECT twin:
+// direct I/O there is a copy into its pages as buffered I/O is, and the
+// twin's open and close came at every file.
+std::unique_ptr<disk::DiskFile> open_for_streams(int fd, bool writing, bool direct_io) {
+    const bool in_memory = direct_io && disk::in_memory_file_system(fd);
+    auto file = disk::DiskFile::open(fd, writing, direct_io && !in_memory);
+    if (in_memory) file->buffered_reason = kInMemory;
+    return file;
+}
+
 bool sends_from_page_cache(const ParallelSendPlan &plan, const disk::DiskFile &file) {
     if (!plan.from_page_cache || (plan.digest && plan.start == 0)) return false;
     if (fault_flips_armed() && !plan.block_checksums) return false;
@@ -300,9 +312,9 @@ Result<ParallelSendResult> send_parallel(std::span<const int> socks, const Paral
         if (!sent) return fail(sent.error());
         return ParallelSendResult{};
     }
-    auto file = disk::DiskFile::open(plan.file_fd, false, plan.direct_io);
+    auto file = open_for_streams(plan.file_fd, false, plan.direct_io);
     if (sends_from_page_cache(plan, *file)) {
-        file->refuse_direct("in memory (tmpfs): sent from the page cache");
+        if (file->buffered_reason == kInMemory) file->buffered_reason += ": sent from the page cache";
         auto sent = group.run([&](std::size_t, int sock) {
             return send_unbuffered_stream(sock, plan, layout, claims, progress, PageCacheBlocks(*file));
         });
@@ -393,7 +405,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
     std::mutex size_mutex;
     std::optional<uint64_t> announced_size;
 
-    auto file = disk::DiskFile::open(plan.file_fd, true, plan.direct_io);
+    auto file = open_for_streams(plan.file_fd, true, plan.direct_io);
     // Every range handed to the disk, on any connection: a frame's header is
     // not under its CRC32C, so a block labelled with a range already written
     // or in flight is refused before it can overwrite verified bytes.
