@@ -36,15 +36,23 @@ bool ftp_can_carry(std::string_view text) {
     return text.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
 }
 
-OutcomeStatus FtpConnection::send(std::string_view line) {
-    bool secret = line.starts_with("PASS ") || line.starts_with("ACCT ");
-    if (!ftp_can_carry(line)) {
-        if (secret) return fail_as(ExitCode::auth, "the password holds a line break or NUL byte, which FTP cannot send");
-        return fail_as(ExitCode::usage, "cannot send '" + std::string(line.substr(0, line.find_first_of("\r\n"))) +
-                                            "...' to an FTP server: the name holds a line break or NUL byte");
+OutcomeStatus FtpConnection::send(std::string_view line) { return send_lines({&line, 1}); }
+
+// Every line in one write: lines sent ahead together reach the server in
+// one segment, and it reads them with one call.
+OutcomeStatus FtpConnection::send_lines(std::span<const std::string_view> lines) {
+    std::string wire;
+    for (std::string_view line : lines) {
+        bool secret = line.starts_with("PASS ") || line.starts_with("ACCT ");
+        if (!ftp_can_carry(line)) {
+            if (secret)
+                return fail_as(ExitCode::auth, "the password holds a line break or NUL byte, which FTP cannot send");
+            return fail_as(ExitCode::usage, "cannot send '" + std::string(line.substr(0, line.find_first_of("\r\n"))) +
+                                                "...' to an FTP server: the name holds a line break or NUL byte");
+        }
+        log::debug("--> " + (secret ? std::string(line.substr(0, 5)) + "****" : std::string(line)));
+        wire.append(line).append("\r\n");
     }
-    log::debug("--> " + (secret ? std::string(line.substr(0, 5)) + "****" : std::string(line)));
-    std::string wire = std::string(line) + "\r\n";
     std::size_t done = 0;
     int waited_ms = 0;
     while (done < wire.size()) {
@@ -185,9 +193,9 @@ Outcome<ftp::Reply> FtpConnection::command(std::string_view line, int timeout_se
     return reply;
 }
 
-OutcomeStatus FtpConnection::send_ahead(std::string_view line) {
-    if (auto sent = send(line); !sent) return sent;
-    ahead_.emplace_back(line);
+OutcomeStatus FtpConnection::send_ahead(std::initializer_list<std::string_view> lines) {
+    if (auto sent = send_lines({lines.begin(), lines.size()}); !sent) return sent;
+    for (std::string_view line : lines) ahead_.emplace_back(line);
     return {};
 }
 

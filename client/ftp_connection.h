@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,13 +35,13 @@ public:
     // For a command whose reply may take longer than the usual timeout.
     Outcome<ftp::Reply> command(std::string_view line, int timeout_seconds);
 
-    // Lines sent ahead (docs/protocol.md, "Files in a row"): sent now, their
-    // replies read later, in order. command() with the line next in that
+    // Lines sent ahead (docs/protocol.md, "Files in a row"): sent now, in
+    // one write, their replies read later, in order. command() with the line next in that
     // order only reads its reply. Any other command first reads the replies
     // to every line still ahead, and ends with ABOR a transfer one of them
     // started (its 150). send() and read_reply() know nothing of them: they
     // are for exchanges that come before the lines sent ahead are answered.
-    OutcomeStatus send_ahead(std::string_view line);
+    OutcomeStatus send_ahead(std::initializer_list<std::string_view> lines);
     bool has_lines_ahead() const { return !ahead_.empty(); }
     // Reads the replies to the lines sent ahead that no command will take.
     OutcomeStatus drain_ahead();
@@ -57,6 +59,7 @@ public:
     int fd() const { return fd_.get(); }
 
 private:
+    OutcomeStatus send_lines(std::span<const std::string_view> lines);
     // Sends or receives what it can; 0 from receive is the end of stream,
     // and a would-block is -EAGAIN.
     ssize_t send_some(const char *data, std::size_t len);

@@ -39,13 +39,14 @@ bool downloads_with_size_and_retr_alone(const Session &session, const Options &o
     return !o.resume || (!exists(dest->write_path) && !exists(dest->final_path));
 }
 
-bool uploads_with_stor_alone(const Session &session, const Options &o, const FileJob &next) {
+std::optional<uint64_t> uploads_with_allo_and_stor(const Session &session, const Options &o, const FileJob &next) {
     struct stat st {};
-    if (::stat(next.local.c_str(), &st) < 0 || !S_ISREG(st.st_mode)) return false;
+    if (::stat(next.local.c_str(), &st) < 0 || !S_ISREG(st.st_mode)) return std::nullopt;
     const auto size = static_cast<uint64_t>(st.st_size);
-    // From this size on, SRCE and ALLO go before the STOR.
+    // From this size on, SRCE goes before the ALLO too.
     // -c asks the server what it holds first.
-    return !o.resume && size < kAnnounceSizeFrom && takes_the_kept_streams(session, o, next, size);
+    if (o.resume || size >= kAnnounceSizeFrom || !takes_the_kept_streams(session, o, next, size)) return std::nullopt;
+    return size;
 }
 
 namespace {
@@ -57,13 +58,15 @@ bool small(const FileJob &job) { return job.size && *job.size < kAheadOfFilesBel
 bool send_get_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next) {
     if (!small(current) || !downloads_with_size_and_retr_alone(session, o, next)) return false;
     // A failed send leaves the connection broken; the reply read next says so.
-    if (session.control.send_ahead("SIZE " + next.remote)) (void)session.control.send_ahead("RETR " + next.remote);
+    (void)session.control.send_ahead({"SIZE " + next.remote, "RETR " + next.remote});
     return true;
 }
 
 bool send_put_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next) {
-    if (!small(current) || !uploads_with_stor_alone(session, o, next)) return false;
-    (void)session.control.send_ahead("STOR " + next.remote);
+    if (!small(current)) return false;
+    auto size = uploads_with_allo_and_stor(session, o, next);
+    if (!size) return false;
+    (void)session.control.send_ahead({"ALLO " + std::to_string(*size), "STOR " + next.remote});
     return true;
 }
 

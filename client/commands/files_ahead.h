@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "client/batch/file_job.h"
 #include "client/cli/options.h"
@@ -21,9 +22,10 @@ namespace rftp::client {
 // streams kept, and no -c, --verify or RDMA channel asks for more.
 bool downloads_with_size_and_retr_alone(const Session &session, const Options &o, const FileJob &next);
 
-// Whether put_one_file will send next's STOR and nothing before it: a file
-// below the size that asks SRCE and ALLO, the streams kept, no -c or --verify.
-bool uploads_with_stor_alone(const Session &session, const Options &o, const FileJob &next);
+// Whether put_one_file will send next's ALLO and STOR and nothing before
+// them: a file below the size that asks SRCE, the streams kept, no -c or
+// --verify. The size ALLO announces, or nothing.
+std::optional<uint64_t> uploads_with_allo_and_stor(const Session &session, const Options &o, const FileJob &next);
 
 // Only behind a file smaller than this. The next file's transfer starts at
 // the server once the current one ends; its data then waits for this side

@@ -238,9 +238,11 @@ OutcomeStatus put_over_tcp(Upload &u) {
                                                  .digest = u.o.verify},
                                                 u.report.sha256)
                                   : plain_send(fd, u.offset, u.source.size));
-    // ALLO (RFC 959) for a large file: rftpd reserves its space first.
+    // ALLO (RFC 959): rftpd reserves the file's space first, and sizes its
+    // buffers for a framed upload to it. Other servers hear it for a large
+    // file only.
     std::optional<uint64_t> allocate;
-    if (u.source.size - u.offset >= kAnnounceSizeFrom) allocate = u.source.size;
+    if (framed || u.source.size - u.offset >= kAnnounceSizeFrom) allocate = u.source.size;
     auto sent = run_transfer(u.session, transport,
                              {.verb = "STOR", .remote = u.remote, .what = u.what(), .offset = u.offset,
                               .size = u.source.size, .allocate = allocate, .hold = u.hold,

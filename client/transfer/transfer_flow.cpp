@@ -19,13 +19,19 @@ Outcome<std::string> restart_at(Session &session, const TransferCommand &command
 
 // What readies the transfer command, each right before it so no other
 // command can leave it pending for a later one: ALLO, then HOLD.
-OutcomeStatus ready_the_command(Session &session, const TransferCommand &command, const std::string &verb) {
+OutcomeStatus ready_the_command(Session &session, const TransferCommand &command, const std::string &verb,
+                                const std::string &transfer_line) {
     if (command.allocate && verb == "STOR") {
         // rftpd reserves the file's space before its 150, so a disk without
         // room says 452 now, not after a terabyte. Other servers mostly
-        // answer 202 (not needed); any answer is fine.
-        auto allo = session.control.command("ALLO " + std::to_string(*command.allocate));
-        if (!allo) return std::unexpected(allo.error());
+        // answer 202 (not needed); any answer is fine. To rftpd, without a
+        // HOLD to come between, the STOR goes in the same write: no round
+        // trip. (A many-file run may have sent both ahead already.)
+        const std::string allo = "ALLO " + std::to_string(*command.allocate);
+        if (session.features.is_rftpd() && !command.hold && !session.control.has_lines_ahead())
+            if (auto sent = session.control.send_ahead({allo, transfer_line}); !sent) return sent;
+        auto reply = session.control.command(allo);
+        if (!reply) return std::unexpected(reply.error());
     }
     if (command.hold) return hold_next_upload(session);
     return {};
@@ -49,8 +55,9 @@ OutcomeStatus run_transfer(Session &session, DataPath &transport, const Transfer
     auto verb = restart_at(session, command);
     if (!verb) return std::unexpected(verb.error());
     if (auto connected = transport.connect(session); !connected) return connected;
-    if (auto ready = ready_the_command(session, command, *verb); !ready) return ready;
-    auto started = session.control.command(*verb + " " + command.remote, command.start_timeout);
+    const std::string transfer_line = *verb + " " + command.remote;
+    if (auto ready = ready_the_command(session, command, *verb, transfer_line); !ready) return ready;
+    auto started = session.control.command(transfer_line, command.start_timeout);
     if (!started) return std::unexpected(started.error());
     if (!started->positive_preliminary()) return refused(command.what, *started);
     if (auto ready = transport.started(session); !ready) {

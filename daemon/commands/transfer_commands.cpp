@@ -167,6 +167,9 @@ void store(Session &s, const std::string &arg, bool append) {
                                                      .end = framed_end(keep),
                                                      .kept = kept.get(),
                                                      .digest = digest};
+                // ALLO's size bounds the file: its buffers are sized to it,
+                // and a frame past it fails the upload.
+                if (allocate) plan.max_size = *allocate;
                 auto r = middleware::receive_parallel(*socks, plan, ranges, job->progress);
                 if (!r) return fail(r.error());
                 if (r->sha256) taken = TransferDigest::of(target.fd.get(), *r->sha256);

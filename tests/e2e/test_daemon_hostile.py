@@ -1673,6 +1673,25 @@ def test_frame_larger_than_the_negotiated_block_is_refused(rftpd):
     assert code in (426, 451), text
 
 
+def test_a_framed_upload_takes_no_more_than_its_allo_announced(rftpd):
+    root = rftpd.roots["alice"]
+    c = Control(rftpd)
+    c.login()
+    # ALLO holds across the data connection's setup (framed_upload's TYPE,
+    # OPTS and EPSV) until the STOR.
+    assert c.code(f"ALLO {len(A)}") == 200
+    code, text = framed_upload(c, "within.bin", [frame(BLOCK, A[BLOCK:]) + frame(0, A[:BLOCK]) + eod(len(A))])
+    assert code == 226, text
+    assert (root / "within.bin").read_bytes() == A
+    assert c.code("ALLO 100") == 200
+    code, text = framed_upload(c, "past.bin", [frame(0, A[:200]) + eod(200)])
+    assert code in (426, 451), text
+    assert "beyond the allowed file size" in text, text
+    assert not (root / "past.bin").exists()
+    c.cmd("QUIT")
+    assert_daemon_healthy(rftpd)
+
+
 # ------------------------------------------------------------ resend requests on a framed download
 
 

@@ -1,11 +1,12 @@
 """A full disk on the daemon's side, over TCP (one stream and framed
 parallel streams): the upload ends with a clear error (452 from the daemon,
 exit 5 from rftp with the server's reason), nothing appears under the final
-name, and the daemon goes on serving. An upload of 8 MiB or more announces
-its size (ALLO), so rftpd refuses it before a byte moves; a smaller one runs
-into the full disk on the way. A download to a full local disk fails before
-a byte moves (exit 6). The disks are 4 MiB tmpfs mounts; mounting one needs
-root, so elsewhere this module is skipped, loudly."""
+name, and the daemon goes on serving. rftp announces every framed upload's
+size (ALLO), so rftpd refuses it before a byte moves; a plain client's
+upload, which announces nothing, runs into the full disk on the way. A
+download to a full local disk fails before a byte moves (exit 6). The disks
+are 4 MiB tmpfs mounts; mounting one needs root, so elsewhere this module is
+skipped, loudly."""
 
 import os
 import re
@@ -13,7 +14,7 @@ import subprocess
 
 import pytest
 
-from conftest import Rftpd
+from conftest import PASSWORDS, Rftpd
 from test_client_rftpd import MiB, env, random_file, rftp, sha256, url  # noqa: F401 (env is a fixture)
 
 
@@ -44,7 +45,7 @@ def small_disk_daemon(tmp_path):
 
 
 @pytest.mark.parametrize("streams", [1, 4])
-@pytest.mark.parametrize("size_mib", [6, 16])  # without and with ALLO
+@pytest.mark.parametrize("size_mib", [6, 16])  # below and above the size that asks SRCE too
 def test_upload_to_a_full_disk_fails_clearly_and_keeps_serving(small_disk_daemon, env, tmp_path, streams, size_mib):
     d = small_disk_daemon
     src = random_file(tmp_path / "big.bin", size_mib * MiB)
@@ -55,14 +56,29 @@ def test_upload_to_a_full_disk_fails_clearly_and_keeps_serving(small_disk_daemon
     assert re.search(r"event=transfer direction=store path=/big.bin .*result=failed reason=\"452 Insufficient storage space",
                      d.log()), d.log()[-2000:]
     assert not (d.roots["alice"] / "big.bin").exists()
-    if size_mib >= 8:
-        # Refused before the 150: no byte moved, and the failed reservation
-        # was given back rather than left holding the disk.
-        assert "no room for" in err, err
-        assert re.search(r"event=transfer direction=store path=/big.bin .* bytes=0 .*result=failed", d.log())
-        assert used_bytes(d.roots["alice"]) < 1 * MiB
-        assert list(d.roots["alice"].iterdir()) == []  # not even an empty partial file
-    # Still serving: a listing works, and once the partial is gone a small file fits.
+    # Refused before the 150: no byte moved, and the failed reservation was
+    # given back rather than left holding the disk.
+    assert "no room for" in err, err
+    assert re.search(r"event=transfer direction=store path=/big.bin .* bytes=0 .*result=failed", d.log())
+    assert used_bytes(d.roots["alice"]) < 1 * MiB
+    assert list(d.roots["alice"].iterdir()) == []  # not even an empty partial file
+    assert_still_serving(d, env, tmp_path, streams)
+
+
+def test_a_plain_upload_runs_into_the_full_disk_and_the_daemon_keeps_serving(small_disk_daemon, env, tmp_path):
+    d = small_disk_daemon
+    src = random_file(tmp_path / "big.bin", 6 * MiB)
+    p = subprocess.run(["curl", "-sS", "--max-time", "30", "--user", f"alice:{PASSWORDS['alice']}", "-T", str(src),
+                        f"ftp://127.0.0.1:{d.port}/big.bin"], capture_output=True, timeout=60)
+    assert p.returncode != 0, "curl stored 6 MiB on a 4 MiB disk"
+    assert re.search(r"event=transfer direction=store path=/big.bin .*result=failed reason=\"452 Insufficient storage space",
+                     d.log()), d.log()[-2000:]
+    assert not (d.roots["alice"] / "big.bin").exists()
+    assert_still_serving(d, env, tmp_path, 1)
+
+
+def assert_still_serving(d, env, tmp_path, streams):
+    """A listing works, and once the partial is gone a small file fits."""
     for partial in d.roots["alice"].glob(".big.bin*"):
         partial.unlink()
     small = random_file(tmp_path / "small.bin", 64 * 1024)

@@ -33,7 +33,7 @@ def sent_ahead(debug_log: str) -> int:
     before it (-vv): ahead. Otherwise nothing follows a 150 until its 226."""
     lines = [line for line in debug_log.splitlines() if line.startswith("debug: ")]
     return sum(1 for before, line in zip(lines, lines[1:])
-               if before.startswith("debug: <-- 150 ") and line.startswith(("debug: --> SIZE ", "debug: --> STOR ")))
+               if before.startswith("debug: <-- 150 ") and line.startswith(("debug: --> SIZE ", "debug: --> ALLO ")))
 
 
 def test_a_retr_sent_during_a_transfer_runs_next_on_its_kept_connection(rftpd):
