@@ -134,24 +134,31 @@ Outcome<UniqueFd> open_destination(const Destination &dest) {
     return file;
 }
 
-// How much of the partial file a resume may keep, which is then all it
-// holds: with -c its size, cut to what its journal vouches for, and nothing
-// when it was begun from another version of the remote file.
-Outcome<uint64_t> resume_point(Download &d, const ListedFacts &listed) {
-    auto modify = remote_modify_time(d.session, d.remote, listed.modify);
-    if (!modify) return std::unexpected(modify.error());
-    const auto identity = partial_identity(d.size, *modify);
+// A framed download from rftpd of one block at most keeps no resume
+// journal, and -c fetches it whole: its one block is checked whole, so
+// fetching it again costs less than the journal, a file made and removed
+// for every small file.
+bool fetched_whole(const Download &d) {
+    return d.session.features.parallel && d.size && *d.size <= d.o.block_size;
+}
+
+// How much of the partial file a -c may keep: its size, cut to what its
+// journal vouches for, and nothing when it was begun from another version
+// of the remote file or fits in one block.
+uint64_t resumable_prefix(Download &d, uint64_t partial_size, const std::optional<std::string> &identity) {
     const std::string &path = d.dest.write_path;
-    struct stat st {};
-    ::fstat(d.fd, &st);
-    uint64_t offset = d.o.resume ? static_cast<uint64_t>(st.st_size) : 0;
+    uint64_t offset = partial_size;
     // A parallel download that died leaves blocks beyond holes: only the
     // prefix its journal vouches for is good.
     if (auto journaled = middleware::read_resume_journal(d.journal_path); journaled && *journaled < offset)
         offset = *journaled;
     if (d.size && offset > *d.size) {
         d.report.note(path + " is larger than the remote file; starting over");
-        offset = 0;
+        return 0;
+    }
+    if (offset > 0 && fetched_whole(d)) {
+        d.report.note(path + ": the file fits in one block, so it is fetched whole");
+        return 0;
     }
     // Bytes of another version of the file are no prefix of this one. (A
     // partial that records nothing, from an older rftp or a file system
@@ -165,9 +172,23 @@ Outcome<uint64_t> resume_point(Download &d, const ListedFacts &listed) {
     if (offset > 0 && recorded && *recorded && identity && **recorded != *identity) {
         d.report.note(path + " holds the start of an earlier version of the remote file (" + **recorded + ", now " +
                       *identity + "); starting over");
-        offset = 0;
+        return 0;
     }
-    if (::ftruncate(d.fd, static_cast<off_t>(offset)) < 0)
+    return offset;
+}
+
+// How much of the partial file this attempt keeps, which is then all it
+// holds: with -c its resumable prefix, else nothing.
+Outcome<uint64_t> resume_point(Download &d, const ListedFacts &listed) {
+    auto modify = remote_modify_time(d.session, d.remote, listed.modify);
+    if (!modify) return std::unexpected(modify.error());
+    const auto identity = partial_identity(d.size, *modify);
+    const std::string &path = d.dest.write_path;
+    struct stat st {};
+    ::fstat(d.fd, &st);
+    const auto partial_size = static_cast<uint64_t>(st.st_size);
+    const uint64_t offset = d.o.resume && partial_size > 0 ? resumable_prefix(d, partial_size, identity) : 0;
+    if (offset != partial_size && ::ftruncate(d.fd, static_cast<off_t>(offset)) < 0)
         return fail_as(ExitCode::local_file, "truncate " + path + ": " + std::strerror(errno));
     if (identity) (void)middleware::record_source(d.fd, *identity);  // best effort, as above
     if (offset > 0) d.report.note(path + ": resuming at byte " + std::to_string(offset));
@@ -242,7 +263,8 @@ OutcomeStatus get_over_tcp(Download &d) {
     const bool framed = d.session.features.parallel && d.size && (!d.dest.direct || discard);
     auto grant = choose_tcp_streams(d, framed, discard);
     if (!grant) return std::unexpected(grant.error());
-    if (auto kept = keep_journal(d); !kept) return kept;
+    if (!framed || !fetched_whole(d))
+        if (auto kept = keep_journal(d); !kept) return kept;
     middleware::RangeSet received(d.offset);
     // A local disk without room for the rest fails now, before a byte moves
     // (and before REST, which would linger for the next file). Framed, the
