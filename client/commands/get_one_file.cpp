@@ -142,6 +142,11 @@ bool fetched_whole(const Download &d) {
     return d.session.features.parallel && d.size && *d.size <= d.o.block_size;
 }
 
+// Ends the source record of a partial that keeps no journal. A later -c
+// that would move the file in several blocks (a smaller --block-size) must
+// not trust its size either: after a power loss it may hold zeros.
+constexpr std::string_view kNoJournal = " unjournaled";
+
 // How much of the partial file a -c may keep: its size, cut to what its
 // journal vouches for, and nothing when it was begun from another version
 // of the remote file or fits in one block.
@@ -165,6 +170,10 @@ uint64_t resumable_prefix(Download &d, uint64_t partial_size, const std::optiona
     // without user extended attributes, is trusted by its size; on such a
     // file system the user is told what that risks.)
     auto recorded = middleware::recorded_source(d.fd);
+    if (offset > 0 && recorded && *recorded && (*recorded)->ends_with(kNoJournal)) {
+        d.report.note(path + " was begun as a file of one block, with no resume journal; starting over");
+        return 0;
+    }
     if (offset > 0 && !recorded && identity && !d.o.verify)
         d.report.note(path + ": its file system keeps no record of the remote file's version it was begun from (" +
                       recorded.error().message + "), so a remote file changed since cannot be told; resuming by "
@@ -190,7 +199,8 @@ Outcome<uint64_t> resume_point(Download &d, const ListedFacts &listed) {
     const uint64_t offset = d.o.resume && partial_size > 0 ? resumable_prefix(d, partial_size, identity) : 0;
     if (offset != partial_size && ::ftruncate(d.fd, static_cast<off_t>(offset)) < 0)
         return fail_as(ExitCode::local_file, "truncate " + path + ": " + std::strerror(errno));
-    if (identity) (void)middleware::record_source(d.fd, *identity);  // best effort, as above
+    if (identity)  // best effort, as above
+        (void)middleware::record_source(d.fd, fetched_whole(d) ? *identity + std::string(kNoJournal) : *identity);
     if (offset > 0) d.report.note(path + ": resuming at byte " + std::to_string(offset));
     // The old journal stays until this attempt's replaces it: the bytes it
     // vouches for may not be on the disk yet.
@@ -263,7 +273,9 @@ OutcomeStatus get_over_tcp(Download &d) {
     const bool framed = d.session.features.parallel && d.size && (!d.dest.direct || discard);
     auto grant = choose_tcp_streams(d, framed, discard);
     if (!grant) return std::unexpected(grant.error());
-    if (!framed || !fetched_whole(d))
+    // (A server may grant smaller blocks than asked: then it moves as several.)
+    const bool journaled = !framed || !fetched_whole(d) || *d.size > grant->block_size;
+    if (journaled)
         if (auto kept = keep_journal(d); !kept) return kept;
     middleware::RangeSet received(d.offset);
     // A local disk without room for the rest fails now, before a byte moves
@@ -273,7 +285,8 @@ OutcomeStatus get_over_tcp(Download &d) {
     // that prefix is trustworthy for a resume.
     std::optional<middleware::ReservationGuard> unreserve_on_failure;
     if (!d.dest.direct && d.size && *d.size > d.offset) {
-        auto whole = framed ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
+        // Without a journal, only what was written may show in its size.
+        auto whole = framed && journaled ? middleware::ReservedSize::whole : middleware::ReservedSize::hidden;
         if (auto reserved = d.partial.reserve(d.offset, *d.size, whole); !reserved)
             return fail_as(ExitCode::local_file, d.what() + ": " + reserved.error().message);
         if (framed) unreserve_on_failure.emplace(d.fd, received);

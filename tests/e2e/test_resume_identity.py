@@ -8,6 +8,8 @@ keeps it on its partial and shows it in MLST."""
 import ftplib
 import os
 import re
+import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -232,3 +234,48 @@ def test_a_partial_of_a_file_of_one_block_is_fetched_whole(rftpd, env, tmp_path)
     assert any("fits in one block" in n for n in summary(r).get("notes", [])), summary(r)
     assert sha256(dst) == sha256(remote)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("o.bin")) == ["o.bin"]
+
+
+def test_a_partial_begun_as_one_block_is_fetched_whole_at_any_block_size(rftpd, env, tmp_path):
+    """Its record says it kept no journal, so a -c that would move the file
+    in several blocks trusts none of it either. Zeros stand for what an
+    unsynced block may be after a power loss."""
+    on_a_file_system_with_user_xattrs(tmp_path)
+    remote = random_file(rftpd.roots["alice"] / "w.bin", 3 * MiB)
+    dst = tmp_path / "w.bin"
+    part = tmp_path / "w.bin.rftp-part"
+    part.write_bytes(bytes(3 * MiB))
+    modify = time.strftime("%Y%m%d%H%M%S", time.gmtime(remote.stat().st_mtime))
+    os.setxattr(part, "user.rftp.source", f"size={3 * MiB} modify={modify} unjournaled".encode())
+    r = rftp(env, "--json", "get", "-c", "--block-size", "1M", url(rftpd, "w.bin"), str(dst))
+    assert r.returncode == 0, r.stderr
+    assert summary(r)["bytes"] == 3 * MiB
+    assert any("no resume journal" in n for n in summary(r).get("notes", [])), summary(r)
+    assert sha256(dst) == sha256(remote)
+
+
+def test_a_download_of_one_block_records_that_it_keeps_no_journal(rftpd, env, tmp_path):
+    """What the test above builds by hand, a real download leaves when it
+    dies after its block landed: held at its fsync (strace delays it), then
+    killed, its partial holds the whole file, no journal, and a record that
+    says so."""
+    on_a_file_system_with_user_xattrs(tmp_path)
+    if shutil.which("strace") is None:
+        pytest.skip("SKIPPED: strace is not installed")
+    remote = random_file(rftpd.roots["alice"] / "k.bin", 3 * MiB)
+    dst = tmp_path / "k.bin"
+    part = tmp_path / "k.bin.rftp-part"
+    proc = subprocess.Popen(["strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=fsync",
+                             "-e", "inject=fsync:delay_enter=30000000", RFTP, "get", url(rftpd, "k.bin"), str(dst)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 20
+        while time.time() < deadline and not (part.exists() and part.stat().st_size == 3 * MiB):
+            time.sleep(0.01)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert part.read_bytes() == remote.read_bytes()
+    assert not dst.exists()
+    assert not (tmp_path / "k.bin.rftp-resume").exists()
+    assert os.getxattr(part, "user.rftp.source").decode().endswith(" unjournaled")
