@@ -1,26 +1,18 @@
 #include "middleware/disk/preallocate.h"
 
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "middleware/disk/disk_file.h"
+
 namespace rftp::middleware {
 
 namespace {
-
-// tmpfs has no blocks to lay out: fallocate there only allocates and clears
-// pages that the transfer writes again at once (about a fifth of a tmpfs
-// upload's time). Its free space answers "is there room" just as well.
-bool in_memory_file_system(int fd) {
-    struct statfs fs {};
-    return ::fstatfs(fd, &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
-}
 
 Status no_room(uint64_t length, int err) {
     return fail_errno("no room for " + std::to_string(length) + " bytes on the destination's file system", err);
@@ -43,7 +35,10 @@ Status preallocate(int fd, uint64_t offset, uint64_t length, ReservedSize size) 
     // A device has its own size, and its node's file system (/dev, a tmpfs)
     // says nothing about its room: nothing to reserve or check.
     if (!S_ISREG(before.st_mode)) return {};
-    if (in_memory_file_system(fd)) return room_for(fd, length);
+    // tmpfs has no blocks to lay out: fallocate there only allocates and
+    // clears pages that the transfer writes again at once (about a fifth of
+    // a tmpfs upload's time). Its free space answers "is there room" as well.
+    if (disk::in_memory_file_system(fd)) return room_for(fd, length);
     const int mode = size == ReservedSize::hidden ? FALLOC_FL_KEEP_SIZE : 0;
     int rc;
     do rc = ::fallocate(fd, mode, static_cast<off_t>(offset), static_cast<off_t>(length));
