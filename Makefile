@@ -87,9 +87,11 @@ bench-tls: build
 bench-rdma: build
 	@bash bench/lab-bench.sh rdma_bench.py $(BUILD) $(BENCH_ARGS)
 
-# rftp over TCP, siw and rxe at round trips of 0, 10 and 50 ms: netem in the
-# lab guest, whose kernel has it (docs/benchmarks.md).
+# rftp over TCP, siw and rxe at round trips of 0, 10 and 50 ms, and GridFTP,
+# XRootD and vsftpd+curl over TCP beside it: netem in the lab guest, whose
+# kernel has it (docs/benchmarks.md).
 bench-wan: build
+	@bash scripts/install-deps.sh peers
 	@bash bench/lab-bench.sh wan_bench.py $(BUILD) $(BENCH_ARGS)
 
 # The same rftp rows for BASE (a git revision, built in $(BUILD)-base) and

@@ -17,6 +17,10 @@ Rows, each the median of --runs runs with rftp's default settings:
   guest's TCP buffers raised as ESnet's fasterdata advises for long paths
   (TUNED_TCP_BUFFERS): what the host's window ceiling costs, apart from
   what rftp costs.
+- the peers over TCP at every round trip, from the same tree (--peers):
+  GridFTP (`globus-url-copy -r -cc 4`, with and without `-pp`; `-p 4` for
+  the large file), XRootD (`xrdcp -r --parallel 4`; `xrdcp`) and
+  vsftpd+curl (`--parallel-max 4`; one stream), with their own defaults.
 Writes the table between the bench-wan markers of docs/benchmarks.md
 unless --doc no.
 
@@ -40,7 +44,9 @@ sys.path.insert(0, str(ROOT / "tests" / "rdma" / "guest"))
 from conftest import BUILD, PASSWORD, Daemon  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
+from benchlib.data import check_tree, make_small_files  # noqa: E402
 from benchlib.doc_section import replace_section  # noqa: E402
+from benchlib.wan_peers import GuestPeers  # noqa: E402
 
 MiB = 1 << 20
 RTTS_MS = (0, 10, 50)
@@ -136,10 +142,10 @@ def small_get(url: str, transport: str, count: int, work: Path) -> dict:
     down = work / "small.down"
     down.mkdir()
     r = run_rftp(["--transport", transport, "-j", "4", "get", "-r", f"{url}/small/", str(down)])
-    got = sum(1 for p in down.rglob("*") if p.is_file())
+    got = down / "small" if (down / "small").is_dir() else down
+    error = r["error"] if r["rc"] else check_tree(got, work / "alice" / "small", count, 64 << 10, compare=False)
     subprocess.run(["rm", "-rf", str(down)])
-    ok = r["rc"] == 0 and got == count
-    return {"ok": ok, "value": count / r["wall"] if ok else 0.0, "error": "" if ok else r["error"]}
+    return {"ok": not error, "value": count / r["wall"] if not error else 0.0, "error": error}
 
 
 def median(runs: list) -> dict:
@@ -154,9 +160,10 @@ def prepare(root: Path, large_mib: int, small_count: int):
         block = os.urandom(MiB)
         for i in range(large_mib):
             f.write(i.to_bytes(8, "little") + block[8:])
-    (root / "small").mkdir()
-    for i in range(small_count):
-        (root / "small" / f"f{i:05d}.bin").write_bytes(os.urandom(64 << 10))
+    make_small_files(root / "small", small_count, 64 << 10)
+    # The peers read the tree as other users (nobody, ftp).
+    for d in (root.parent, root, root / "small"):
+        os.chmod(d, 0o755)
 
 
 def measure(rows: list, runs: int, label: dict, fn, *args) -> None:
@@ -165,6 +172,39 @@ def measure(rows: list, runs: int, label: dict, fn, *args) -> None:
     r.update(label)
     rows.append(r)
     print(json.dumps(r), flush=True)
+
+
+def measure_peers(rows: list, runs: int, label: dict, peers: GuestPeers, size: int, count: int) -> None:
+    """The peers' rows at the round trip in force, over TCP on the same tree."""
+    for path, test, fn, *args in (
+            ("GridFTP", "small files -r -cc 4", peers.gridftp_small, count, False),
+            ("GridFTP", "small files -r -cc 4 -pp", peers.gridftp_small, count, True),
+            ("XRootD", "small files -r --parallel 4", peers.xrootd_small, count),
+            ("vsftpd+curl", "small files --parallel-max 4", peers.curl_small, count),
+            ("GridFTP", "large file get -p 4", peers.gridftp_large, size),
+            ("XRootD", "large file get", peers.xrootd_large, size),
+            ("vsftpd+curl", "large file get", peers.curl_large, size)):
+        measure(rows, runs, dict(label, path=path, test=test), fn, *args)
+
+
+def small_goals(rows: list) -> list[str]:
+    """rftp's small files over TCP against GridFTP's better mode and
+    vsftpd+curl at the same round trip and buffers: 3 × and 2 × at 0 ms,
+    5 × GridFTP at 50 ms (docs/benchmarks.md, Goals)."""
+    lines = []
+    for rtt, want_gridftp, want_curl in ((0, 3, 2), (50, 5, None)):
+        at = [r for r in rows if r["rtt"] == rtt and r["tcp"] == "default" and r["ok"]]
+        rftp = next((r["value"] for r in at if r["path"] == "tcp" and r["test"].startswith("small")), None)
+        gridftp = max((r["value"] for r in at if r["path"] == "GridFTP" and r["test"].startswith("small")),
+                      default=None)
+        curl = next((r["value"] for r in at if r["path"] == "vsftpd+curl" and r["test"].startswith("small")),
+                    None)
+        for peer, value, want in (("GridFTP's better mode", gridftp, want_gridftp), ("vsftpd+curl", curl, want_curl)):
+            if want and rftp and value:
+                ratio = rftp / value
+                lines.append(f"- goal small files over TCP at {rtt} ms ≥ {want} × {peer}: {rftp:.0f} vs "
+                             f"{value:.0f} files/s, {ratio:.2f} × **{'met' if ratio >= want else 'not met'}**")
+    return lines
 
 
 def host_name() -> str:
@@ -179,7 +219,7 @@ def format_table(rows: list, rtts: dict, a) -> str:
     lines = [f"### {stamp} — UML guest (1 vCPU) on {host_name()}, kernel {platform.release()}, netem on lo",
              "",
              f"Large file: {a.large_mib} MiB, tmpfs to tmpfs. Small files: {a.small_files} × 64 KiB, `-j 4`. "
-             f"rftp's default settings. Median of {a.runs} runs. GB = 10^9 bytes. Round trips measured as TCP "
+             f"rftp's default settings; the peers' own over TCP to 127.0.0.1 (the same loopback). Median of {a.runs} runs. GB = 10^9 bytes. Round trips measured as TCP "
              "handshakes: " + ", ".join(f"{k} ms → {v:.1f} ms" for k, v in rtts.items()) + ". "
              "Host TCP buffers: the guest kernel's defaults, or raised to a 64 MiB ceiling (fasterdata).",
              "",
@@ -190,19 +230,21 @@ def format_table(rows: list, rtts: dict, a) -> str:
         base = at_zero.get((r["path"], r.get("base", r["test"]), r["tcp"]))
         ratio = f"{r['value'] / base:.2f} ×" if base and r["ok"] else "-"
         limit = iperf.get((r["rtt"], r["tcp"]))
-        vs_iperf = (f"{r['value'] / limit:.2f} ×" if limit and r["ok"] and r["path"] == "tcp"
+        over_tcp = r["path"] not in ("iperf3", "rxe0", "siw0")
+        vs_iperf = (f"{r['value'] / limit:.2f} ×" if limit and r["ok"] and over_tcp
                     and unit == "GB/s" else "–")
         value = f"{r['value']:.3f}" if unit == "GB/s" else f"{r['value']:.0f}"
-        streams = str(r["streams"]) if r.get("streams") and r["path"] in ("tcp", "iperf3") else "–"
+        streams = str(r["streams"]) if r.get("streams") and r["path"] not in ("rxe0", "siw0") else "–"
         lines.append(f"| {r['rtt']} | {r['tcp']} | {r['path']} | {r['test']} | {value} {unit} | {ratio} | "
                      f"{vs_iperf} | {streams} | {'yes' if r['ok'] else 'NO: ' + r['error'][:80]} |")
     lines.append("")
     for r in rows:
-        if r["rtt"] == 50 and r["test"] == "large file get":
+        if r["rtt"] == 50 and r["test"] == "large file get" and r["path"] in ("tcp", "rxe0", "siw0"):
             base = at_zero[(r["path"], r["test"], r["tcp"])]
             ratio = r["value"] / base if base else 0
             lines.append(f"- goal {r['path']} large file at 50 ms ≥ 0.9 × its 0 ms rate, host TCP buffers "
                          f"{r['tcp']}: {ratio:.2f} × **{'met' if ratio >= 0.9 else 'not met'}**")
+    lines += small_goals(rows)
     return "\n".join(lines)
 
 
@@ -214,6 +256,7 @@ def main():
     ap.add_argument("--doc", default="yes")
     ap.add_argument("--streams", type=lambda t: [int(x) for x in t.split(",") if x], default=[1, 2, 4, 8],
                     help="-P rows for the large file over TCP at 50 ms")
+    ap.add_argument("--peers", default="yes", help="GridFTP, XRootD and vsftpd+curl rows (yes/no)")
     a = ap.parse_args()
     devices = [tuple(x.split("=", 1)) for x in os.environ["RFTP_LAB_DEVICES"].split()]
     work = Path(tempfile.mkdtemp(prefix="wan-bench-", dir="/tmp"))
@@ -226,6 +269,7 @@ def main():
     paths = [("tcp", "tcp", tcp_addr)] + [(dev, "rdma", addr) for dev, addr in devices]
     rows, rtts = [], {}
     defaults = None
+    peers = GuestPeers(work, daemon.root) if a.peers == "yes" else None
     try:
         for rtt in RTTS_MS:
             set_path(rtt)
@@ -238,6 +282,8 @@ def main():
                         large_get, url, transport, size, work)
                 measure(rows, a.runs, dict(label, path=name, test="small files get -r -j 4"),
                         small_get, url, transport, a.small_files, work)
+            if peers:
+                measure_peers(rows, a.runs, label, peers, size, a.small_files)
         # Streams given with -P at 50 ms, beside the default's own choice above.
         for n in a.streams:
             measure(rows, a.runs, {"rtt": 50, "tcp": "default", "path": "tcp", "test": f"large file get -P {n}",
@@ -260,6 +306,8 @@ def main():
         if defaults:
             set_tcp_buffers(defaults)
         set_path(0)
+        if peers:
+            peers.stop()
         daemon.stop()
 
     table = format_table(rows, rtts, a)

@@ -7,12 +7,14 @@
 #   install-deps.sh runtime   only what building and running rftp needs
 #                             (make install: a server gets no test tools,
 #                             no vsftpd, no fio)
+#   install-deps.sh peers     the peer tools of make bench-wan besides
+#                             everything: GridFTP and XRootD
 set -euo pipefail
 
 PROFILE="${1:-all}"
 case "$PROFILE" in
-  all|runtime) ;;
-  *) echo "install-deps: unknown profile '$PROFILE' (all or runtime)" >&2; exit 2 ;;
+  all|runtime|peers) ;;
+  *) echo "install-deps: unknown profile '$PROFILE' (all, runtime or peers)" >&2; exit 2 ;;
 esac
 
 PACKAGES=(
@@ -25,7 +27,7 @@ PACKAGES=(
   # RDMA at run time: the verbs providers (mlx5, rxe, siw, ...) and rdma_cm
   ibverbs-providers rdma-core
 )
-if [ "$PROFILE" = all ]; then
+if [ "$PROFILE" != runtime ]; then
   PACKAGES+=(
     # tests
     libgtest-dev python3-pytest curl lftp vsftpd iproute2 strace
@@ -51,6 +53,12 @@ if [ "$PROFILE" = all ]; then
     rsync rclone
   )
 fi
+if [ "$PROFILE" = peers ]; then
+  PACKAGES+=(
+    # make bench-wan: the peers beside rftp at each round trip
+    globus-gridftp-server-progs globus-gass-copy-progs xrootd-server xrootd-client
+  )
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -65,10 +73,11 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # Servers the tests run as their own instances: their packages would start
 # (and enable) system services, vsftpd's on port 21. Keep them from starting.
-SERVICES=(vsftpd munge slurmctld slurmd)
+# Each entry: package, or package:service where the names differ.
+SERVICES=(vsftpd munge slurmctld slurmd globus-gridftp-server-progs:globus-gridftp-server)
 starts_services=false
 for s in "${SERVICES[@]}"; do
-  [[ " ${missing[*]} " == *" $s "* ]] && starts_services=true
+  [[ " ${missing[*]} " == *" ${s%%:*} "* ]] && starts_services=true
 done
 if $starts_services && [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
@@ -81,6 +90,6 @@ $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # A service installed before is the admin's own and is left as it is.
 if command -v systemctl >/dev/null; then
   for s in "${SERVICES[@]}"; do
-    [[ " ${missing[*]} " == *" $s "* ]] && $SUDO systemctl disable "$s.service" >/dev/null 2>&1 || true
+    [[ " ${missing[*]} " == *" ${s%%:*} "* ]] && $SUDO systemctl disable "${s##*:}.service" >/dev/null 2>&1 || true
   done
 fi

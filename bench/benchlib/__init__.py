@@ -1,1 +1,1 @@
-"""Pieces of the TCP benchmark harness (bench/tcp_bench.py)."""
+"""Pieces of the benchmark harnesses (bench/tcp_bench.py, and the peers of bench/wan_bench.py)."""
