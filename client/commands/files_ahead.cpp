@@ -13,13 +13,22 @@ bool exists(const std::string &path) {
     return ::lstat(path.c_str(), &st) == 0;
 }
 
-// What both directions need: a session settled on TCP (no RADR to ask)
-// whose OPTS PARALLEL in force is the one the file of this size will ask
-// for (so it asks nothing), a name FTP can carry, and no --verify. The hook
-// runs only while a transfer on the granted streams keeps its connections.
-// (-c is each direction's own to weigh.)
-bool takes_the_kept_streams(const Session &session, const Options &o, const FileJob &next, uint64_t size) {
+// The next file goes over the session's RDMA channel, which persists
+// across files: it asks nothing first (no RADR).
+bool rides_the_rdma_channel(const Session &session, const Options &o) {
+    return o.transport != Transport::tcp && session.rdma && session.rdma->usable();
+}
+
+// What both directions need: a session settled on its data path, so the
+// next file asks nothing before its transfer command (no RADR, no OPTS
+// PARALLEL), a name FTP can carry, and no --verify. Settled is the RDMA
+// channel up, or TCP with the OPTS PARALLEL in force the one a file of this
+// size asks for. The hook runs only while a transfer keeps its path: the
+// channel, or the granted streams' connections. (-c is each direction's
+// own to weigh.)
+bool takes_the_kept_path(const Session &session, const Options &o, const FileJob &next, uint64_t size) {
     if (o.verify || !ftp_can_carry(next.remote)) return false;
+    if (rides_the_rdma_channel(session, o)) return true;
     if (o.transport != Transport::tcp && (session.rdma || !session.rdma_declined)) return false;
     const unsigned streams = size > o.block_size ? o.parallel : 1;
     return session.parallel_in_force && session.parallel_asked_streams == streams &&
@@ -33,7 +42,7 @@ bool downloads_with_size_and_retr_alone(const Session &session, const Options &o
     if (!next.size || !next.modify) return false;
     // -c over a partial file asks REST, and over a whole one nothing at all:
     // checked below as a file there.
-    if (!takes_the_kept_streams(session, o, next, *next.size)) return false;
+    if (!takes_the_kept_path(session, o, next, *next.size)) return false;
     auto dest = destination_at(next.local);
     if (!dest || dest->direct) return false;
     return !o.resume || (!exists(dest->write_path) && !exists(dest->final_path));
@@ -45,7 +54,7 @@ std::optional<uint64_t> uploads_with_allo_and_stor(const Session &session, const
     const auto size = static_cast<uint64_t>(st.st_size);
     // From this size on, SRCE goes before the ALLO too.
     // -c asks the server what it holds first.
-    if (o.resume || size >= kAnnounceSizeFrom || !takes_the_kept_streams(session, o, next, size)) return std::nullopt;
+    if (o.resume || size >= kAnnounceSizeFrom || !takes_the_kept_path(session, o, next, size)) return std::nullopt;
     return size;
 }
 
@@ -58,7 +67,8 @@ bool small(const FileJob &job) { return job.size && *job.size < kAheadOfFilesBel
 bool send_get_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next) {
     if (!small(current) || !downloads_with_size_and_retr_alone(session, o, next)) return false;
     // A failed send leaves the connection broken; the reply read next says so.
-    (void)session.control.send_ahead({"SIZE " + next.remote, "RETR " + next.remote});
+    const char *verb = rides_the_rdma_channel(session, o) ? "RRTR " : "RETR ";
+    (void)session.control.send_ahead({"SIZE " + next.remote, verb + next.remote});
     return true;
 }
 
@@ -66,7 +76,11 @@ bool send_put_ahead(Session &session, const Options &o, const FileJob &current, 
     if (!small(current)) return false;
     auto size = uploads_with_allo_and_stor(session, o, next);
     if (!size) return false;
-    (void)session.control.send_ahead({"ALLO " + std::to_string(*size), "STOR " + next.remote});
+    // RSTR takes no ALLO: the channel's file_begin announces the size.
+    if (rides_the_rdma_channel(session, o))
+        (void)session.control.send_ahead({"RSTR " + next.remote});
+    else
+        (void)session.control.send_ahead({"ALLO " + std::to_string(*size), "STOR " + next.remote});
     return true;
 }
 

@@ -1,7 +1,8 @@
 // A many-file transfer's next file, begun before the one before it ends:
 // once the current file's 150 is read, the next file's commands go out and
-// wait at rftpd behind that transfer, to run on its kept connections as
-// soon as it ends with 226 (docs/protocol.md, "Files in a row").
+// wait at rftpd behind that transfer, to run on its kept connections (or
+// the session's RDMA channel) as soon as it ends with 226
+// (docs/protocol.md, "Files in a row").
 //
 // Only when every command the per-file function will send before the data
 // is known in advance; anything else would take a reply meant for another
@@ -17,14 +18,16 @@
 
 namespace rftp::client {
 
-// Whether get_one_file will send next's SIZE, then its RETR, and nothing
-// else before them: the listing gave its size and time, it takes the
-// streams kept, and no -c, --verify or RDMA channel asks for more.
+// Whether get_one_file will send next's SIZE, then its RETR (RRTR over the
+// RDMA channel), and nothing else before them: the listing gave its size
+// and time, it takes the streams kept or the channel up, and no -c,
+// --verify, OPTS PARALLEL or RADR asks for more.
 bool downloads_with_size_and_retr_alone(const Session &session, const Options &o, const FileJob &next);
 
-// Whether put_one_file will send next's ALLO and STOR and nothing before
-// them: a file below the size that asks SRCE, the streams kept, no -c or
-// --verify. The size ALLO announces, or nothing.
+// Whether put_one_file will send next's ALLO and STOR (RSTR alone over the
+// RDMA channel) and nothing before them: a file below the size that asks
+// SRCE, the streams kept or the channel up, no -c or --verify. The file's
+// size, or nothing.
 std::optional<uint64_t> uploads_with_allo_and_stor(const Session &session, const Options &o, const FileJob &next);
 
 // Only behind a file smaller than this. The next file's transfer starts at

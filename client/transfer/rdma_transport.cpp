@@ -18,6 +18,9 @@ namespace rdma = middleware::rdma;
 
 Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, FileReport &report) {
     if (o.transport == Transport::tcp) return nullptr;
+    // A transfer sent ahead and then not wanted was ended with ABOR, which
+    // closes the channel at rftpd: set up a new one.
+    if (session.rdma && session.control.take_abandoned_transfer()) session.rdma.reset();
     if (session.rdma && session.rdma->usable()) return session.rdma.get();
     session.rdma.reset();
     if (session.rdma_declined) return nullptr;

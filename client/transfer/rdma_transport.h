@@ -34,6 +34,8 @@ public:
     RdmaTransport(middleware::rdma::Channel &channel, Move move);
 
     OutcomeStatus connect(Session &) override { return {}; }  // the channel is up already
+    // The channel persists across files: the next file's commands may go ahead.
+    bool keeps_connections() const override { return true; }
     std::vector<int> interruptible() const override { return {}; }
     Status move(middleware::TransferProgress &progress) override;
     void finish(FileReport &report) override;

@@ -132,7 +132,7 @@ void Channel::handle_file_begin(const wire::RdmaMessage &begin) {
     if (!busy && role_ == Role::receiving) {
         SinkPipeline::Begin b = sink_.try_begin(begin);
         if (b == SinkPipeline::Begin::taken) return;
-        busy = b == SinkPipeline::Begin::already_begun;  // no_file: that receive is just ending
+        busy = b == SinkPipeline::Begin::already_begun;  // no_file: that receive is ending
     }
     if (busy) return fail_channel(Error::msg("peer announced a file while another transfer runs"), true);
     early_begin_ = begin;

@@ -69,8 +69,11 @@ Status SinkPipeline::open(const ReceiveSpec &spec, TransferProgress &progress, R
 
 SinkPipeline::Begin SinkPipeline::try_begin(const wire::RdmaMessage &begin) {
     std::lock_guard lock(mutex_);
-    if (!file_) return Begin::no_file;
-    if (file_->begun || file_->done) return Begin::already_begun;
+    // A file that is done waits only for wait() to close it: the begin is
+    // the next file's, sent as soon as the peer read this one's file_done
+    // (a transfer command sent ahead, docs/protocol.md "Files in a row").
+    if (!file_ || file_->done) return Begin::no_file;
+    if (file_->begun) return Begin::already_begun;
     begin_locked(begin);
     return Begin::taken;
 }

@@ -39,7 +39,9 @@ public:
     // received tells which ranges arrived, also on failure. Quick: the gate
     // holds its lock meanwhile.
     Status open(const ReceiveSpec &spec, TransferProgress &progress, RangeSet &received);
-    // The source's file_begin: taken by the open file if it waits for one.
+    // The source's file_begin: taken by the open file if it waits for one;
+    // no_file when none is open or the open one is done (the begin is then
+    // the next file's, for the channel to keep).
     enum class Begin { taken, no_file, already_begun };
     Begin try_begin(const wire::RdmaMessage &begin);
     // Waits until the open file is done, then closes it.
