@@ -53,6 +53,9 @@ struct Session {
     // leaves its connections in kept_data for the next one of as many
     // streams (docs/protocol.md, "Kept data connections").
     bool data_keep = false;
+    // ... with UNECHOED: a download of one block on them ends at its EOD
+    // frame, and the next file's frames may follow at once.
+    bool data_keep_unechoed = false;
     bool data_keep_asked = false;
     std::vector<UniqueFd> kept_data;
     // PROT P is in force: every data connection is TLS, resuming the control

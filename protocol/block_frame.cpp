@@ -38,7 +38,7 @@ Status check_eod(const FrameHeader &h, uint64_t limit) {
 
 Result<FrameHeader> decode_frame(const uint8_t *bytes, uint64_t max_count, uint64_t limit) {
     FrameHeader h = read_header(bytes);
-    if (h.descriptor == kFrameEod) {
+    if (h.descriptor == kFrameEod || h.descriptor == kFrameEodUnechoed) {
         if (auto ok = check_eod(h, limit); !ok) return fail(ok.error());
         return h;
     }

@@ -19,6 +19,11 @@ enum FrameDescriptor : uint8_t {
     // echoed: every block this connection carried arrived intact and is
     // written, so the sender may close.
     kFrameEod = 0x08,
+    // Sender to receiver, where the session agreed to it (OPTS DATAKEEP ON
+    // UNECHOED) and the transfer is at most one block: the end of data,
+    // and no echo is wanted. The sender goes on with its next transfer at
+    // once; the receiver never answers it.
+    kFrameEodUnechoed = 0x0C,
     // Receiver to sender, on the same connection: the block [offset,
     // offset+count) failed its CRC32C, send it again (GFD.20's "suspected
     // errors" bit). No payload follows.
@@ -35,7 +40,7 @@ std::array<uint8_t, kFrameHeaderSize> encode_frame(const FrameHeader &h);
 
 // Decodes and checks a header against what the receiver agreed to: a data
 // frame of 1..max_count bytes whose range ends at or before limit, or an EOD
-// frame with count 0. Anything else is a protocol violation.
+// frame (echoed or not) with count 0. Anything else is a protocol violation.
 Result<FrameHeader> decode_frame(const uint8_t *bytes, uint64_t max_count, uint64_t limit);
 
 // Decodes a frame that came back from the receiver: a resend request of

@@ -30,6 +30,7 @@ struct Features {
     bool hold = false;        // rftpd's "HOLD": an upload kept aside, complete, until COMT puts it in place
     bool data_token = false;  // rftpd's "DATATOKEN": data connections show a token, so no other program takes them
     bool data_keep = false;   // rftpd's "DATAKEEP": framed data connections kept from one file to the next
+    bool data_keep_unechoed = false;  // "DATAKEEP UNECHOED": downloads of one block end without the echo
     bool parallel = false;    // rftpd's "PARALLEL <max streams>"
     unsigned parallel_max = 1;
     bool rdma = false;  // rftpd's "RDMA <max queue pairs>": RADR/RSTR/RRTR

@@ -301,7 +301,8 @@ OutcomeStatus get_over_tcp(Download &d) {
                                           .block_checksums = d.session.block_checksums,
                                           .end = framed_connection_end(d.session),
                                           .kept = d.session.stream_kept.get(),
-                                          .digest = d.o.verify},
+                                          .digest = d.o.verify,
+                                          .unechoed_ok = d.session.data_keep_unechoed},
                                          received, d.report.sha256, end)
                         : plain_receive({.fd = d.fd,
                                          .offset = d.offset,

@@ -17,6 +17,7 @@ namespace {
 // rftpd's DATAKEEP, asked once, with the session's first OPTS PARALLEL:
 // both lines go out before either reply is read, so it costs no round
 // trip. A refusal is no failure: connections are then opened per file.
+// UNECHOED too where offered: a file of one block then costs no echo.
 bool asks_data_keep(const Session &session, unsigned streams) {
     return streams >= 1 && !session.data_keep_asked && session.features.data_keep &&
            session.features.is_rftpd() && !session.protect_data;
@@ -26,11 +27,14 @@ Outcome<ftp::Reply> parallel_request(Session &session, unsigned streams, uint64_
     const std::string request = "OPTS " + ftp::format_parallel_request({.streams = streams, .block_size = block_size});
     if (!asks_data_keep(session, streams)) return session.control.command(request);
     session.data_keep_asked = true;
-    if (auto sent = session.control.send("OPTS DATAKEEP ON"); !sent) return std::unexpected(sent.error());
+    const bool unechoed = session.features.data_keep_unechoed;
+    if (auto sent = session.control.send(unechoed ? "OPTS DATAKEEP ON UNECHOED" : "OPTS DATAKEEP ON"); !sent)
+        return std::unexpected(sent.error());
     if (auto sent = session.control.send(request); !sent) return std::unexpected(sent.error());
     auto keep = session.control.read_reply();
     if (!keep) return std::unexpected(keep.error());
     session.data_keep = keep->code == 200;
+    session.data_keep_unechoed = session.data_keep && unechoed && keep->text().ends_with("UNECHOED");
     return session.control.read_reply();
 }
 

@@ -94,16 +94,20 @@ void opts_datatoken(Session &s) {
     s.reply(200, wire::format_data_token_reply(*s.state.data_token));
 }
 
-// OPTS DATAKEEP ON|OFF: framed data connections stay open from one file to
-// the next (docs/protocol.md, "Kept data connections").
+// OPTS DATAKEEP ON [UNECHOED] | OFF: framed data connections stay open from
+// one file to the next; with UNECHOED, a download of at most one block on
+// them ends at its EOD frame (docs/protocol.md, "Kept data connections").
 void opts_datakeep(Session &s, std::istringstream &in) {
-    std::string choice;
-    in >> choice;
+    std::string choice, mode;
+    in >> choice >> mode;
     choice = ascii_upper(choice);
-    if (choice != "ON" && choice != "OFF") return s.reply(501, "Usage: OPTS DATAKEEP ON|OFF");
+    mode = ascii_upper(mode);
+    if ((choice != "ON" && choice != "OFF") || (!mode.empty() && (choice != "ON" || mode != "UNECHOED")))
+        return s.reply(501, "Usage: OPTS DATAKEEP ON [UNECHOED] | OFF");
     s.state.keep_data = choice == "ON";
+    s.state.keep_unechoed = !mode.empty();
     if (!s.state.keep_data) s.state.kept_data.clear();
-    s.reply(200, "DATAKEEP " + choice);
+    s.reply(200, "DATAKEEP " + choice + (mode.empty() ? "" : " " + mode));
 }
 
 }  // namespace
@@ -132,6 +136,7 @@ void cmd_feat(Session &s, const std::string &) {
                                 .hold = true,
                                 .data_token = true,
                                 .data_keep = true,
+                                .data_keep_unechoed = true,
                                 .parallel = true,
                                 .parallel_max = s.options().max_streams,
                                 .rdma = s.server().rdma_offered(),

@@ -269,6 +269,7 @@ void cmd_retr(Session &s, const std::string &arg) {
     auto job = take_channel_or_reply(s, streams > 0);
     if (!job) return;
     const bool keep = keeps_connections(s, *job, streams);
+    const bool unechoed = keep && s.state.keep_unechoed;
 
     auto file = std::make_shared<UniqueFd>(std::move(source->fd));
     bool ascii = s.state.ascii;
@@ -286,7 +287,7 @@ void cmd_retr(Session &s, const std::string &arg) {
             auto r = middleware::send_parallel(
                 *socks,
                 {file->get(), rest, size, block, direct_io, checksums, depth, framed_end(keep), kept.get(), digest,
-                 /*from_page_cache=*/true},
+                 /*from_page_cache=*/true, /*unechoed_if_one_block=*/unechoed},
                 job->progress);
             if (!r) sent = fail(r.error());
             else if (r->sha256) taken = TransferDigest::of_unchanged(file->get(), before, *r->sha256, size);

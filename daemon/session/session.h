@@ -72,6 +72,9 @@ struct SessionState {
     // connections here, for the next one of as many streams (docs/protocol.md,
     // "Kept data connections"). PASV, EPSV, PORT and EPRT close them.
     bool keep_data = false;
+    // OPTS DATAKEEP ON UNECHOED: a RETR of at most one block on kept
+    // connections ends at its EOD frame, without waiting for the echo.
+    bool keep_unechoed = false;
     std::vector<UniqueFd> kept_data;
     bool epsv_all = false;         // EPSV ALL: every other way to set up data connections is refused (RFC 2428 §3)
     std::shared_ptr<SessionRdma> rdma;  // from RADR; reused by RSTR/RRTR until replaced or the session ends

@@ -108,11 +108,25 @@ Status DamagedBlocks::ask_again(uint64_t offset, uint32_t length, const TrailerC
     log::warning("event=block_checksum_mismatch transport=tcp stream=" + stream_ + fields);
     if (attempt >= kMaxBlockAttempts)
         return fail_msg(ftp::checksum_failure_text(offset, length, attempt), -EBADMSG);
+    awaited_.insert(offset);
+    progress_.blocks_resent.fetch_add(1);
+    if (deferred_) {
+        waiting_.push_back({ftp::kFrameResend, length, offset});
+        return {};
+    }
     auto request = ftp::encode_frame({ftp::kFrameResend, length, offset});
     if (auto ok = write_all(sock_, request.data(), request.size()); !ok)
         return fail(ok.error().with_context("asking for a damaged block again"));
-    awaited_.insert(offset);
-    progress_.blocks_resent.fetch_add(1);
+    return {};
+}
+
+Status DamagedBlocks::ask_deferred() {
+    for (const ftp::FrameHeader &h : waiting_) {
+        auto request = ftp::encode_frame(h);
+        if (auto ok = write_all(sock_, request.data(), request.size()); !ok)
+            return fail(ok.error().with_context("asking for a damaged block again"));
+    }
+    waiting_.clear();
     return {};
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "common/result.h"
 #include "middleware/integrity/block_checksum.h"
@@ -70,13 +71,19 @@ private:
 // The receiving side of one connection: the damaged blocks it brought.
 class DamagedBlocks {
 public:
-    DamagedBlocks(int sock, std::string stream, TransferProgress &progress)
-        : sock_(sock), stream_(std::move(stream)), progress_(progress) {}
+    // deferred: requests wait for the sender's end-of-data frame
+    // (ask_deferred), where the session agreed to unechoed ends: a request
+    // sent earlier could meet the sender's next transfer.
+    DamagedBlocks(int sock, std::string stream, TransferProgress &progress, bool deferred = false)
+        : sock_(sock), stream_(std::move(stream)), progress_(progress), deferred_(deferred) {}
 
-    // A block failed its check: ask the sender for it again, or fail the
-    // transfer once it has failed kMaxBlockAttempts times, or once the
-    // connection brought more than kMaxResendsPerConnection damaged blocks.
+    // A block failed its check: ask the sender for it again (now, or at
+    // the end-of-data frame), or fail the transfer once it has failed
+    // kMaxBlockAttempts times, or once the connection brought more than
+    // kMaxResendsPerConnection damaged blocks.
     Status ask_again(uint64_t offset, uint32_t length, const TrailerCheck &check);
+    // At an echoed end-of-data frame: the requests that waited for it.
+    Status ask_deferred();
     // An intact block arrived.
     void arrived(uint64_t offset) { awaited_.erase(offset); }
     // Blocks asked for again and not back yet.
@@ -94,6 +101,8 @@ private:
     std::unordered_map<uint64_t, unsigned> failures_;  // by offset
     std::unordered_set<uint64_t> awaited_;
     unsigned asked_ = 0;
+    bool deferred_ = false;
+    std::vector<ftp::FrameHeader> waiting_;  // deferred requests, in the order found
 };
 
 }  // namespace rftp::middleware

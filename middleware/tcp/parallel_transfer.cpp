@@ -231,9 +231,16 @@ std::optional<NextBlock> next_block(ResendRequests &resends, BlockClaims &claims
 // A stream that has sent everything says so (EOD) and waits for the
 // receiver's word. true: the receiver echoed the EOD, holding every block
 // intact and written, so this side ends; false: it asked for blocks again.
-Result<bool> offer_end(int sock, const ParallelSendPlan &plan, ResendRequests &resends) {
-    if (auto s = send_header(sock, {ftp::kFrameEod, 0, plan.size}); !s) return fail(s.error());
+// A transfer of one block where the receiver agreed to it ends unechoed:
+// true at once, so the next transfer on the kept connection starts without
+// a round trip (docs/protocol.md, "Kept data connections").
+Result<bool> offer_end(int sock, const ParallelSendPlan &plan, const BlockLayout &layout, ResendRequests &resends) {
+    const bool unechoed =
+        plan.unechoed_if_one_block && plan.end == ConnectionEnd::keep_open && layout.count() <= 1;
+    const uint8_t eod = unechoed ? ftp::kFrameEodUnechoed : ftp::kFrameEod;
+    if (auto s = send_header(sock, {eod, 0, plan.size}); !s) return fail(s.error());
     set_cork(sock, false);
+    if (unechoed) return true;
     auto word = resends.wait();
     if (!word) return fail(word.error());
     if (*word == ReceiverWord::asked_again) {
@@ -257,7 +264,7 @@ Status send_unbuffered_stream(int sock, const ParallelSendPlan &plan, const Bloc
         if (auto s = resends.poll(); !s) return s;
         auto next = next_block(resends, claims);
         if (!next) {
-            auto ended = offer_end(sock, plan, resends);
+            auto ended = offer_end(sock, plan, layout, resends);
             if (!ended) return fail(ended.error());
             if (*ended) return {};
             continue;
@@ -361,7 +368,7 @@ Result<ParallelSendResult> send_parallel(std::span<const int> socks, const Paral
                         give_back(digest->reclaim(index));
                         continue;
                     }
-                    auto ended = offer_end(sock, plan, resends);
+                    auto ended = offer_end(sock, plan, layout, resends);
                     if (!ended) return fail(ended.error());
                     if (*ended) return {};
                     continue;
@@ -425,7 +432,8 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         StreamBuffers buffers(shape.buffers, shape.buffer_bytes, plan.kept);
         auto io = buffers.engine(shape.disk_depth, "tcp receiver", shape.backend);
         if (!io) return fail(io.error());
-        DamagedBlocks damaged(sock, std::to_string(index + 1) + "/" + std::to_string(socks.size()), progress);
+        DamagedBlocks damaged(sock, std::to_string(index + 1) + "/" + std::to_string(socks.size()), progress,
+                              /*deferred=*/plan.unechoed_ok);
         // A buffer is free again once both its write and the digest are done with it.
         std::vector<uint8_t> users(shape.buffers, 0);
         auto let_go = [&](uint32_t slot) {
@@ -457,6 +465,22 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         // Whatever the ending, blocks already handed to the disk are waited
         // for and recorded: the prefix kept for a resume is all that is there.
         uint64_t eod_at = 0;  // this connection's end-of-data frame
+        bool unechoed = false;  // ... which wants no echo
+        // Only where this side agreed to it, and only after one block at
+        // most. A damaged block there is not sent again (the sender went
+        // on to its next transfer): the transfer fails instead.
+        auto unechoed_end = [&](uint64_t size, const DamagedBlocks &blocks, bool &ended) -> Status {
+            if (!plan.unechoed_ok)
+                return fail_msg("an end-of-data frame that wants no echo, which this side did not agree to");
+            if (size > plan.start && size - plan.start > plan.max_block_size)
+                return fail_msg("an end-of-data frame that wants no echo after more than one block");
+            ended = true;
+            if (blocks.awaited() > 0)
+                return fail_msg("a block failed its CRC32C check; the only block of a file is not sent again on "
+                                "kept connections: fetch the file again",
+                                -EBADMSG);
+            return {};
+        };
         auto stream = [&]() -> Status {
             uint8_t raw[ftp::kFrameHeaderSize];
             for (;;) {
@@ -476,7 +500,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                 }
                 auto h = ftp::decode_frame(raw, max_frame, plan.max_size);
                 if (!h) return fail(h.error().with_context("bad frame"));
-                if (h->descriptor == ftp::kFrameEod) {
+                if (h->descriptor == ftp::kFrameEod || h->descriptor == ftp::kFrameEodUnechoed) {
                     {
                         std::lock_guard lock(size_mutex);
                         if (announced_size && *announced_size != h->offset)
@@ -484,7 +508,10 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                         announced_size = h->offset;
                     }
                     eod_at = h->offset;
+                    if (h->descriptor == ftp::kFrameEodUnechoed)
+                        return unechoed_end(h->offset, damaged, unechoed);
                     // The sender sends the blocks asked for again, then ends again.
+                    if (auto asked = damaged.ask_deferred(); !asked) return asked;
                     if (damaged.awaited() > 0) continue;
                     return {};  // confirmed below, once the blocks are written
                 }
@@ -544,7 +571,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         Status result = !ended ? ended : drained;
         // Every block this connection brought is intact and written. A
         // receiver that failed only closes: the sender can tell the two apart.
-        if (result) damaged.confirm_end(eod_at, plan.end);
+        if (result && !unechoed) damaged.confirm_end(eod_at, plan.end);
         // The digest may still read this stream's buffers, which go with it.
         if (digest) let_go_all(digest->finish_stream(index, !result, progress.abort));
         return result;

@@ -42,6 +42,10 @@ struct ParallelSendPlan {
     // this way; rftp does not, as its uploads from tmpfs measured 1.5 × the
     // CPU this way (docs/middleware.md).
     bool from_page_cache = false;
+    // Where the receiver agreed (OPTS DATAKEEP ON UNECHOED), a transfer of
+    // at most one block ends at its EOD frame, which says so: the streams
+    // return without waiting for an echo, and no block is sent again.
+    bool unechoed_if_one_block = false;
 };
 
 struct ParallelSendResult {
@@ -72,6 +76,12 @@ struct ParallelReceivePlan {
     // Take the file's SHA-256 from the blocks as they arrive intact; only
     // for a whole file (start 0) into a file (not /dev/null).
     bool digest = false;
+    // This side agreed to unechoed ends (OPTS DATAKEEP ON UNECHOED): a
+    // damaged block is asked for again only after the EOD frame, so that
+    // nothing this side sends can meet the sender's next transfer; an
+    // unechoed EOD frame ends the connection's part without an echo, and a
+    // damaged block there fails the transfer.
+    bool unechoed_ok = false;
 };
 
 struct ParallelReceiveResult {

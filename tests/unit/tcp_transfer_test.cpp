@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -609,4 +610,164 @@ TEST(ParallelTransfer, AFrameLongerThanTheAnnouncedFileIsRefused) {
     ASSERT_FALSE(got);
     EXPECT_NE(got.error().message.find("frame length 5000"), std::string::npos) << got.error().message;
     EXPECT_EQ(dst.read_all(), "");
+}
+
+// ---- Downloads of one block without the echo (OPTS DATAKEEP ON UNECHOED) ----
+
+namespace {
+
+std::string unechoed_eod_frame(uint64_t size) {
+    auto h = ftp::encode_frame({ftp::kFrameEodUnechoed, 0, size});
+    return std::string(h.begin(), h.end());
+}
+
+// Whether any byte came back on sock within ms milliseconds (a receiver
+// that failed may end its side: that sends nothing).
+bool anything_sent_back(int sock, int ms) {
+    pollfd p{sock, POLLIN, 0};
+    if (::poll(&p, 1, ms) <= 0) return false;
+    char byte;
+    return ::recv(sock, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+ParallelReceivePlan unechoed_plan(const TempFile &dst) {
+    ParallelReceivePlan plan{dst.fd.get(), 0, 65536, 1ull << 62};
+    plan.end = ConnectionEnd::keep_open;
+    plan.unechoed_ok = true;
+    return plan;
+}
+
+}  // namespace
+
+TEST(UnechoedEnd, AOneBlockTransferEndsWithoutAnEchoAndTheNextFollows) {
+    std::string one = random_bytes(5000, 20), two = random_bytes(65536, 21);
+    TempFile first, second;
+    auto pairs = tcp_pairs(1);
+    const int wire = pairs[0].first.get();
+    send_raw(wire, data_frame(one, 0) + unechoed_eod_frame(one.size()) + data_frame(two, 0) +
+                       unechoed_eod_frame(two.size()));
+    std::vector<int> socks{pairs[0].second.get()};
+    TransferProgress rp;
+    RangeSet received(0), again(0);
+    auto got = receive_parallel(socks, unechoed_plan(first), received, rp);
+    ASSERT_TRUE(got) << got.error().message;
+    auto next = receive_parallel(socks, unechoed_plan(second), again, rp);
+    ASSERT_TRUE(next) << next.error().message;
+    EXPECT_EQ(first.read_all(), one);
+    EXPECT_EQ(second.read_all(), two);
+    EXPECT_FALSE(anything_sent_back(wire, 100));
+}
+
+TEST(UnechoedEnd, IsRefusedWhereNotAgreedOrAfterMoreThanOneBlock) {
+    std::string data = random_bytes(2 * 65536, 22);
+    for (bool agreed : {false, true}) {
+        TempFile dst;
+        auto pairs = tcp_pairs(1);
+        const int wire = pairs[0].first.get();
+        std::string frames = agreed ? data_frame(data.substr(0, 65536), 0) + data_frame(data.substr(65536), 65536)
+                                    : data_frame(data.substr(0, 100), 0);
+        send_raw(wire, frames + unechoed_eod_frame(agreed ? data.size() : 100));
+        ParallelReceivePlan plan = unechoed_plan(dst);
+        plan.unechoed_ok = agreed;
+        std::vector<int> socks{pairs[0].second.get()};
+        TransferProgress rp;
+        RangeSet received(0);
+        auto got = receive_parallel(socks, plan, received, rp);
+        ASSERT_FALSE(got);
+        EXPECT_NE(got.error().message.find(agreed ? "more than one block" : "did not agree"), std::string::npos)
+            << got.error().message;
+        EXPECT_FALSE(anything_sent_back(wire, 100));
+    }
+}
+
+TEST(UnechoedEnd, ADamagedOnlyBlockFailsTheTransferWithoutAskingForIt) {
+    std::string data = random_bytes(40000, 23);
+    TempFile dst;
+    auto pairs = tcp_pairs(1);
+    const int wire = pairs[0].first.get();
+    send_raw(wire, data_frame(data, 0, true) + unechoed_eod_frame(data.size()));
+    std::vector<int> socks{pairs[0].second.get()};
+    TransferProgress rp;
+    RangeSet received(0);
+    auto got = receive_parallel(socks, unechoed_plan(dst), received, rp);
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code, -EBADMSG);
+    EXPECT_NE(got.error().message.find("fetch the file again"), std::string::npos) << got.error().message;
+    EXPECT_FALSE(anything_sent_back(wire, 100));
+    EXPECT_EQ(received.contiguous_end(), 0u);
+}
+
+// Agreed, a damaged block of a larger transfer is asked for only after the
+// EOD frame: nothing goes back while the sender may still be sending.
+TEST(UnechoedEnd, ADamagedBlockIsAskedForOnlyAfterTheEchoedEnd) {
+    std::string data = random_bytes(3 * 65536, 24);
+    TempFile dst;
+    auto pairs = tcp_pairs(1);
+    const int wire = pairs[0].first.get();
+    bool quiet_before_end = false;
+    std::string asked, echo;
+    std::thread sender([&] {
+        send_raw(wire, data_frame(data.substr(0, 65536), 0, true) + data_frame(data.substr(65536, 65536), 65536));
+        quiet_before_end = !anything_sent_back(wire, 300);
+        send_raw(wire, data_frame(data.substr(131072), 131072) + eod_frame(data.size()));
+        asked = read_request(wire);
+        send_raw(wire, data_frame(data.substr(0, 65536), 0) + eod_frame(data.size()));
+        echo = read_request(wire);
+    });
+    std::vector<int> socks{pairs[0].second.get()};
+    TransferProgress rp;
+    RangeSet received(0);
+    auto got = receive_parallel(socks, unechoed_plan(dst), received, rp);
+    sender.join();
+    ASSERT_TRUE(got) << got.error().message;
+    EXPECT_TRUE(quiet_before_end);
+    EXPECT_EQ(asked, resend_request(0, 65536));
+    EXPECT_EQ(echo, eod_frame(data.size()));
+    EXPECT_EQ(dst.read_all(), data);
+}
+
+// The sending side: a file of one block on a kept connection ends with the
+// unechoed EOD frame and returns without waiting; a larger one still waits
+// for the echo.
+TEST(UnechoedEnd, TheSenderWaitsForNoEchoAfterOneBlockOnly) {
+    for (std::size_t size : {std::size_t{30000}, std::size_t{65536 + 1}}) {
+        std::string data = random_bytes(size, 25);
+        TempFile src(data);
+        auto pairs = tcp_pairs(1);
+        std::vector<int> socks{pairs[0].first.get()};
+        const int peer = pairs[0].second.get();
+        ParallelSendPlan plan{src.fd.get(), 0, size, 65536};
+        plan.end = ConnectionEnd::keep_open;
+        plan.unechoed_if_one_block = true;
+        TransferProgress sp;
+        std::thread echoer;
+        if (size > 65536) {
+            echoer = std::thread([&] {
+                // Reads every frame up to the EOD, then echoes it.
+                std::string header(ftp::kFrameHeaderSize, '\0');
+                for (;;) {
+                    ASSERT_EQ(::recv(peer, header.data(), header.size(), MSG_WAITALL), (ssize_t)header.size());
+                    auto h = ftp::decode_frame(reinterpret_cast<const uint8_t *>(header.data()), 1 << 20, 1ull << 40);
+                    ASSERT_TRUE(h);
+                    if (h->descriptor != ftp::kFrameData) {
+                        EXPECT_EQ(h->descriptor, ftp::kFrameEod);
+                        send_raw(peer, eod_frame(size));
+                        return;
+                    }
+                    std::string body(h->count + kBlockTrailerBytes, '\0');
+                    ASSERT_EQ(::recv(peer, body.data(), body.size(), MSG_WAITALL), (ssize_t)body.size());
+                }
+            });
+        }
+        auto sent = send_parallel(socks, plan, sp);
+        if (echoer.joinable()) echoer.join();
+        ASSERT_TRUE(sent) << sent.error().message;
+        if (size <= 65536) {
+            std::string frame(ftp::kFrameHeaderSize + size + kBlockTrailerBytes, '\0');
+            ASSERT_EQ(::recv(peer, frame.data(), frame.size(), MSG_WAITALL), (ssize_t)frame.size());
+            std::string end(ftp::kFrameHeaderSize, '\0');
+            ASSERT_EQ(::recv(peer, end.data(), end.size(), MSG_WAITALL), (ssize_t)end.size());
+            EXPECT_EQ(end, unechoed_eod_frame(size));
+        }
+    }
 }
