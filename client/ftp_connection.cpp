@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include "client/interrupt.h"
@@ -199,6 +200,13 @@ OutcomeStatus FtpConnection::send_ahead(std::initializer_list<std::string_view> 
     return {};
 }
 
+bool FtpConnection::has_lines_ahead_for(std::string_view path) const {
+    return std::ranges::any_of(ahead_, [path](const std::string &line) {
+        const auto space = line.find(' ');
+        return space != std::string::npos && std::string_view(line).substr(space + 1) == path;
+    });
+}
+
 OutcomeStatus FtpConnection::drain_ahead() {
     while (!ahead_.empty()) {
         const std::string line = std::move(ahead_.front());
@@ -208,12 +216,21 @@ OutcomeStatus FtpConnection::drain_ahead() {
         log::debug("sent ahead and not wanted: " + line.substr(0, line.find(' ')) + ", answered " + describe(*reply));
         if (reply->code == 421) return fail_as(ExitCode::connection, "server closed the session: " + describe(*reply));
         if (!reply->positive_preliminary()) continue;
+        abandoned_transfer_ = true;
+        if (end_unwanted_) {
+            // Its data connections closed, the transfer ends by itself:
+            // 226 if it was sent already, else 426. Then each transfer
+            // waiting behind it finds none (425) or fails as this one.
+            end_unwanted_();
+            if (auto read = read_reply(5); !read)
+                return fail_as(ExitCode::connection, "end of a transfer sent ahead: " + read.error().message);
+            continue;
+        }
         // A transfer started for nobody: the server waits for the other
         // end of its data connections. ABOR ends it at once: its 426 (or
         // its own end, had it come first), then the ABOR's answer. As
         // abort_transfer, 5 s each: a server that keeps silent longer is
         // out of step, and so is the session.
-        abandoned_transfer_ = true;
         if (auto sent = send("ABOR"); !sent) return sent;
         for (int replies = 0; replies < 2; ++replies)
             if (auto read = read_reply(5); !read)

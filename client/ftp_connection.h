@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -45,9 +46,19 @@ public:
     bool has_lines_ahead() const { return !ahead_.empty(); }
     // Reads the replies to the lines sent ahead that no command will take.
     OutcomeStatus drain_ahead();
+    // Whether a line sent ahead names path (its argument): the lines of
+    // the file a per-file flow is about to move.
+    bool has_lines_ahead_for(std::string_view path) const;
     // Whether a transfer started ahead was ended with ABOR since the last
     // call: rftpd then closed the connections it ran on.
     bool take_abandoned_transfer() { return std::exchange(abandoned_transfer_, false); }
+    // How the lines sent ahead end a transfer they started and no command
+    // wants: by closing the data connections it runs on (end), after which
+    // rftpd ends it and any waiting behind it by itself, one final reply
+    // each; or, without end, with ABOR. Several transfers sent ahead on
+    // kept connections need end: rftpd may have run the next by the time
+    // an ABOR arrives, and the ABOR's two replies would not be its.
+    void set_unwanted_transfer_end(std::function<void()> end) { end_unwanted_ = std::move(end); }
 
     // TLS from here on (after AUTH TLS's 234, or at once for ftps://): the
     // handshake, the certificate checked against host, the pinned key.
@@ -76,6 +87,7 @@ private:
     ftp::ReplyAssembler assembler_;
     std::deque<std::string> ahead_;  // sent ahead, reply not yet read; oldest first
     bool abandoned_transfer_ = false;
+    std::function<void()> end_unwanted_;
 };
 
 // "550 No such file." as one line for error messages.

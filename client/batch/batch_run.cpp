@@ -89,7 +89,7 @@ void BatchRun::record(FileResult result) {
 }
 
 void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, const FileAction &action,
-                   const AheadAction &ahead) {
+                   const AheadAction &ahead, const AheadWindow &window) {
     planned_ += jobs.size();
     jobs_ = std::move(jobs);
     // Largest first: the sessions then finish together, small files filling
@@ -117,8 +117,8 @@ void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, cons
     for (std::size_t i = 0; i < sessions; ++i) {
         std::optional<Session> handed;
         if (i == 0) handed.swap(first);  // planning's session moves on with the first thread
-        threads.emplace_back([this, &action, &ahead, s = std::move(handed)]() mutable {
-            session_thread(Lane{.session = std::move(s), .action = action, .ahead = ahead});
+        threads.emplace_back([this, &action, &ahead, &window, s = std::move(handed)]() mutable {
+            session_thread(Lane{.session = std::move(s), .action = action, .ahead = ahead, .window = window});
         });
     }
     for (auto &t : threads) t.join();
@@ -181,7 +181,15 @@ void BatchRun::session_thread(Lane lane) {
 }
 
 std::optional<std::size_t> BatchRun::next_file(Lane &lane) {
-    if (auto early = std::exchange(lane.taken_early, std::nullopt)) return early;
+    if (!lane.taken_early.empty()) {
+        std::size_t early = lane.taken_early.front();
+        lane.taken_early.pop_front();
+        return early;
+    }
+    return take_from_queue();
+}
+
+std::optional<std::size_t> BatchRun::take_from_queue() {
     {
         std::lock_guard lock(mutex_);
         if (!given_back_.empty()) {
@@ -196,10 +204,9 @@ std::optional<std::size_t> BatchRun::next_file(Lane &lane) {
 }
 
 void BatchRun::give_back(Lane &lane, const Failure &why) {
-    if (auto early = std::exchange(lane.taken_early, std::nullopt)) {
-        std::lock_guard lock(mutex_);
-        given_back_.emplace_back(*early, why);
-    }
+    std::lock_guard lock(mutex_);
+    for (std::size_t early : lane.taken_early) given_back_.emplace_back(early, why);
+    lane.taken_early.clear();
 }
 
 void BatchRun::put_back(std::size_t index) {
@@ -210,13 +217,20 @@ void BatchRun::put_back(std::size_t index) {
 std::function<void(Session &)> BatchRun::next_ahead_hook(Lane &lane, const FileJob &current) {
     if (!lane.ahead) return {};
     return [this, &lane, &current](Session &session) {
-        if (lane.taken_early || stop_.load()) return;
-        auto next = next_file(lane);
-        if (!next) return;
-        // Kept by this lane only when its commands went: else another lane
-        // may start it while this one is still busy with current.
-        if (lane.ahead(session, current, jobs_[*next])) lane.taken_early = next;
-        else put_back(*next);
+        const std::size_t window = lane.window ? std::max<std::size_t>(1, lane.window(session)) : 1;
+        while (lane.taken_early.size() < window && !stop_.load()) {
+            auto next = take_from_queue();
+            if (!next) return;
+            // Each file goes ahead behind the one before it in the window.
+            const FileJob &before = lane.taken_early.empty() ? current : jobs_[lane.taken_early.back()];
+            // Kept by this lane only when its commands went: else another lane
+            // may start it while this one is still busy with current.
+            if (!lane.ahead(session, before, jobs_[*next])) {
+                put_back(*next);
+                return;
+            }
+            lane.taken_early.push_back(*next);
+        }
     };
 }
 

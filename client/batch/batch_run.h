@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,8 @@ using FileAction = std::function<OutcomeStatus(Session &, const FileJob &, const
 // before it (current) moves, when it can tell them all in advance
 // (docs/protocol.md, "Files in a row"); else sends nothing. true: sent.
 using AheadAction = std::function<bool(Session &, const FileJob &current, const FileJob &next)>;
+// How many files a session may have sent ahead at once (1 when empty).
+using AheadWindow = std::function<std::size_t(const Session &)>;
 
 // A logged-in session ready for transfers (prepare_transfer_session done).
 Outcome<Session> open_transfer_session(const CommandContext &ctx);
@@ -50,7 +53,7 @@ public:
     // thread. With ahead, each session takes its next file as the current
     // one's data has moved, and ahead may send its commands then.
     void run(std::vector<FileJob> jobs, std::optional<Session> first, const FileAction &action,
-             const AheadAction &ahead = {});
+             const AheadAction &ahead = {}, const AheadWindow &window = {});
 
     // Fills ctx.summary and returns how the run ended: the first failure, or
     // with --continue-on-error the most severe one; 130 after an interrupt.
@@ -66,18 +69,22 @@ private:
         std::optional<Session> session;
         const FileAction &action;
         const AheadAction &ahead;
-        std::optional<std::size_t> taken_early;  // the next file, taken as the one before it moved
+        const AheadWindow &window;
+        // The next files, taken as the one before them moved, in order.
+        std::deque<std::size_t> taken_early;
     };
     void session_thread(Lane lane);
-    // The next file for this lane: the one it took early, else the queue's next.
+    // The next file for this lane: the first it took early, else the queue's next.
     std::optional<std::size_t> next_file(Lane &lane);
+    // The queue's next file: one given back first.
+    std::optional<std::size_t> take_from_queue();
     // One file, tried again up to --retries times after a broken connection
     // or transfer, each time on a new session and continuing the partial file.
     OutcomeStatus move_file(Lane &lane, const FileJob &job, FileReport &report);
     // The hook that takes the lane's next file early and sends its commands ahead.
     std::function<void(Session &)> next_ahead_hook(Lane &lane, const FileJob &current);
-    // A lane that stops with a file taken early hands it to the others;
-    // why it stopped is that file's failure if none of them takes it.
+    // A lane that stops with files taken early hands them to the others;
+    // why it stopped is their failure if none of them takes them.
     void give_back(Lane &lane, const Failure &why);
     // A file taken to send its commands ahead, which then were not: the
     // next lane to ask takes it, as if it had never left the queue.

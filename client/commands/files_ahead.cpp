@@ -67,15 +67,24 @@ bool small(const FileJob &job) { return job.size && *job.size < kAheadOfFilesBel
 bool send_get_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next) {
     if (!small(current) || !downloads_with_size_and_retr_alone(session, o, next)) return false;
     // A failed send leaves the connection broken; the reply read next says so.
-    const char *verb = rides_the_rdma_channel(session, o) ? "RRTR " : "RETR ";
-    (void)session.control.send_ahead({"SIZE " + next.remote, verb + next.remote});
+    const bool rdma = rides_the_rdma_channel(session, o);
+    // Over TCP a transfer sent ahead and not wanted ends with its kept
+    // connections (several may be ahead); over RDMA with ABOR (one is).
+    if (rdma) session.control.set_unwanted_transfer_end({});
+    else session.control.set_unwanted_transfer_end([&kept = session.kept_data] { kept.clear(); });
+    (void)session.control.send_ahead({"SIZE " + next.remote, (rdma ? "RRTR " : "RETR ") + next.remote});
     return true;
+}
+
+std::size_t get_ahead_window(const Session &session, const Options &o) {
+    return session.data_keep_unechoed && !rides_the_rdma_channel(session, o) ? kUnechoedWindow : 1;
 }
 
 bool send_put_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next) {
     if (!small(current)) return false;
     auto size = uploads_with_allo_and_stor(session, o, next);
     if (!size) return false;
+    session.control.set_unwanted_transfer_end({});  // one ahead: ABOR
     // RSTR takes no ALLO: the channel's file_begin announces the size.
     if (rides_the_rdma_channel(session, o))
         (void)session.control.send_ahead({"RSTR " + next.remote});

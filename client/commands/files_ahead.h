@@ -36,8 +36,18 @@ std::optional<uint64_t> uploads_with_allo_and_stor(const Session &session, const
 // the server's data timeout, and the round trip saved matters little there.
 inline constexpr uint64_t kAheadOfFilesBelow = 8ull << 20;
 
+// Downloads go without the echo on a TCP session that agreed to it
+// (docs/protocol.md, "Downloads of one block without the echo"): the
+// server then starts each file the moment the one before it is sent, and
+// only files whose commands are there already. With this many ahead, a
+// session moves up to this many and one files a round trip.
+inline constexpr std::size_t kUnechoedWindow = 4;
+// How many files a download session sends ahead at once: kUnechoedWindow
+// so, else one (each file waits for its echo or file_done anyway).
+std::size_t get_ahead_window(const Session &session, const Options &o);
+
 // Send next's commands ahead, while current moves, when the above holds;
-// else nothing. true: sent.
+// else nothing. true: sent. current: the file right before next.
 bool send_get_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next);
 bool send_put_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next);
 

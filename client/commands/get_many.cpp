@@ -65,7 +65,8 @@ OutcomeStatus run_get_many(CommandContext &ctx) {
                                                            "a many-file get writes only plain files");
                   return get_one_file(s, o, job.remote, *dest, hooks, report, ListedFacts{job.size, job.modify});
               },
-              [&o](Session &s, const FileJob &current, const FileJob &next) { return send_get_ahead(s, o, current, next); });
+              [&o](Session &s, const FileJob &current, const FileJob &next) { return send_get_ahead(s, o, current, next); },
+              [&o](const Session &s) { return get_ahead_window(s, o); });
     return batch.conclude();
 }
 

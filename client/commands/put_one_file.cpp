@@ -287,6 +287,11 @@ OutcomeStatus put_one_file(Session &session, const Options &o, const UploadSourc
     }
     const struct timespec sent_from = modified_now(source);
     u.hold = o.verify && session.features.hold;
+    // Lines sent ahead for another file (one that could not be sent after
+    // all) are answered first: an ABOR among them closes the kept
+    // connections or the RDMA channel this upload would otherwise take.
+    if (session.control.has_lines_ahead() && !session.control.has_lines_ahead_for(remote))
+        if (auto drained = session.control.drain_ahead(); !drained) return drained;
     auto rdma_channel = rdma_channel_for(session, o, report);
     if (!rdma_channel) return std::unexpected(rdma_channel.error());
     // After the channel's setup: an RDMA channel given up on (ABOR) would

@@ -88,6 +88,9 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
                                         [](const Error &e) { log::debug("rftp: RDMA channel closed: " + e.message); });
     if (!channel) return give_up(channel.error().message);
     session.rdma = std::move(*channel);
+    // A transfer sent ahead and ended with ABOR while this channel was set
+    // up (its RADR read their replies) concerned the channel it replaced.
+    if (session.control.take_abandoned_transfer()) session.kept_data.clear();
     auto st = session.rdma->stats();
     log::info("RDMA channel on " + st.device + ": " + std::to_string(p.streams) + " queue pair(s), block " +
               human_bytes(p.block_size) + ", iodepth " + std::to_string(p.iodepth));

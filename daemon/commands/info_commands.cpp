@@ -98,11 +98,12 @@ void opts_datatoken(Session &s) {
 // one file to the next; with UNECHOED, a download of at most one block on
 // them ends at its EOD frame (docs/protocol.md, "Kept data connections").
 void opts_datakeep(Session &s, std::istringstream &in) {
-    std::string choice, mode;
-    in >> choice >> mode;
+    std::string choice, mode, more;
+    in >> choice >> mode >> more;
     choice = ascii_upper(choice);
     mode = ascii_upper(mode);
-    if ((choice != "ON" && choice != "OFF") || (!mode.empty() && (choice != "ON" || mode != "UNECHOED")))
+    if ((choice != "ON" && choice != "OFF") || (!mode.empty() && (choice != "ON" || mode != "UNECHOED")) ||
+        !more.empty())
         return s.reply(501, "Usage: OPTS DATAKEEP ON [UNECHOED] | OFF");
     s.state.keep_data = choice == "ON";
     s.state.keep_unechoed = !mode.empty();

@@ -109,23 +109,26 @@ Status DamagedBlocks::ask_again(uint64_t offset, uint32_t length, const TrailerC
     if (attempt >= kMaxBlockAttempts)
         return fail_msg(ftp::checksum_failure_text(offset, length, attempt), -EBADMSG);
     awaited_.insert(offset);
-    progress_.blocks_resent.fetch_add(1);
     if (deferred_) {
         waiting_.push_back({ftp::kFrameResend, length, offset});
         return {};
     }
-    auto request = ftp::encode_frame({ftp::kFrameResend, length, offset});
+    return send_request({ftp::kFrameResend, length, offset});
+}
+
+// Counted as sent again only once asked for: a deferred request that an
+// unechoed end leaves unsent fails the transfer instead.
+Status DamagedBlocks::send_request(const ftp::FrameHeader &h) {
+    auto request = ftp::encode_frame(h);
     if (auto ok = write_all(sock_, request.data(), request.size()); !ok)
         return fail(ok.error().with_context("asking for a damaged block again"));
+    progress_.blocks_resent.fetch_add(1);
     return {};
 }
 
 Status DamagedBlocks::ask_deferred() {
-    for (const ftp::FrameHeader &h : waiting_) {
-        auto request = ftp::encode_frame(h);
-        if (auto ok = write_all(sock_, request.data(), request.size()); !ok)
-            return fail(ok.error().with_context("asking for a damaged block again"));
-    }
+    for (const ftp::FrameHeader &h : waiting_)
+        if (auto ok = send_request(h); !ok) return ok;
     waiting_.clear();
     return {};
 }

@@ -95,6 +95,8 @@ public:
     void confirm_end(uint64_t size, ConnectionEnd how);
 
 private:
+    Status send_request(const ftp::FrameHeader &h);
+
     int sock_;
     std::string stream_;
     TransferProgress &progress_;

@@ -56,6 +56,7 @@ def test_feat_offers_it_and_opts_takes_it_only_with_on(rftpd):
     assert " DATAKEEP UNECHOED" in c.cmd("FEAT")[1]
     assert c.code("OPTS DATAKEEP OFF UNECHOED") == 501
     assert c.code("OPTS DATAKEEP ON LATER") == 501
+    assert c.code("OPTS DATAKEEP ON UNECHOED NOW") == 501
     assert c.cmd("OPTS DATAKEEP ON")[1] == "200 DATAKEEP ON"
     assert c.cmd("OPTS DATAKEEP ON UNECHOED")[1] == "200 DATAKEEP ON UNECHOED"
 
@@ -146,3 +147,36 @@ def test_rftp_gets_a_tree_unechoed_and_a_damaged_file_fails_alone(tmp_path, plac
     finally:
         alive = d.alive()
         assert d.stop() == 0 and alive, d.log()[-3000:]
+
+
+def commands_right_after_first_150(debug_log: str) -> list:
+    """The commands rftp sent right after the first RETR's 150, before it read anything else."""
+    lines = [line for line in debug_log.splitlines() if line.startswith("debug: ")]
+    first = next(i for i, line in enumerate(lines) if line.startswith("debug: <-- 150 Opening BINARY"))
+    sent = []
+    for line in lines[first + 1:]:
+        if not line.startswith("debug: --> "):
+            break
+        sent.append(line.split()[2])
+    return sent
+
+
+def test_rftp_keeps_four_downloads_ahead_and_moves_them_whole(rftpd, tmp_path):
+    src = rftpd.roots["alice"] / "many"
+    want = {}
+    for i in range(80):
+        body = os.urandom(100 + 37 * i)
+        (src / f"m {i:02d}.bin").parent.mkdir(exist_ok=True)
+        (src / f"m {i:02d}.bin").write_bytes(body)
+        want[f"m {i:02d}.bin"] = body
+    down = tmp_path / "down"
+    down.mkdir()
+    r = subprocess.run([RFTP, "-vv", "-j", "1", "get", "-r", f"rftp://alice@127.0.0.1:{rftpd.port}/many/",
+                        str(down)], env=client_env(tmp_path), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert tree(down / "many") == want
+    # At the first file's 150, the next four files' SIZE and RETR went out.
+    assert commands_right_after_first_150(r.stderr) == ["SIZE", "RETR"] * 4, r.stderr[-5000:]
+    log = rftpd.log()
+    assert log.count("command=RETR") == 80 and log.count("command=EPSV") <= 2
+    assert "--> ABOR" not in r.stderr

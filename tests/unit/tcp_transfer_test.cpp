@@ -695,6 +695,7 @@ TEST(UnechoedEnd, ADamagedOnlyBlockFailsTheTransferWithoutAskingForIt) {
     EXPECT_NE(got.error().message.find("fetch the file again"), std::string::npos) << got.error().message;
     EXPECT_FALSE(anything_sent_back(wire, 100));
     EXPECT_EQ(received.contiguous_end(), 0u);
+    EXPECT_EQ(rp.blocks_resent.load(), 0u);  // not asked for: no note says it was sent again
 }
 
 // Agreed, a damaged block of a larger transfer is asked for only after the
@@ -721,6 +722,7 @@ TEST(UnechoedEnd, ADamagedBlockIsAskedForOnlyAfterTheEchoedEnd) {
     sender.join();
     ASSERT_TRUE(got) << got.error().message;
     EXPECT_TRUE(quiet_before_end);
+    EXPECT_EQ(rp.blocks_resent.load(), 1u);
     EXPECT_EQ(asked, resend_request(0, 65536));
     EXPECT_EQ(echo, eod_frame(data.size()));
     EXPECT_EQ(dst.read_all(), data);
