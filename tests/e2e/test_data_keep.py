@@ -51,11 +51,12 @@ def closed_by_server(sock: socket.socket) -> bool:
         return True
 
 
-def keeping_session(rftpd, streams: int = 1) -> Control:
+def keeping_session(rftpd, streams: int = 1, unechoed: bool = False) -> Control:
     c = Control(rftpd)
     c.login()
     assert c.code("TYPE I") == 200
-    assert c.cmd("OPTS DATAKEEP ON")[1] == "200 DATAKEEP ON"
+    keep = "DATAKEEP ON UNECHOED" if unechoed else "DATAKEEP ON"
+    assert c.cmd(f"OPTS {keep}")[1] == f"200 {keep}"
     assert c.cmd(f"OPTS PARALLEL {streams} {BLOCK}")[1] == f"200 PARALLEL {streams} {BLOCK}"
     return c
 

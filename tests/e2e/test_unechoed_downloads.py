@@ -7,7 +7,6 @@ fails only that file, and -c fetches it."""
 
 import os
 import select
-import socket
 import struct
 import subprocess
 import sys
@@ -17,19 +16,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conftest import PASSWORDS, Rftpd, TESTING  # noqa: E402
 from test_daemon_hostile import (BLOCK, Control, assert_daemon_healthy, connect_data, crc32c, echo_eod, eod,  # noqa: E402
                                  frame, recv_exact)
-from test_data_keep import make_dataset, tree  # noqa: E402
+from test_data_keep import keeping_session, make_dataset, tree  # noqa: E402
 
 RFTP = str(TESTING / "rftp")
 EOD, EOD_UNECHOED = 0x08, 0x0C
-
-
-def unechoed_session(rftpd) -> Control:
-    c = Control(rftpd)
-    c.login()
-    assert c.code("TYPE I") == 200
-    assert c.cmd("OPTS DATAKEEP ON UNECHOED")[1] == "200 DATAKEEP ON UNECHOED"
-    assert c.cmd(f"OPTS PARALLEL 1 {BLOCK}")[1] == f"200 PARALLEL 1 {BLOCK}"
-    return c
 
 
 def frames_until_any_eod(sock):
@@ -68,7 +58,7 @@ def test_one_block_downloads_follow_each_other_without_an_echo(rftpd):
         (root / name).write_bytes(body)
     big = os.urandom(2 * BLOCK + 5)
     (root / "big.bin").write_bytes(big)
-    c = unechoed_session(rftpd)
+    c = keeping_session(rftpd, unechoed=True)
     data = connect_data(c.epsv_port())
     # Every RETR in one write: each runs as the one before ends, which
     # for a file of one block needs nothing from this side.
@@ -102,11 +92,7 @@ def test_one_block_downloads_follow_each_other_without_an_echo(rftpd):
 
 def test_without_unechoed_a_one_block_download_keeps_its_echo(rftpd):
     (rftpd.roots["alice"] / "one.bin").write_bytes(b"x" * 1000)
-    c = Control(rftpd)
-    c.login()
-    assert c.code("TYPE I") == 200
-    assert c.cmd("OPTS DATAKEEP ON")[1] == "200 DATAKEEP ON"
-    assert c.cmd(f"OPTS PARALLEL 1 {BLOCK}")[1] == f"200 PARALLEL 1 {BLOCK}"
+    c = keeping_session(rftpd)
     data = connect_data(c.epsv_port())
     assert c.cmd("RETR one.bin")[0] == 150
     assert frames_until_any_eod(data) == (b"x" * 1000, EOD, 1000)
