@@ -233,7 +233,7 @@ std::optional<NextBlock> next_block(ResendRequests &resends, BlockClaims &claims
 // intact and written, so this side ends; false: it asked for blocks again.
 // A transfer of one block where the receiver agreed to it ends unechoed:
 // true at once, so the next transfer on the kept connection starts without
-// a round trip (docs/protocol.md, "Kept data connections").
+// a round trip (docs/protocol.md, "Downloads of one block without the echo").
 Result<bool> offer_end(int sock, const ParallelSendPlan &plan, const BlockLayout &layout, ResendRequests &resends) {
     const bool unechoed =
         plan.unechoed_if_one_block && plan.end == ConnectionEnd::keep_open && layout.count() <= 1;
@@ -469,13 +469,13 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
         // Only where this side agreed to it, and only after one block at
         // most. A damaged block there is not sent again (the sender went
         // on to its next transfer): the transfer fails instead.
-        auto unechoed_end = [&](uint64_t size, const DamagedBlocks &blocks, bool &ended) -> Status {
+        auto unechoed_end = [&](uint64_t size) -> Status {
             if (!plan.unechoed_ok)
                 return fail_msg("an end-of-data frame that wants no echo, which this side did not agree to");
             if (size > plan.start && size - plan.start > plan.max_block_size)
                 return fail_msg("an end-of-data frame that wants no echo after more than one block");
-            ended = true;
-            if (blocks.awaited() > 0)
+            unechoed = true;
+            if (damaged.awaited() > 0)
                 return fail_msg("a block failed its CRC32C check; the only block of a file is not sent again on "
                                 "kept connections: fetch the file again",
                                 -EBADMSG);
@@ -509,7 +509,7 @@ Result<ParallelReceiveResult> receive_parallel(std::span<const int> socks, const
                     }
                     eod_at = h->offset;
                     if (h->descriptor == ftp::kFrameEodUnechoed)
-                        return unechoed_end(h->offset, damaged, unechoed);
+                        return unechoed_end(h->offset);
                     // The sender sends the blocks asked for again, then ends again.
                     if (auto asked = damaged.ask_deferred(); !asked) return asked;
                     if (damaged.awaited() > 0) continue;
