@@ -25,12 +25,12 @@ using namespace rftp::middleware::disk;
 
 namespace {
 
-constexpr uint32_t kBlock = 64 << 10;
+constexpr uint32_t kCachedBlock = 64 << 10;
 
 struct Buffer {
-    std::unique_ptr<uint8_t, decltype(&std::free)> mem{static_cast<uint8_t *>(std::aligned_alloc(4096, kBlock)),
+    std::unique_ptr<uint8_t, decltype(&std::free)> mem{static_cast<uint8_t *>(std::aligned_alloc(4096, kCachedBlock)),
                                                         &std::free};
-    std::vector<iovec> iovecs() const { return {{mem.get(), kBlock}}; }
+    std::vector<iovec> iovecs() const { return {{mem.get(), kCachedBlock}}; }
 };
 
 uint8_t pattern(uint64_t at) { return static_cast<uint8_t>((at * 2654435761u) >> 13); }
@@ -39,11 +39,11 @@ uint8_t pattern(uint64_t at) { return static_cast<uint8_t>((at * 2654435761u) >>
 // ring from rings and gives it back at the end.
 void write_block(RingCache &rings, DiskFile &file, uint64_t index) {
     Buffer buffer;
-    for (uint32_t b = 0; b < kBlock; ++b) buffer.mem.get()[b] = pattern(index * kBlock + b);
+    for (uint32_t b = 0; b < kCachedBlock; ++b) buffer.mem.get()[b] = pattern(index * kCachedBlock + b);
     auto io = BlockIo::create(buffer.iovecs(), 1, "test", BlockIo::Backend::io_uring, BlockIo::Buffers::plain, &rings);
     ASSERT_TRUE(io) << io.error().message;
     ASSERT_TRUE((*io)->uses_io_uring());
-    (*io)->start({IoDirection::write, &file, 0, index * kBlock, kBlock});
+    (*io)->start({IoDirection::write, &file, 0, index * kCachedBlock, kCachedBlock});
     auto done = (*io)->wait();  // arms the wake poll too: the ring must still go back empty
     ASSERT_EQ(done.size(), 1u);
     ASSERT_TRUE(done[0].status) << done[0].status.error().message;
@@ -89,7 +89,7 @@ TEST_F(RingCacheTest, TheNextEngineTakesTheRingTheLastGaveBack) {
     write_block(rings, *file_, 1);
     EXPECT_EQ(rings.kept(), 1u);
 
-    std::vector<uint8_t> back(2 * kBlock);
+    std::vector<uint8_t> back(2 * kCachedBlock);
     ASSERT_EQ(::pread(fd_.get(), back.data(), back.size(), 0), static_cast<ssize_t>(back.size()));
     for (uint32_t b = 0; b < back.size(); ++b) ASSERT_EQ(back[b], pattern(b)) << "byte " << b;
 }
