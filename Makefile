@@ -5,7 +5,7 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc)
 PYTEST  ?= python3 -m pytest
 
-.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short fuzz fuzz-short demo bench bench-tls bench-sync bench-rdma bench-wan bench-rdma-ab bench-disk bench-two-devices install clean
+.PHONY: all deps deps-runtime build test unit e2e rdma check-sanitizers check-sanitizers-short fuzz fuzz-short demo bench bench-tls bench-sync bench-rdma bench-wan bench-wan-tcp bench-rdma-ab bench-disk bench-two-devices install clean
 
 all: build
 
@@ -74,6 +74,8 @@ bench: build
 	@bash bench/tcp-bench.sh $(BUILD)
 	@python3 bench/tls_bench.py $(BUILD) $(BENCH_ARGS)
 	@python3 bench/sync_bench.py $(BUILD) $(BENCH_ARGS)
+	@bash scripts/install-deps.sh peers
+	@python3 bench/wan_tcp_bench.py $(BUILD)
 
 # An unchanged dataset of 100,000 files, and 1% changed, against rsync and rclone (docs/benchmarks.md).
 bench-sync: build
@@ -93,6 +95,13 @@ bench-rdma: build
 bench-wan: build
 	@bash scripts/install-deps.sh peers
 	@bash bench/lab-bench.sh wan_bench.py $(BUILD) $(BENCH_ARGS)
+
+# rftp over TCP on the host at round trips of 0, 10 and 50 ms, beside
+# GridFTP, XRootD and vsftpd+curl: a userspace delay line between two
+# network namespaces (docs/benchmarks.md).
+bench-wan-tcp: build
+	@bash scripts/install-deps.sh peers
+	@python3 bench/wan_tcp_bench.py $(BUILD) $(BENCH_ARGS)
 
 # The same rftp rows for BASE (a git revision, built in $(BUILD)-base) and
 # this build, in one boot of the lab guest (docs/benchmarks.md).

@@ -7,7 +7,7 @@
 #   install-deps.sh runtime   only what building and running rftp needs
 #                             (make install: a server gets no test tools,
 #                             no vsftpd, no fio)
-#   install-deps.sh peers     the peer tools of make bench-wan besides
+#   install-deps.sh peers     the peer tools of make bench-wan(-tcp) besides
 #                             everything: GridFTP and XRootD
 set -euo pipefail
 
@@ -55,7 +55,7 @@ if [ "$PROFILE" != runtime ]; then
 fi
 if [ "$PROFILE" = peers ]; then
   PACKAGES+=(
-    # make bench-wan: the peers beside rftp at each round trip
+    # make bench-wan and bench-wan-tcp: the peers beside rftp at each round trip
     globus-gridftp-server-progs globus-gass-copy-progs xrootd-server xrootd-client
   )
 fi

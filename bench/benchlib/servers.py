@@ -25,7 +25,7 @@ def free_port() -> int:
 
 
 def listening(port: int) -> bool:
-    """Whether something listens on 127.0.0.1:port, without connecting to it
+    """Whether something listens on port, without connecting to it
     (a probe connection would count as a failed test for iperf3 -s)."""
     for table in ("/proc/net/tcp",):
         for line in Path(table).read_text().splitlines()[1:]:
@@ -36,18 +36,20 @@ def listening(port: int) -> bool:
     return False
 
 
-def wait_for_banner(proc: subprocess.Popen, port: int, what: str, banner: bytes | None) -> None:
+def wait_for_banner(proc: subprocess.Popen, port: int, what: str, banner: bytes | None,
+                    address: str = "127.0.0.1", log: Path | None = None) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with {proc.returncode} while starting")
+            said = log.read_text()[-500:] if log and log.exists() else ""
+            raise RuntimeError(f"{what} exited with {proc.returncode} while starting: {said}")
         if banner is None:
             if listening(port):
                 return
             time.sleep(0.05)
             continue
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            with socket.create_connection((address, port), timeout=1) as s:
                 if s.recv(100).startswith(banner):
                     return
         except OSError:
@@ -109,22 +111,27 @@ class Rftpd(Server):
     user = "alice"
     password = "bench-secret"
 
-    def __init__(self, group: CpuGroup, workdir: Path, build: Path, root: Path, tls=None):
+    def __init__(self, group: CpuGroup, workdir: Path, build: Path, root: Path, tls=None,
+                 address: str = "127.0.0.1"):
         super().__init__(group, workdir)
+        self.address = address
         tls_section = f"tls: {{certificate: \"{tls[0]}\", key: \"{tls[1]}\"}}\n" if tls else ""
         hashed = subprocess.run([str(build / "rftpd"), "--hash-password"], input=self.password + "\n",
                                 capture_output=True, text=True, check=True).stdout.strip()
+        # Off loopback (the wide-area bench's delay line) in clear, as the
+        # peers there run: it is a path inside this machine.
+        plaintext = ", allow_plaintext: true" if not address.startswith("127.") and not tls else ""
         config = workdir / "rftpd.yaml"
         config.write_text(
-            f"listen: [{{address: 127.0.0.1, port: {self.port}}}]\n"
+            f"listen: [{{address: {address}, port: {self.port}{plaintext}}}]\n"
             f"users:\n  - {{name: {self.user}, password_hash: \"{hashed}\", root: \"{root}\", access: read-write}}\n"
             "limits: {max_sessions: 256, max_sessions_per_ip: 64}\n"
             "log: {level: warning}\n" + tls_section)
         self._spawn([str(build / "rftpd"), "--config", str(config)])
-        wait_for_banner(self.proc, self.port, "rftpd", b"220")
+        wait_for_banner(self.proc, self.port, "rftpd", b"220", address, self.log_path)
 
     def url(self, path: str) -> str:
-        return f"rftp://{self.user}@127.0.0.1:{self.port}/{path.lstrip('/')}"
+        return f"rftp://{self.user}@{self.address}:{self.port}/{path.lstrip('/')}"
 
     def own_cpu_seconds(self) -> float:
         """The daemon process alone (all threads), as a cross-check of its cgroup."""
@@ -141,13 +148,14 @@ class Vsftpd(Server):
 
     name = "vsftpd"
 
-    def __init__(self, group: CpuGroup, workdir: Path, root: Path, tls=None):
+    def __init__(self, group: CpuGroup, workdir: Path, root: Path, tls=None, address: str = "127.0.0.1"):
         super().__init__(group, workdir)
+        self.address = address
         empty = workdir / "vsftpd-empty"
         empty.mkdir(exist_ok=True)
         pasv_min, pasv_max = free_port_range(20)
         settings = {
-            "listen": "YES", "listen_ipv6": "NO", "listen_address": "127.0.0.1",
+            "listen": "YES", "listen_ipv6": "NO", "listen_address": address,
             "listen_port": str(self.port), "background": "NO",
             "anonymous_enable": "YES", "local_enable": "NO", "no_anon_password": "YES",
             "anon_root": str(root), "write_enable": "YES", "anon_upload_enable": "YES",
@@ -167,10 +175,10 @@ class Vsftpd(Server):
         config.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         os.chmod(config, 0o600)  # vsftpd refuses a config others could write
         self._spawn([shutil.which("vsftpd") or "/usr/sbin/vsftpd", str(config)])
-        wait_for_banner(self.proc, self.port, "vsftpd", b"220")
+        wait_for_banner(self.proc, self.port, "vsftpd", b"220", address, self.log_path)
 
     def url(self, path: str) -> str:
-        return f"ftp://127.0.0.1:{self.port}/{path.lstrip('/')}"
+        return f"ftp://{self.address}:{self.port}/{path.lstrip('/')}"
 
 
 class Iperf3Server(Server):

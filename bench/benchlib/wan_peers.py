@@ -1,15 +1,19 @@
-"""The peer tools of make bench-wan, in the lab guest beside rftpd: GridFTP,
-XRootD and vsftpd serving the same tree, and their clients fetching it.
+"""The peer tools of the wide-area benches, beside rftpd: GridFTP, XRootD
+and vsftpd serving the same tree, and their clients fetching it.
 
-Each server listens on 127.0.0.1, whose packets cross the guest's loopback
-device like the lab addresses' do, so netem delays them the same way.
-Every client function returns what wan_bench.measure expects:
-{"ok", "value" (GB/s or files/s), "error", "streams"}.
+Each server listens on the bench's server address; each client runs behind
+the bench's client prefix, so the path's delay applies to the peers as to
+rftp. In the lab guest that is 127.0.0.1, whose packets cross the guest's
+loopback device like the lab addresses' do; on the host, the delay line's
+server address (tests/e2e/delay_line.py). Every client function returns
+what wan_rows.measure expects: {"ok", "value" (GB/s or files/s), "error",
+"streams"}.
 
-The guest sees the host's root read-only; these are Debian's packages
-(scripts/install-deps.sh peers). Two of them need a host name the guest
-lacks: globus-url-copy and the GridFTP server take GLOBUS_HOSTNAME, and
-xrootd runs in a UTS namespace of its own named localhost."""
+These are Debian's packages (scripts/install-deps.sh peers); the guest sees
+the host's root read-only and runs them as they are. Two of them need a
+host name the guest lacks: globus-url-copy and the GridFTP server take
+GLOBUS_HOSTNAME, and xrootd runs in a UTS namespace of its own named
+localhost."""
 
 import os
 import shutil
@@ -22,49 +26,55 @@ from .cpu import CgroupBase
 from .data import check_file, check_tree, empty_dir, small_name
 from .servers import Vsftpd, free_port
 
-LOOP = "127.0.0.1"
 # The peers' anonymous or mapped user: it only reads the tree.
 READER = "nobody"
-PEER_ENV = dict(os.environ, GLOBUS_HOSTNAME=LOOP,
-                # xrdcp retries a refused connection for minutes by default.
-                XRD_CONNECTIONRETRY="1", XRD_CONNECTIONWINDOW="10")
 CLIENT_TIMEOUT = 1800
 
 
-def wait_for_port(proc: subprocess.Popen, port: int, what: str) -> None:
+def peer_env(addr: str) -> dict:
+    return dict(os.environ, GLOBUS_HOSTNAME=addr,
+                # xrdcp retries a refused connection for minutes by default.
+                XRD_CONNECTIONRETRY="1", XRD_CONNECTIONWINDOW="10")
+
+
+def wait_for_port(proc: subprocess.Popen, addr: str, port: int, what: str) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{what} exited with {proc.returncode} while starting")
         try:
-            with socket.create_connection((LOOP, port), timeout=1):
+            with socket.create_connection((addr, port), timeout=1):
                 return
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"{what} did not listen on port {port} within 30 s")
 
 
-class GuestPeers:
-    """GridFTP, XRootD and vsftpd, each serving root (read-only use)."""
+class Peers:
+    """GridFTP, XRootD and vsftpd, each serving root (read-only use) on addr,
+    and their clients run behind prefix, from client_addr."""
 
-    def __init__(self, work: Path, root: Path):
+    def __init__(self, work: Path, root: Path, addr: str = "127.0.0.1", prefix: list[str] = (),
+                 client_addr: str | None = None):
         self.work = work / "peers"
         self.work.mkdir()
         self.root = root
+        self.addr, self.prefix = addr, list(prefix)
+        self.env, self.client_env = peer_env(addr), peer_env(client_addr or addr)
         self.logs = []
         self.procs = []
         self.gridftp_port = self._start_gridftp()
         self.xrootd_port = self._start_xrootd()
         self.cgroups = CgroupBase("rftp-bench-wan")
-        self.vsftpd = Vsftpd(self.cgroups.group("vsftpd"), self.work, root)
+        self.vsftpd = Vsftpd(self.cgroups.group("vsftpd"), self.work, root, address=addr)
 
     def _spawn(self, name: str, argv: list[str], port: int) -> int:
         log = open(self.work / f"{name}.out", "w")
         self.logs.append(log)
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=PEER_ENV, start_new_session=True)
+                                env=self.env, start_new_session=True)
         self.procs.append(proc)
-        wait_for_port(proc, port, name)
+        wait_for_port(proc, self.addr, port, name)
         return port
 
     def _start_gridftp(self) -> int:
@@ -73,7 +83,7 @@ class GuestPeers:
         port = free_port()
         return self._spawn("gridftp", [
             "globus-gridftp-server", "-c", str(conf), "-p", str(port),
-            "-control-interface", LOOP, "-data-interface", LOOP, "-ipc-interface", LOOP,
+            "-control-interface", self.addr, "-data-interface", self.addr, "-ipc-interface", self.addr,
             "-aa", "-anonymous-user", READER, "-port-range", "50000,50999",
             "-log-level", "error", "-logfile", str(self.work / "gridftp.log")], port)
 
@@ -105,7 +115,8 @@ class GuestPeers:
 
     def _run(self, argv: list[str]) -> tuple[subprocess.CompletedProcess, float]:
         start = time.monotonic()
-        p = subprocess.run(argv, capture_output=True, text=True, env=PEER_ENV, timeout=CLIENT_TIMEOUT)
+        p = subprocess.run([*self.prefix, *argv], capture_output=True, text=True, env=self.client_env,
+                           timeout=CLIENT_TIMEOUT)
         return p, time.monotonic() - start
 
     def _small(self, argv: list[str], down: Path, count: int) -> dict:
@@ -129,14 +140,14 @@ class GuestPeers:
     def gridftp_small(self, count: int, pipelined: bool) -> dict:
         down = self.work / "small.down"
         argv = ["globus-url-copy", "-fast", "-cd", "-r", "-cc", "4", *(["-pp"] if pipelined else []),
-                f"ftp://{LOOP}:{self.gridftp_port}{self.root}/small/", f"file://{down}/"]
+                f"ftp://{self.addr}:{self.gridftp_port}{self.root}/small/", f"file://{down}/"]
         return self._small(argv, down, count)
 
     def xrootd_small(self, count: int) -> dict:
         down = self.work / "small.down"
         empty_dir(down)
         argv = ["xrdcp", "-r", "-f", "-s", "--parallel", "4",
-                f"root://{LOOP}:{self.xrootd_port}/{self.root}/small", f"{down}/"]
+                f"root://{self.addr}:{self.xrootd_port}/{self.root}/small", f"{down}/"]
         return self._small(argv, down, count)
 
     def curl_small(self, count: int) -> dict:
@@ -150,12 +161,12 @@ class GuestPeers:
     def gridftp_large(self, size: int) -> dict:
         down = self.work / "large.down"
         argv = ["globus-url-copy", "-fast", "-p", "4",
-                f"ftp://{LOOP}:{self.gridftp_port}{self.root}/large.bin", f"file://{down}"]
+                f"ftp://{self.addr}:{self.gridftp_port}{self.root}/large.bin", f"file://{down}"]
         return self._large(argv, down, size, 4)
 
     def xrootd_large(self, size: int) -> dict:
         down = self.work / "large.down"
-        argv = ["xrdcp", "-f", "-s", f"root://{LOOP}:{self.xrootd_port}/{self.root}/large.bin", str(down)]
+        argv = ["xrdcp", "-f", "-s", f"root://{self.addr}:{self.xrootd_port}/{self.root}/large.bin", str(down)]
         return self._large(argv, down, size, 1)
 
     def curl_large(self, size: int) -> dict:

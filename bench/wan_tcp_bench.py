@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""make bench-wan-tcp, on the host: rftp over TCP at round trips of 0, 10
+and 50 ms, beside GridFTP, XRootD and vsftpd+curl in the same run.
+
+The host's kernel has no netem. The servers listen in the root network
+namespace; the clients run in a namespace of their own, joined to it by a
+userspace delay line (tests/e2e/delay_line.py) that holds each packet half
+the round trip. The round trip is measured as TCP handshakes to rftpd.
+
+Rows, each the median of --runs runs, with each tool's default settings:
+- the limits: iperf3 -Z -R moving the large file's bytes over one stream
+  through the same line, and a local `cp -r` of the small-file tree;
+- rftp: one large file `get` and many small files `get -r -j 4`;
+- the peers: GridFTP (`globus-url-copy -r -cc 4`, with and without `-pp`;
+  `-p 4` for the large file), XRootD (`xrdcp -r --parallel 4`; `xrdcp`),
+  vsftpd+curl (`--parallel-max 4`; one `curl`);
+- the large file at 50 ms with -P 1, 2 and 4 (--streams), and at 50 ms
+  with 0.01 % loss.
+Writes the table between the bench-wan-tcp markers of docs/benchmarks.md
+unless --doc no. Run as root: it makes a network namespace and devices."""
+
+import argparse
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from benchlib.cpu import CgroupBase  # noqa: E402
+from delay_line import CLIENT_ADDR, CLIENT_PREFIX, MTU, SERVER_ADDR, DelayLine  # noqa: E402
+from benchlib.doc_section import replace_section  # noqa: E402
+from benchlib.servers import Rftpd  # noqa: E402
+from benchlib.wan_peers import Peers  # noqa: E402
+from benchlib.wan_rows import (MiB, RTTS_MS, RftpClient, format_table, iperf3_get, measure,  # noqa: E402
+                               measure_peers, measured_rtt_ms, prepare)
+
+MARK_BEGIN, MARK_END = "<!-- bench-wan-tcp:results:begin -->", "<!-- bench-wan-tcp:results:end -->"
+
+
+def local_copy(source: Path, count: int, work: Path) -> dict:
+    """The small files' limit: `cp -r` of the tree, tmpfs to tmpfs."""
+    down = work / "small.copy"
+    start = time.monotonic()
+    subprocess.run(["cp", "-r", str(source), str(down)], check=True)
+    wall = time.monotonic() - start
+    shutil.rmtree(down)
+    return {"ok": True, "value": count / wall, "error": ""}
+
+
+def machine() -> str:
+    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                if l.startswith("model name")), "unknown CPU")
+    return f"{platform.node()}, {os.cpu_count()} × {cpu}, kernel {platform.release()}"
+
+
+def describe(a, rtts: dict) -> tuple[str, str]:
+    heading = f"{machine()}, userspace delay line"
+    text = (f"Large file: {a.large_mib} MiB, tmpfs to tmpfs. Small files: {a.small_files} × 64 KiB, `-j 4`. "
+            "Each tool's default settings, over TCP from a client network namespace to servers in the root "
+            f"namespace, through the delay line (MTU {MTU}, segmentation offload, no bandwidth limit; it runs "
+            f"on the same two cores). Median of {a.runs} runs. GB = 10^9 bytes. Round trips measured as TCP "
+            "handshakes: " + ", ".join(f"{k} ms → {v:.1f} ms" for k, v in rtts.items()) + ". "
+            "Host TCP buffers: the kernel's defaults.")
+    return heading, text
+
+
+def run_rows(a, line: DelayLine, rftpd: Rftpd, peers: Peers | None, work: Path, root: Path) -> tuple[list, dict]:
+    size = a.large_mib * MiB
+    # In clear, as the peers and iperf3 here: TLS's cost is bench-tls's table.
+    rftp = RftpClient(Path(a.build), Rftpd.password, CLIENT_PREFIX, tls="off")
+    url = f"rftp://{Rftpd.user}@{SERVER_ADDR}:{rftpd.port}"
+    rows, rtts = [], {}
+    measure(rows, a.runs, {"rtt": 0, "tcp": "default", "path": "cp -r", "test": "small files, local copy"},
+            local_copy, root / "small", a.small_files, work)
+    for rtt in a.rtts:
+        line.set(rtt)
+        rtts[rtt] = measured_rtt_ms(SERVER_ADDR, rftpd.port, CLIENT_PREFIX)
+        label = {"rtt": rtt, "tcp": "default"}
+        measure(rows, a.runs, dict(label, path="iperf3", test="iperf3 -Z -R"),
+                iperf3_get, SERVER_ADDR, size, CLIENT_PREFIX)
+        measure(rows, a.runs, dict(label, path="tcp", test="large file get"), rftp.large_get, url, "tcp", size, work)
+        measure(rows, a.runs, dict(label, path="tcp", test="small files get -r -j 4"),
+                rftp.small_get, url, "tcp", a.small_files, work, root / "small")
+        if peers:
+            measure_peers(rows, a.runs, label, peers, size, a.small_files)
+    for n in a.streams:
+        measure(rows, a.runs, {"rtt": 50, "tcp": "default", "path": "tcp", "test": f"large file get -P {n}",
+                               "base": "large file get"}, rftp.large_get, url, "tcp", size, work, "-P", str(n))
+    line.set(50, 0.01)
+    rtts["50+loss"] = measured_rtt_ms(SERVER_ADDR, rftpd.port, CLIENT_PREFIX)
+    label = {"rtt": "50, 0.01 % loss", "tcp": "default"}
+    measure(rows, a.runs, dict(label, path="iperf3", test="iperf3 -Z -R"), iperf3_get, SERVER_ADDR, size,
+            CLIENT_PREFIX)
+    measure(rows, a.runs, dict(label, path="tcp", test="large file get"), rftp.large_get, url, "tcp", size, work)
+    return rows, rtts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("build", nargs="?", default=str(ROOT / "build"))
+    ap.add_argument("--large-mib", type=int, default=256)
+    ap.add_argument("--small-files", type=int, default=1000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--doc", default="yes")
+    ap.add_argument("--streams", type=lambda t: [int(x) for x in t.split(",") if x], default=[1, 2, 4],
+                    help="-P rows for the large file at 50 ms")
+    ap.add_argument("--peers", default="yes", help="GridFTP, XRootD and vsftpd+curl rows (yes/no)")
+    ap.add_argument("--rtts", type=lambda t: [int(x) for x in t.split(",") if x], default=list(RTTS_MS),
+                    help="round trips in ms (default 0,10,50)")
+    a = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="rftp-wan-tcp-", dir="/dev/shm"))
+    root = work / "alice"
+    root.mkdir()
+    prepare(root, a.large_mib, a.small_files)
+    cgroups = CgroupBase("rftp-bench-wan-tcp")
+    line = DelayLine()
+    rftpd = peers = None
+    try:
+        rftpd = Rftpd(cgroups.group("rftpd"), work, Path(a.build), root, address=SERVER_ADDR)
+        peers = Peers(work, root, SERVER_ADDR, CLIENT_PREFIX, CLIENT_ADDR) if a.peers == "yes" else None
+        rows, rtts = run_rows(a, line, rftpd, peers, work, root)
+    finally:
+        for server in (peers, rftpd):
+            if server:
+                server.stop()
+        cgroups.remove()
+        line.close()
+        shutil.rmtree(work, ignore_errors=True)
+    table = format_table(rows, *describe(a, rtts))
+    print(table)
+    if a.doc == "yes":
+        replace_section(MARK_BEGIN, MARK_END, table, "Results: wide-area round trips on the host (`make bench-wan-tcp`)")
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
