@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "client/commands/get_one_file.h"
 #include "client/commands/upload_resume.h"
 
@@ -76,8 +78,13 @@ bool send_get_ahead(Session &session, const Options &o, const FileJob &current, 
     return true;
 }
 
+std::size_t unechoed_window(uint32_t control_rtt_us) {
+    return std::clamp<std::size_t>(control_rtt_us / kPathMicrosPerFileAhead, kLeastFilesAhead, kMostFilesAhead);
+}
+
 std::size_t get_ahead_window(const Session &session, const Options &o) {
-    return session.data_keep_unechoed && !rides_the_rdma_channel(session, o) ? kUnechoedWindow : 1;
+    if (!session.data_keep_unechoed || rides_the_rdma_channel(session, o)) return 1;
+    return unechoed_window(session.control_rtt_us);
 }
 
 bool send_put_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next) {

@@ -39,10 +39,17 @@ inline constexpr uint64_t kAheadOfFilesBelow = 8ull << 20;
 // Downloads go without the echo on a TCP session that agreed to it
 // (docs/protocol.md, "Downloads of one block without the echo"): the
 // server then starts each file the moment the one before it is sent, and
-// only files whose commands are there already. With this many ahead, a
-// session moves up to this many and one files a round trip.
-inline constexpr std::size_t kUnechoedWindow = 4;
-// How many files a download session sends ahead at once: kUnechoedWindow
+// only files whose commands are there already. With n ahead, a session
+// moves up to n + 1 files a round trip, so the window grows with the
+// path: one file per kPathMicrosPerFileAhead of the control connection's
+// round trip (about what rftpd spends on a small file), between
+// kLeastFilesAhead and kMostFilesAhead. The most is 32 lines, half of
+// what rftpd queues behind a transfer.
+inline constexpr std::size_t kLeastFilesAhead = 4;
+inline constexpr std::size_t kMostFilesAhead = 16;
+inline constexpr uint32_t kPathMicrosPerFileAhead = 1000;
+std::size_t unechoed_window(uint32_t control_rtt_us);
+// How many files a download session sends ahead at once: unechoed_window
 // so, else one (each file waits for its echo or file_done anyway).
 std::size_t get_ahead_window(const Session &session, const Options &o);
 
