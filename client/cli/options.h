@@ -64,6 +64,7 @@ struct Options {
     bool remove_dir = false;  // rm -d: RMD instead of DELE
 
     unsigned parallel = 1;           // TCP data connections, or RDMA data queue pairs
+    bool parallel_given = false;     // else TCP streams follow the path (tcp_streams_for)
     uint64_t block_size = 8ull << 20;
     bool block_size_given = false;   // else RDMA uses rdma_block_size
     Transport transport = Transport::auto_select;

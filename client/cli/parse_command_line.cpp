@@ -162,8 +162,10 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
     app.require_subcommand(1);
     app.fallthrough();  // shared options may come before or after the subcommand
 
-    app.add_option("-P,--parallel", o.parallel, "data connections (TCP) or queue pairs (RDMA) for one file (rftpd only)")
-        ->check(CLI::Range(1, 256));
+    auto *parallel_opt = app.add_option("-P,--parallel", o.parallel,
+                                        "data connections (TCP; default: as many as fill the path, up to 8) or "
+                                        "queue pairs (RDMA; default 1) for one file (rftpd only)")
+                             ->check(CLI::Range(1, 256));
     auto *block_opt = app.add_option("--block-size", block_size,
                                      "largest block per frame with -P, or per RDMA WRITE (K/M/G suffixes; "
                                      "default 8M over TCP, 4M over RDMA)");
@@ -303,6 +305,7 @@ ParsedCommandLine parse_command_line(int argc, char **argv) {
         return usage_error(std::string("--block-size: ") + (size ? "must be between 64K and 1G" : size.error().message));
     o.block_size = *size;
     o.block_size_given = block_opt->count() > 0;
+    o.parallel_given = parallel_opt->count() > 0;
     if (o.block_size_given) o.rdma_block_size = *size;
     if (tls.empty())
         if (const char *mode = std::getenv("RFTP_TLS")) {

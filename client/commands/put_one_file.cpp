@@ -193,9 +193,9 @@ OutcomeStatus put_over_rdma(Upload &u, middleware::rdma::Channel &channel) {
 Outcome<ParallelGrant> choose_tcp_streams(Upload &u, bool framed) {
     if (u.o.parallel > 1 && !framed) u.report.note("server does not offer PARALLEL; using one stream");
     if (!framed) return ParallelGrant{.streams = 1, .block_size = u.o.block_size};
-    unsigned wanted = u.o.parallel;
+    unsigned wanted = tcp_streams_for(u.session, u.o);
     if (u.source.size - u.offset <= u.o.block_size) {
-        if (wanted > 1) u.report.note("file fits in one block; using one stream");
+        if (u.o.parallel > 1) u.report.note("file fits in one block; using one stream");
         wanted = 1;
     } else if (auto advice = long_path_advice(u.session, wanted)) {
         u.report.note(*advice);

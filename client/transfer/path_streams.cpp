@@ -24,13 +24,25 @@ uint32_t path_rtt_us(int fd) {
     return info.tcpi_rtt;
 }
 
+namespace {
+
+// The third field of a "min default max" sysctl, or fallback.
+uint64_t buffer_ceiling(const char *path, uint64_t fallback) {
+    uint64_t min = 0, initial = 0, max = 0;
+    std::ifstream in(path);
+    return in >> min >> initial >> max ? max : fallback;
+}
+
+}  // namespace
+
 uint64_t window_ceiling_bytes() {
-    // Read once: "min default max"; Linux's default max is 6 MiB.
+    // Read once. Linux's defaults: 6 MiB and 4 MiB, so 3 MiB either way.
+    // The peer is taken to have this host's ceilings: a download's window
+    // is the server's send buffer as much as this side's receive buffer.
     static const uint64_t ceiling = [] {
-        uint64_t min = 0, initial = 0, max = 0;
-        std::ifstream rmem("/proc/sys/net/ipv4/tcp_rmem");
-        if (!(rmem >> min >> initial >> max)) max = 6u << 20;
-        return std::max<uint64_t>(max / 2, 64u << 10);
+        const uint64_t receive = buffer_ceiling("/proc/sys/net/ipv4/tcp_rmem", 6u << 20) / 2;
+        const uint64_t send = buffer_ceiling("/proc/sys/net/ipv4/tcp_wmem", 4u << 20) / 4 * 3;
+        return std::max<uint64_t>(std::min(receive, send), 64u << 10);
     }();
     return ceiling;
 }
@@ -42,6 +54,11 @@ unsigned streams_for_path(uint32_t rtt_us, uint64_t window_bytes, unsigned serve
     return static_cast<unsigned>(std::clamp<uint64_t>(wanted, 1, most));
 }
 
+unsigned tcp_streams_for(const Session &session, const Options &o) {
+    if (o.parallel_given) return o.parallel;
+    return streams_for_path(session.control_rtt_us, window_ceiling_bytes(), session.features.parallel_max);
+}
+
 std::optional<std::string> long_path_advice(const Session &session, unsigned streams) {
     const uint64_t window = window_ceiling_bytes();
     const unsigned wanted = streams_for_path(session.control_rtt_us, window, session.features.parallel_max);
@@ -50,7 +67,7 @@ std::optional<std::string> long_path_advice(const Session &session, unsigned str
     const uint64_t cap_mb = window * streams / std::max<uint64_t>(session.control_rtt_us, 1);  // bytes/us = MB/s
     return "the round trip to the server is " + std::to_string(ms) + " ms: " + std::to_string(streams) +
            (streams == 1 ? " TCP stream" : " TCP streams") + " of at most " + std::to_string(window >> 20) +
-           " MiB window each (half of net.ipv4.tcp_rmem's ceiling) carry at most " + std::to_string(cap_mb) +
+           " MiB window each (net.ipv4.tcp_rmem's and tcp_wmem's ceilings) carry at most " + std::to_string(cap_mb) +
            " MB/s; raise net.ipv4.tcp_rmem and tcp_wmem on both hosts, or try -P " + std::to_string(wanted) +
            " (docs/config.md, \"Long paths: windows\")";
 }

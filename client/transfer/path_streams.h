@@ -1,13 +1,11 @@
-// What a long path asks of TCP, said to the user. One socket's window grows
-// only to the kernel's receive buffer ceiling (net.ipv4.tcp_rmem), so one
-// stream moves at most a window per round trip: 3 MiB of Linux's default
-// 6 MiB is 60 MB/s at 50 ms. When the control connection's round trip at
-// kPathTarget holds more than the -P streams' windows, a file larger than
-// one block says so, with what would fill the path (docs/config.md, "Long
+// What a long path asks of TCP. One socket's window grows only to the
+// kernel's buffer ceilings (net.ipv4.tcp_rmem, tcp_wmem), so one stream
+// moves at most a window per round trip: 3 MiB with Linux's defaults is
+// 60 MB/s at 50 ms. Without -P, a file larger than one block takes as
+// many streams as cover the control connection's round trip at
+// kPathTargetBytesPerSecond, at most kMostStreamsForPath; with a -P that covers less,
+// it says so, with what would fill the path (docs/config.md, "Long
 // paths: windows").
-//
-// Advice, not a default: in make bench-wan more streams moved less (the
-// lab guest's one CPU pays for each stream more than its window brings).
 #pragma once
 
 #include <cstdint>
@@ -26,13 +24,21 @@ inline constexpr unsigned kMostStreamsForPath = 8;
 // seen), in microseconds; 0 when it cannot tell.
 uint32_t path_rtt_us(int fd);
 
-// The largest window one TCP socket here may offer: half the receive
-// buffer's ceiling (the rest goes to the kernel's own bookkeeping).
+// The most one TCP stream keeps in flight: half the receive buffer's
+// ceiling (the rest goes to the kernel's own bookkeeping), or three
+// quarters of the send buffer's (the rest holds what is not yet sent),
+// whichever is less. Measured: with a 4 MiB send ceiling and a 32 MiB
+// receive one, one stream at 50 ms carried about 3 MB a round trip.
 uint64_t window_ceiling_bytes();
 
 // Streams whose windows cover rtt_us at kPathTarget: 1 on a short path,
 // at most kMostStreamsForPath and server_max (0: no limit said).
 unsigned streams_for_path(uint32_t rtt_us, uint64_t window_bytes, unsigned server_max);
+
+// The TCP streams for a file larger than one block: -P when given, else
+// streams_for_path for this session's round trip, so a long path is
+// filled without asking (one stream up to 2.5 ms with Linux's defaults).
+unsigned tcp_streams_for(const Session &session, const Options &o);
 
 // The advice for this session when streams TCP streams cannot fill its
 // path; nullopt when they can, or the round trip is unknown.

@@ -13,8 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import PASSWORDS, Rftpd, TESTING, free_port  # noqa: E402
-from delay_line import CLIENT_PREFIX, SERVER_ADDR, DelayLine  # noqa: E402
+from conftest import PASSWORDS, Rftpd, TESTING  # noqa: E402
 from test_daemon_hostile import (BLOCK, Control, assert_daemon_healthy, connect_data, crc32c, echo_eod, eod,  # noqa: E402
                                  frame, recv_exact)
 from test_data_keep import keeping_session, make_dataset, tree  # noqa: E402
@@ -168,35 +167,3 @@ def test_rftp_keeps_four_downloads_ahead_and_moves_them_whole(rftpd, tmp_path):
     assert log.count("command=RETR") == 80 and log.count("command=EPSV") <= 2
     assert "--> ABOR" not in r.stderr
 
-
-def test_over_a_long_path_rftp_keeps_sixteen_downloads_ahead(tmp_path, place):
-    """Through the delay line at a 30 ms round trip, rftp's window holds the
-    most files ahead (docs/protocol.md, "Files in a row"): at the first
-    150 the next sixteen files' SIZE and RETR go out, and every file of
-    the tree arrives whole."""
-    port = free_port()
-    line = DelayLine()
-    d = None
-    try:
-        d = Rftpd(place / "far", more_listeners=f", {{address: {SERVER_ADDR}, port: {port}, allow_plaintext: true}}")
-        line.set(30)
-        src = d.roots["alice"] / "far"
-        src.mkdir()
-        want = {}
-        for i in range(60):
-            body = os.urandom(100 + 997 * i)
-            (src / f"f {i:02d} é.bin").write_bytes(body)
-            want[f"f {i:02d} é.bin"] = body
-        down = tmp_path / "down"
-        down.mkdir()
-        r = subprocess.run([*CLIENT_PREFIX, RFTP, "-vv", "--tls", "off", "-j", "1", "get", "-r",
-                            f"rftp://alice@{SERVER_ADDR}:{port}/far/", str(down)],
-                           env=client_env(tmp_path), capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, r.stderr[-3000:]
-        assert tree(down / "far") == want
-        assert commands_right_after_first_150(r.stderr) == ["SIZE", "RETR"] * 16, r.stderr[-5000:]
-        assert d.log().count("command=RETR") == 60
-    finally:
-        if d:
-            d.stop()
-        line.close()

@@ -1,0 +1,94 @@
+"""rftp on a long path: through the delay line (delay_line.py, a 30 ms
+round trip between the client's network namespace and rftpd), the
+choices rftp makes from the control connection's round trip. With Linux's
+default TCP buffers, one stream's window (3 MiB) carries 0.1 GB/s at
+30 ms; rftp opens as many streams as fill the path at 10 Gb/s, at most
+eight (docs/config.md, "Long paths: windows"), and keeps up to sixteen
+small downloads ahead (docs/protocol.md, "Files in a row")."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import PASSWORDS, Rftpd, TESTING, free_port  # noqa: E402
+from delay_line import CLIENT_PREFIX, SERVER_ADDR, DelayLine  # noqa: E402
+from test_data_keep import tree  # noqa: E402
+from test_unechoed_downloads import commands_right_after_first_150  # noqa: E402
+
+RFTP = str(TESTING / "rftp")
+RTT_MS = 30
+MiB = 1 << 20
+
+
+@pytest.fixture
+def far(place):
+    """rftpd, reached from the client namespace at RTT_MS: (daemon, its URL)."""
+    port = free_port()
+    line = DelayLine()
+    d = None
+    try:
+        d = Rftpd(place / "far", more_listeners=f", {{address: {SERVER_ADDR}, port: {port}, allow_plaintext: true}}")
+        line.set(RTT_MS)
+        # Linux's default ceilings, whatever this host's are: 3 MiB a stream.
+        for key, value in (("tcp_rmem", "4096 131072 6291456"), ("tcp_wmem", "4096 16384 4194304")):
+            subprocess.run([*CLIENT_PREFIX, "sh", "-c", f"echo {value} > /proc/sys/net/ipv4/{key}"], check=True)
+        yield d, f"rftp://alice@{SERVER_ADDR}:{port}"
+    finally:
+        if d:
+            d.stop()
+        line.close()
+
+
+def rftp(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "RFTP_PASSWORD": PASSWORDS["alice"]}
+    return subprocess.run([*CLIENT_PREFIX, RFTP, "--tls", "off", *args], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def summary(r: subprocess.CompletedProcess) -> dict:
+    assert r.returncode == 0, r.stderr[-3000:]
+    return next(json.loads(line) for line in r.stdout.splitlines() if '"summary"' in line)
+
+
+def test_rftp_keeps_sixteen_downloads_ahead(far, tmp_path):
+    """At the first 150 the next sixteen files' SIZE and RETR go out, and
+    every file of the tree arrives whole."""
+    d, url = far
+    src = d.roots["alice"] / "many"
+    src.mkdir()
+    want = {}
+    for i in range(60):
+        body = os.urandom(100 + 997 * i)
+        (src / f"f {i:02d} é.bin").write_bytes(body)
+        want[f"f {i:02d} é.bin"] = body
+    down = tmp_path / "down"
+    down.mkdir()
+    r = rftp(tmp_path, "-vv", "-j", "1", "get", "-r", f"{url}/many/", str(down))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert tree(down / "many") == want
+    assert commands_right_after_first_150(r.stderr) == ["SIZE", "RETR"] * 16, r.stderr[-5000:]
+    assert d.log().count("command=RETR") == 60
+
+
+def test_without_p_a_large_file_takes_the_streams_the_path_needs(far, tmp_path):
+    """20 MiB in blocks of 1 MiB: eight streams each way without -P (twelve
+    would fill 30 ms at 10 Gb/s), one with -P 1; the bytes arrive whole
+    every time."""
+    d, url = far
+    body = os.urandom(20 * MiB)
+    (d.roots["alice"] / "big.bin").write_bytes(body)
+    src = tmp_path / "src.bin"
+    src.write_bytes(body)
+    for args, streams in ((("--block-size", "1M"), 8), (("--block-size", "1M", "-P", "1"), 1)):
+        got = tmp_path / "big.down"
+        assert summary(rftp(tmp_path, "--json", *args, "get", f"{url}/big.bin", str(got)))["streams"] == streams
+        assert got.read_bytes() == body
+        got.unlink()
+        assert summary(rftp(tmp_path, "--json", *args, "put", str(src), f"{url}/up.bin"))["streams"] == streams
+        assert (d.roots["alice"] / "up.bin").read_bytes() == body
+        (d.roots["alice"] / "up.bin").unlink()
