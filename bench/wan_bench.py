@@ -40,10 +40,9 @@ sys.path.insert(0, str(ROOT / "tests" / "rdma" / "guest"))
 from conftest import BUILD, PASSWORD, Daemon  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from benchlib.doc_section import replace_section  # noqa: E402
 from benchlib.wan_peers import Peers  # noqa: E402
-from benchlib.wan_rows import (MiB, RTTS_MS, RftpClient, format_table, iperf3_get, measure,  # noqa: E402
-                               measure_peers, measured_rtt_ms, prepare)
+from benchlib.wan_rows import (MiB, RTTS_MS, RftpClient, common_arguments, iperf3_get, measure,  # noqa: E402
+                               measure_peers, measured_rtt_ms, prepare, publish)
 
 MARK_BEGIN, MARK_END = "<!-- bench-wan:results:begin -->", "<!-- bench-wan:results:end -->"
 # fasterdata.es.net's host tuning for paths up to about 100 ms: a 64 MiB
@@ -95,13 +94,7 @@ def describe(a, rtts: dict) -> tuple[str, str]:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--large-mib", type=int, default=256)
-    ap.add_argument("--small-files", type=int, default=2000)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--doc", default="yes")
-    ap.add_argument("--streams", type=lambda t: [int(x) for x in t.split(",") if x], default=[1, 2, 4, 8],
-                    help="-P rows for the large file over TCP at 50 ms")
-    ap.add_argument("--peers", default="yes", help="GridFTP, XRootD and vsftpd+curl rows (yes/no)")
+    common_arguments(ap, small_files=2000, streams=[1, 2, 4, 8])
     a = ap.parse_args()
     devices = [tuple(x.split("=", 1)) for x in os.environ["RFTP_LAB_DEVICES"].split()]
     work = Path(tempfile.mkdtemp(prefix="wan-bench-", dir="/tmp"))
@@ -157,11 +150,8 @@ def main():
             peers.stop()
         daemon.stop()
 
-    table = format_table(rows, *describe(a, rtts))
-    print(table)
-    if a.doc == "yes":
-        replace_section(MARK_BEGIN, MARK_END, table, "Results: wide-area round trips (`make bench-wan`)")
-    return 0 if all(r["ok"] for r in rows) else 1
+    return publish(rows, *describe(a, rtts), a.doc, (MARK_BEGIN, MARK_END),
+                   "Results: wide-area round trips (`make bench-wan`)")
 
 
 if __name__ == "__main__":

@@ -34,11 +34,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from benchlib.cpu import CgroupBase  # noqa: E402
 from delay_line import CLIENT_ADDR, CLIENT_PREFIX, MTU, SERVER_ADDR, DelayLine  # noqa: E402
-from benchlib.doc_section import replace_section  # noqa: E402
 from benchlib.servers import Rftpd  # noqa: E402
 from benchlib.wan_peers import Peers  # noqa: E402
-from benchlib.wan_rows import (MiB, RTTS_MS, RftpClient, format_table, iperf3_get, measure,  # noqa: E402
-                               measure_peers, measured_rtt_ms, prepare)
+from benchlib.wan_rows import (MiB, RTTS_MS, RftpClient, common_arguments, iperf3_get, measure,  # noqa: E402
+                               measure_peers, measured_rtt_ms, prepare, publish)
 
 MARK_BEGIN, MARK_END = "<!-- bench-wan-tcp:results:begin -->", "<!-- bench-wan-tcp:results:end -->"
 
@@ -59,6 +58,13 @@ def machine() -> str:
     return f"{platform.node()}, {os.cpu_count()} × {cpu}, kernel {platform.release()}"
 
 
+def tcp_ceilings() -> str:
+    """The third fields of tcp_rmem and tcp_wmem, which bound one stream's window."""
+    fields = [f"`{key}` {int(Path('/proc/sys/net/ipv4', key).read_text().split()[2]) >> 20} MiB"
+              for key in ("tcp_rmem", "tcp_wmem")]
+    return " and ".join(fields) + " ceilings"
+
+
 def describe(a, rtts: dict) -> tuple[str, str]:
     heading = f"{machine()}, userspace delay line"
     text = (f"Large file: {a.large_mib} MiB, tmpfs to tmpfs. Small files: {a.small_files} × 64 KiB, `-j 4`. "
@@ -66,7 +72,7 @@ def describe(a, rtts: dict) -> tuple[str, str]:
             f"namespace, through the delay line (MTU {MTU}, segmentation offload, no bandwidth limit; it runs "
             f"on the same two cores). Median of {a.runs} runs. GB = 10^9 bytes. Round trips measured as TCP "
             "handshakes: " + ", ".join(f"{k} ms → {v:.1f} ms" for k, v in rtts.items()) + ". "
-            "Host TCP buffers: the kernel's defaults.")
+            f"Host TCP buffers: this host's, the same on both sides ({tcp_ceilings()}).")
     return heading, text
 
 
@@ -89,6 +95,7 @@ def run_rows(a, line: DelayLine, rftpd: Rftpd, peers: Peers | None, work: Path, 
                 rftp.small_get, url, "tcp", a.small_files, work, root / "small")
         if peers:
             measure_peers(rows, a.runs, label, peers, size, a.small_files)
+    line.set(50)
     for n in a.streams:
         measure(rows, a.runs, {"rtt": 50, "tcp": "default", "path": "tcp", "test": f"large file get -P {n}",
                                "base": "large file get"}, rftp.large_get, url, "tcp", size, work, "-P", str(n))
@@ -104,13 +111,7 @@ def run_rows(a, line: DelayLine, rftpd: Rftpd, peers: Peers | None, work: Path, 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build", nargs="?", default=str(ROOT / "build"))
-    ap.add_argument("--large-mib", type=int, default=256)
-    ap.add_argument("--small-files", type=int, default=1000)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--doc", default="yes")
-    ap.add_argument("--streams", type=lambda t: [int(x) for x in t.split(",") if x], default=[1, 2, 4],
-                    help="-P rows for the large file at 50 ms")
-    ap.add_argument("--peers", default="yes", help="GridFTP, XRootD and vsftpd+curl rows (yes/no)")
+    common_arguments(ap, small_files=1000, streams=[1, 2, 4])
     ap.add_argument("--rtts", type=lambda t: [int(x) for x in t.split(",") if x], default=list(RTTS_MS),
                     help="round trips in ms (default 0,10,50)")
     a = ap.parse_args()
@@ -132,11 +133,8 @@ def main():
         cgroups.remove()
         line.close()
         shutil.rmtree(work, ignore_errors=True)
-    table = format_table(rows, *describe(a, rtts))
-    print(table)
-    if a.doc == "yes":
-        replace_section(MARK_BEGIN, MARK_END, table, "Results: wide-area round trips on the host (`make bench-wan-tcp`)")
-    return 0 if all(r["ok"] for r in rows) else 1
+    return publish(rows, *describe(a, rtts), a.doc, (MARK_BEGIN, MARK_END),
+                   "Results: wide-area round trips on the host (`make bench-wan-tcp`)")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Every measurement returns {"ok", "value" (GB/s or files/s), "error",
 "streams"}. Clients run behind `prefix` (a command that enters the client's
 network namespace, or nothing), servers where the bench runs."""
 
+import argparse
 import datetime
 import json
 import os
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 from .data import check_tree, make_small_files
+from .doc_section import replace_section
 from .wan_peers import Peers
 
 MiB = 1 << 20
@@ -196,3 +198,24 @@ def format_table(rows: list, heading: str, description: str) -> str:
                      f"{vs_iperf} | {streams} | {'yes' if r['ok'] else 'NO: ' + r['error'][:80]} |")
     lines.append("")
     return "\n".join(lines + large_goals(rows) + small_goals(rows))
+
+
+def common_arguments(ap: argparse.ArgumentParser, small_files: int, streams: list[int]) -> None:
+    """The options both wide-area benches take (docs/benchmarks.md)."""
+    ap.add_argument("--large-mib", type=int, default=256)
+    ap.add_argument("--small-files", type=int, default=small_files)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--doc", default="yes")
+    ap.add_argument("--streams", type=lambda t: [int(x) for x in t.split(",") if x], default=streams,
+                    help="-P rows for the large file over TCP at 50 ms")
+    ap.add_argument("--peers", default="yes", help="GridFTP, XRootD and vsftpd+curl rows (yes/no)")
+
+
+def publish(rows: list, heading: str, description: str, doc: str, markers: tuple[str, str], title: str) -> int:
+    """Prints the table, writes it between markers unless doc is "no";
+    the exit status: 0 when every row succeeded."""
+    table = format_table(rows, heading, description)
+    print(table)
+    if doc == "yes":
+        replace_section(*markers, table, title)
+    return 0 if all(r["ok"] for r in rows) else 1

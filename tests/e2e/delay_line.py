@@ -8,13 +8,18 @@ writes it into the other half a round trip later, dropping a share of
 them if asked. Servers listen in the root namespace on SERVER_ADDR; clients
 run in the client namespace (CLIENT_PREFIX) and reach them only through the
 delay line. Packets queue in arrival order, so a fixed delay keeps them in
-order, as netem's does.
+order, as netem's does. One line runs at a time on a machine: a lock
+(LOCK) keeps a second one, a test beside a bench, from tearing down the
+first one's namespace.
 
 The devices take TCP segmentation offload (IFF_VNET_HDR, TUNSETOFFLOAD):
 TCP sees a path with a 1500-byte MTU and counts its window in such
 segments, while the line moves the kernel's 64 KiB super-packets, a
 thousandth of the packets it would otherwise read and write one by one.
 There is no bandwidth limit: the path is as fast as the line keeps up.
+Loss is per segment: a super-packet of n segments is lost whole with
+probability 1 - (1 - p)^n, so the rate is right though losses come in
+bursts of up to 44 segments.
 
 DelayLine (below) sets it all up and tears it down; set(rtt_ms, loss_pct)
 changes the path between measurements."""
@@ -22,6 +27,7 @@ changes the path between measurements."""
 import collections
 import ctypes
 import fcntl
+import math
 import os
 import random
 import select
@@ -42,6 +48,9 @@ TUNSETIFF, TUNSETOFFLOAD = 0x400454CA, 0x400454D0
 IFF_TUN, IFF_NO_PI, IFF_VNET_HDR = 0x0001, 0x1000, 0x4000
 TUN_F_CSUM, TUN_F_TSO4, TUN_F_TSO6 = 0x01, 0x02, 0x04
 CLONE_NEWNET = 0x40000000
+# struct virtio_net_hdr (IFF_VNET_HDR): flags, gso_type, hdr_len, gso_size, csum_start, csum_offset.
+VNET_HDR = struct.Struct("=BBHHHH")
+LOCK = Path("/run/rftp-wan.lock")
 # A super-packet (64 KiB) and its virtio header, with room to spare.
 READ_SIZE = 1 << 17
 # Packets read from one device before the queues are looked at again.
@@ -63,6 +72,18 @@ def _enter_namespace(path: str) -> None:
             raise OSError(ctypes.get_errno(), f"setns {path}")
 
 
+def _segments(packet: bytes) -> int:
+    """How many wire segments a super-packet stands for."""
+    _, gso_type, hdr_len, gso_size, _, _ = VNET_HDR.unpack_from(packet)
+    if gso_type == 0 or gso_size == 0:
+        return 1
+    return max(1, math.ceil((len(packet) - VNET_HDR.size - hdr_len) / gso_size))
+
+
+def _lost(packet: bytes, loss: float) -> bool:
+    return random.random() < 1 - (1 - loss) ** _segments(packet)
+
+
 class _Direction:
     """Packets read from one device, each due at the other after the delay."""
 
@@ -76,7 +97,7 @@ class _Direction:
                 packet = os.read(self.source, READ_SIZE)
             except BlockingIOError:
                 return
-            if loss and random.random() < loss:
+            if loss and _lost(packet, loss):
                 continue
             self.queue.append((now + delay, packet))
 
@@ -92,29 +113,32 @@ class _Direction:
         return self.queue[0][0] if self.queue else None
 
 
-def serve(control) -> None:
-    """Forwards between the two devices until control (a line-based pipe)
-    closes. Each control line, `RTT_MS LOSS_PCT`, sets the path; the
-    line answers `ok` once it is in force."""
+def serve(control: int) -> None:
+    """Forwards between the two devices until the pipe control closes. Each
+    line on it, `RTT_MS LOSS_PCT`, sets the path for the packets read from
+    then on; the line answers `ok`."""
     server = _open_tun(SERVER_DEV)
     _enter_namespace(f"/run/netns/{NAMESPACE}")
     client = _open_tun(CLIENT_DEV)
     ways = (_Direction(server, client), _Direction(client, server))
     delay, loss = 0.0, 0.0
     poller = select.epoll()
-    for fd in (server, client, control.fileno()):
+    for fd in (server, client, control):
         poller.register(fd, select.EPOLLIN)
+    pending = b""
     while True:
         dues = [d for d in (w.next_due() for w in ways) if d is not None]
         timeout = max(0.0, min(dues) - time.monotonic()) if dues else -1
         for fd, _ in poller.poll(timeout):
-            if fd == control.fileno():
-                line = control.readline()
-                if not line:
+            if fd == control:
+                said = os.read(control, 4096)
+                if not said:
                     return
-                rtt_ms, loss_pct = (float(x) for x in line.split())
-                delay, loss = rtt_ms / 2000, loss_pct / 100
-                print("ok", flush=True)
+                *lines, pending = (pending + said).split(b"\n")
+                for line in lines:
+                    rtt_ms, loss_pct = (float(x) for x in line.split())
+                    delay, loss = rtt_ms / 2000, loss_pct / 100
+                    os.write(1, b"ok\n")
                 continue
             now = time.monotonic()
             for way in ways:
@@ -145,7 +169,22 @@ class DelayLine:
     """The namespace, the two devices and the forwarding process."""
 
     def __init__(self):
-        self.close()   # what a killed run left behind
+        self.proc = None
+        self.lock = open(LOCK, "w")
+        try:
+            fcntl.flock(self.lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.lock.close()
+            raise RuntimeError(f"another delay line runs on this machine ({LOCK} is held): "
+                               "wait for that test or bench to end") from None
+        try:
+            self._remove_devices()   # what a killed run left behind
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
         _ip("netns", "add", NAMESPACE)
         _write_hosts()
         _ip("link", "set", "lo", "up", namespace=True)
@@ -165,15 +204,27 @@ class DelayLine:
             raise RuntimeError(f"the delay line exited with {self.proc.wait()}")
 
     def close(self) -> None:
-        proc = getattr(self, "proc", None)
-        if proc is not None:
-            proc.stdin.close()
-            proc.wait(timeout=10)
-            self.proc = None
+        try:
+            if self.proc is not None:
+                self.proc.stdin.close()
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+                self.proc.stdout.close()
+                self.proc = None
+            self._remove_devices()
+        finally:
+            if not self.lock.closed:
+                self.lock.close()   # and with it the lock
+
+    @staticmethod
+    def _remove_devices() -> None:
         subprocess.run(["ip", "tuntap", "del", "dev", SERVER_DEV, "mode", "tun"], capture_output=True)
         subprocess.run(["ip", "netns", "del", NAMESPACE], capture_output=True)
         shutil.rmtree(HOSTS.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    serve(sys.stdin)
+    serve(sys.stdin.fileno())

@@ -8,6 +8,7 @@ small downloads ahead (docs/protocol.md, "Files in a row")."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,9 @@ from test_data_keep import tree  # noqa: E402
 from test_unechoed_downloads import commands_right_after_first_150  # noqa: E402
 
 RFTP = str(TESTING / "rftp")
+# The delay line makes a network namespace and TUN devices.
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/dev/net/tun") or not shutil.which("ip"),
+                                reason="the delay line needs root, /dev/net/tun and ip (iproute2)")
 RTT_MS = 30
 MiB = 1 << 20
 
@@ -30,17 +34,18 @@ def far(place):
     """rftpd, reached from the client namespace at RTT_MS: (daemon, its URL)."""
     port = free_port()
     line = DelayLine()
-    d = None
     try:
-        d = Rftpd(place / "far", more_listeners=f", {{address: {SERVER_ADDR}, port: {port}, allow_plaintext: true}}")
-        line.set(RTT_MS)
         # Linux's default ceilings, whatever this host's are: 3 MiB a stream.
         for key, value in (("tcp_rmem", "4096 131072 6291456"), ("tcp_wmem", "4096 16384 4194304")):
             subprocess.run([*CLIENT_PREFIX, "sh", "-c", f"echo {value} > /proc/sys/net/ipv4/{key}"], check=True)
-        yield d, f"rftp://alice@{SERVER_ADDR}:{port}"
-    finally:
-        if d:
+        line.set(RTT_MS)
+        d = Rftpd(place / "far", more_listeners=f", {{address: {SERVER_ADDR}, port: {port}, allow_plaintext: true}}")
+        try:
+            yield d, f"rftp://alice@{SERVER_ADDR}:{port}"
+            assert d.alive(), "rftpd died:\n" + d.log()[-3000:]
+        finally:
             d.stop()
+    finally:
         line.close()
 
 

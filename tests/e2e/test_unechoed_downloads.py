@@ -166,4 +166,3 @@ def test_rftp_keeps_four_downloads_ahead_and_moves_them_whole(rftpd, tmp_path):
     log = rftpd.log()
     assert log.count("command=RETR") == 80 and log.count("command=EPSV") <= 2
     assert "--> ABOR" not in r.stderr
-
