@@ -126,7 +126,9 @@ int main(int argc, char **argv) {
     CommandContext ctx{o, *url, view, {}};
     if (view.json) {
         nlohmann::json start{{"event", "start"}, {"command", command_name(o.command)}, {"url", o.url},
-                             {"local", o.local}, {"parallel", o.parallel}};
+                             {"local", o.local}, {"parallel", nullptr}};
+        // Without -P the TCP streams are chosen per file (the summary's streams).
+        if (o.parallel_given) start["parallel"] = o.parallel;
         if (o.many_files()) {
             if (o.command == Command::put) {
                 start["sources"] = o.locals;

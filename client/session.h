@@ -23,7 +23,8 @@ struct Session {
     ftp::Features features;
     bool epsv_refused = false;  // remembered so PASV is used right away next time
     // The control connection's round trip after login, as the kernel
-    // measured it (TCP_INFO, the least seen); 0 unknown. For advice on a long path (path_streams.h).
+    // measured it (TCP_INFO, the least seen); 0 unknown. It sizes the TCP
+    // streams (path_streams.h) and the downloads sent ahead (files_ahead.h).
     uint32_t control_rtt_us = 0;
     // OPTS PARALLEL n>=1 is in force: every later RETR/STOR of this session is
     // framed, so a session reused for the next file must know to switch it off.

@@ -33,7 +33,7 @@ bool takes_the_kept_path(const Session &session, const Options &o, const FileJob
     if (o.verify || !ftp_can_carry(next.remote)) return false;
     if (rides_the_rdma_channel(session, o)) return true;
     if (o.transport != Transport::tcp && (session.rdma || !session.rdma_declined)) return false;
-    const unsigned streams = size > o.block_size ? tcp_streams_for(session, o) : 1;
+    const unsigned streams = size > o.block_size ? tcp_streams_for(session, o, size) : 1;
     return session.parallel_in_force && session.parallel_asked_streams == streams &&
            session.parallel_asked_block == o.block_size;
 }

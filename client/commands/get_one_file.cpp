@@ -256,9 +256,9 @@ Outcome<ParallelGrant> choose_tcp_streams(Download &d, bool framed, bool discard
         else if (d.dest.direct && !discard) d.report.note("parallel streams need a regular file; using one stream");
         else if (!big_enough) d.report.note("file fits in one block; using one stream");
     }
-    const unsigned streams = tcp_streams_for(d.session, d.o);
+    const unsigned streams = d.size ? tcp_streams_for(d.session, d.o, *d.size - d.offset) : 1;
     if (big_enough)
-        if (auto advice = long_path_advice(d.session, framed ? streams : 1)) d.report.note(*advice);
+        if (auto advice = long_path_advice(d.session, d.o, framed ? streams : 1)) d.report.note(*advice);
     if (framed) return negotiate_parallel(d.session, big_enough ? streams : 1, d.o.block_size);
     // The session may be reused for the next file: a plain stream after a
     // framed one must switch framing off again.

@@ -193,11 +193,11 @@ OutcomeStatus put_over_rdma(Upload &u, middleware::rdma::Channel &channel) {
 Outcome<ParallelGrant> choose_tcp_streams(Upload &u, bool framed) {
     if (u.o.parallel > 1 && !framed) u.report.note("server does not offer PARALLEL; using one stream");
     if (!framed) return ParallelGrant{.streams = 1, .block_size = u.o.block_size};
-    unsigned wanted = tcp_streams_for(u.session, u.o);
+    unsigned wanted = tcp_streams_for(u.session, u.o, u.source.size - u.offset);
     if (u.source.size - u.offset <= u.o.block_size) {
         if (u.o.parallel > 1) u.report.note("file fits in one block; using one stream");
         wanted = 1;
-    } else if (auto advice = long_path_advice(u.session, wanted)) {
+    } else if (auto advice = long_path_advice(u.session, u.o, wanted)) {
         u.report.note(*advice);
     }
     return negotiate_parallel(u.session, wanted, u.o.block_size);

@@ -15,7 +15,7 @@ std::string resume_command(const char *verb, const Options &o, const std::vector
     std::string cmd = std::string("rftp ") + verb + " -c";
     if (o.recursive) cmd += " -r";
     if (o.verify) cmd += " --verify";  // a resumed file deserves the check the first run asked for
-    if (o.parallel != defaults.parallel) cmd += " -P " + std::to_string(o.parallel);
+    if (o.parallel_given) cmd += " -P " + std::to_string(o.parallel);
     if (o.many_files() && o.concurrency != defaults.concurrency) cmd += " -j " + std::to_string(o.concurrency);
     if (o.continue_on_error) cmd += " --continue-on-error";
     if (o.retries) cmd += " --retries " + std::to_string(o.retries);

@@ -54,22 +54,27 @@ unsigned streams_for_path(uint32_t rtt_us, uint64_t window_bytes, unsigned serve
     return static_cast<unsigned>(std::clamp<uint64_t>(wanted, 1, most));
 }
 
-unsigned tcp_streams_for(const Session &session, const Options &o) {
+unsigned tcp_streams_for(const Session &session, const Options &o, uint64_t bytes) {
     if (o.parallel_given) return o.parallel;
-    return streams_for_path(session.control_rtt_us, window_ceiling_bytes(), session.features.parallel_max);
+    const uint64_t blocks = (bytes + o.block_size - 1) / std::max<uint64_t>(o.block_size, 1);
+    const unsigned path = streams_for_path(session.control_rtt_us, window_ceiling_bytes(), session.features.parallel_max);
+    return static_cast<unsigned>(std::clamp<uint64_t>(blocks, 1, path));
 }
 
-std::optional<std::string> long_path_advice(const Session &session, unsigned streams) {
+std::optional<std::string> long_path_advice(const Session &session, const Options &o, unsigned streams) {
     const uint64_t window = window_ceiling_bytes();
+    // Not the bound of streams_for_path: the advice is for what the path needs.
+    const uint64_t rtt = session.control_rtt_us;
+    if (rtt == 0 || kPathTargetBytesPerSecond / 1'000'000 * rtt <= window * streams) return std::nullopt;
     const unsigned wanted = streams_for_path(session.control_rtt_us, window, session.features.parallel_max);
-    if (session.control_rtt_us == 0 || streams >= wanted) return std::nullopt;
-    const uint64_t ms = (session.control_rtt_us + 500) / 1000;
-    const uint64_t cap_mb = window * streams / std::max<uint64_t>(session.control_rtt_us, 1);  // bytes/us = MB/s
+    const uint64_t ms = (rtt + 500) / 1000;
+    const uint64_t cap_mb = window * streams / rtt;  // bytes/us = MB/s
+    std::string what = "raise net.ipv4.tcp_rmem and tcp_wmem on both hosts";
+    if (o.parallel_given && streams < wanted) what += ", or try -P " + std::to_string(wanted);
     return "the round trip to the server is " + std::to_string(ms) + " ms: " + std::to_string(streams) +
            (streams == 1 ? " TCP stream" : " TCP streams") + " of at most " + std::to_string(window >> 20) +
            " MiB window each (net.ipv4.tcp_rmem's and tcp_wmem's ceilings) carry at most " + std::to_string(cap_mb) +
-           " MB/s; raise net.ipv4.tcp_rmem and tcp_wmem on both hosts, or try -P " + std::to_string(wanted) +
-           " (docs/config.md, \"Long paths: windows\")";
+           " MB/s; " + what + " (docs/config.md, \"Long paths: windows\")";
 }
 
 }  // namespace rftp::client

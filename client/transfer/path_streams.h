@@ -31,17 +31,19 @@ uint32_t path_rtt_us(int fd);
 // receive one, one stream at 50 ms carried about 3 MB a round trip.
 uint64_t window_ceiling_bytes();
 
-// Streams whose windows cover rtt_us at kPathTarget: 1 on a short path,
-// at most kMostStreamsForPath and server_max (0: no limit said).
+// Streams whose windows cover rtt_us at kPathTargetBytesPerSecond: 1 on a
+// short path, at most kMostStreamsForPath and server_max (0: no limit said).
 unsigned streams_for_path(uint32_t rtt_us, uint64_t window_bytes, unsigned server_max);
 
-// The TCP streams for a file larger than one block: -P when given, else
-// streams_for_path for this session's round trip, so a long path is
-// filled without asking (one stream up to 2.5 ms with Linux's defaults).
-unsigned tcp_streams_for(const Session &session, const Options &o);
+// The TCP streams for `bytes` of a file larger than one block: -P when
+// given, else streams_for_path for this session's round trip, so a long
+// path is filled without asking (one stream up to 2.5 ms with Linux's
+// defaults), and at most one a block.
+unsigned tcp_streams_for(const Session &session, const Options &o, uint64_t bytes);
 
 // The advice for this session when streams TCP streams cannot fill its
-// path; nullopt when they can, or the round trip is unknown.
-std::optional<std::string> long_path_advice(const Session &session, unsigned streams);
+// path; nullopt when they can, or the round trip is unknown. It names the
+// sysctls, and -P N when the user's -P is below what the path takes.
+std::optional<std::string> long_path_advice(const Session &session, const Options &o, unsigned streams);
 
 }  // namespace rftp::client

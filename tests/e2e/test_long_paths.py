@@ -82,8 +82,8 @@ def test_rftp_keeps_sixteen_downloads_ahead(far, tmp_path):
 
 def test_without_p_a_large_file_takes_the_streams_the_path_needs(far, tmp_path):
     """20 MiB in blocks of 1 MiB: eight streams each way without -P (twelve
-    would fill 30 ms at 10 Gb/s), one with -P 1; the bytes arrive whole
-    every time."""
+    would fill 30 ms at 10 Gb/s), one with -P 1; in blocks of 8 MiB, three.
+    The bytes arrive whole every time."""
     d, url = far
     body = os.urandom(20 * MiB)
     (d.roots["alice"] / "big.bin").write_bytes(body)
@@ -97,3 +97,7 @@ def test_without_p_a_large_file_takes_the_streams_the_path_needs(far, tmp_path):
         assert summary(rftp(tmp_path, "--json", *args, "put", str(src), f"{url}/up.bin"))["streams"] == streams
         assert (d.roots["alice"] / "up.bin").read_bytes() == body
         (d.roots["alice"] / "up.bin").unlink()
+    # In blocks of 8 MiB (the default) the file has three: a stream each.
+    got = tmp_path / "big.down"
+    assert summary(rftp(tmp_path, "--json", "get", f"{url}/big.bin", str(got)))["streams"] == 3
+    assert got.read_bytes() == body

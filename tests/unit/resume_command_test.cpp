@@ -24,6 +24,7 @@ TEST(ResumeCommand, TheRunsChoicesAreCarriedOver) {
     o.recursive = true;
     o.verify = true;
     o.parallel = 8;
+    o.parallel_given = true;
     o.concurrency = 2;
     o.continue_on_error = true;
     o.transport = Transport::tcp;
@@ -36,6 +37,13 @@ TEST(ResumeCommand, TheRunsChoicesAreCarriedOver) {
     EXPECT_EQ(resume_command("get", o, {"rftp://h/d", "out"}),
               "rftp get -c -r --verify -P 8 -j 2 --continue-on-error --transport tcp --block-size 4M "
               "--no-block-checksums --rdma-pool 16M --iodepth 4 --timeout 300 -- 'rftp://h/d' 'out'");
+}
+
+TEST(ResumeCommand, AGivenOneStreamIsKept) {
+    // Without -P the streams follow the path; -P 1 chose one.
+    Options o;
+    o.parallel_given = true;
+    EXPECT_EQ(resume_command("get", o, {"rftp://h/a", "a"}), "rftp get -c -P 1 -- 'rftp://h/a' 'a'");
 }
 
 TEST(ResumeCommand, DefaultsAreLeftOut) {
