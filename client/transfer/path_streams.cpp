@@ -2,6 +2,7 @@
 
 #include <linux/tcp.h>  // struct tcp_info with tcpi_min_rtt, which glibc's lacks
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 
 #include <cstddef>
@@ -54,8 +55,21 @@ unsigned streams_for_path(uint32_t rtt_us, uint64_t window_bytes, unsigned serve
     return static_cast<unsigned>(std::clamp<uint64_t>(wanted, 1, most));
 }
 
+namespace {
+
+unsigned cpus_to_run_on() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+    return static_cast<unsigned>(CPU_COUNT(&set));
+}
+
+}  // namespace
+
 unsigned tcp_streams_for(const Session &session, const Options &o, uint64_t bytes) {
     if (o.parallel_given) return o.parallel;
+    static const bool one_cpu = cpus_to_run_on() <= 1;
+    if (one_cpu) return 1;
     const uint64_t blocks = (bytes + o.block_size - 1) / std::max<uint64_t>(o.block_size, 1);
     const unsigned path = streams_for_path(session.control_rtt_us, window_ceiling_bytes(), session.features.parallel_max);
     return static_cast<unsigned>(std::clamp<uint64_t>(blocks, 1, path));

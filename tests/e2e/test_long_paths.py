@@ -89,7 +89,9 @@ def test_without_p_a_large_file_takes_the_streams_the_path_needs(far, tmp_path):
     (d.roots["alice"] / "big.bin").write_bytes(body)
     src = tmp_path / "src.bin"
     src.write_bytes(body)
-    for args, streams in ((("--block-size", "1M"), 8), (("--block-size", "1M", "-P", "1"), 1)):
+    # On one CPU rftp takes one stream by itself (path_streams.h).
+    several = len(os.sched_getaffinity(0)) > 1
+    for args, streams in ((("--block-size", "1M"), 8 if several else 1), (("--block-size", "1M", "-P", "1"), 1)):
         got = tmp_path / "big.down"
         assert summary(rftp(tmp_path, "--json", *args, "get", f"{url}/big.bin", str(got)))["streams"] == streams
         assert got.read_bytes() == body
@@ -99,5 +101,5 @@ def test_without_p_a_large_file_takes_the_streams_the_path_needs(far, tmp_path):
         (d.roots["alice"] / "up.bin").unlink()
     # In blocks of 8 MiB (the default) the file has three: a stream each.
     got = tmp_path / "big.down"
-    assert summary(rftp(tmp_path, "--json", "get", f"{url}/big.bin", str(got)))["streams"] == 3
+    assert summary(rftp(tmp_path, "--json", "get", f"{url}/big.bin", str(got)))["streams"] == (3 if several else 1)
     assert got.read_bytes() == body
