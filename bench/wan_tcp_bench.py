@@ -20,7 +20,6 @@ Writes the table between the bench-wan-tcp markers of docs/benchmarks.md
 unless --doc no. Run as root: it makes a network namespace and devices."""
 
 import argparse
-import os
 import platform
 import shutil
 import subprocess
@@ -36,6 +35,7 @@ from benchlib.cpu import CgroupBase  # noqa: E402
 from delay_line import CLIENT_ADDR, CLIENT_PREFIX, MTU, SERVER_ADDR, DelayLine  # noqa: E402
 from benchlib.servers import Rftpd  # noqa: E402
 from benchlib.wan_peers import Peers  # noqa: E402
+from tcp_bench import machine  # noqa: E402
 from benchlib.wan_rows import (MiB, RTTS_MS, RftpClient, common_arguments, iperf3_get, measure,  # noqa: E402
                                measure_peers, measured_rtt_ms, prepare, publish)
 
@@ -52,12 +52,6 @@ def local_copy(source: Path, count: int, work: Path) -> dict:
     return {"ok": True, "value": count / wall, "error": ""}
 
 
-def machine() -> str:
-    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
-                if l.startswith("model name")), "unknown CPU")
-    return f"{platform.node()}, {os.cpu_count()} × {cpu}, kernel {platform.release()}"
-
-
 def tcp_ceilings() -> str:
     """The third fields of tcp_rmem and tcp_wmem, which bound one stream's window."""
     fields = [f"`{key}` {int(Path('/proc/sys/net/ipv4', key).read_text().split()[2]) >> 20} MiB"
@@ -66,7 +60,8 @@ def tcp_ceilings() -> str:
 
 
 def describe(a, rtts: dict) -> tuple[str, str]:
-    heading = f"{machine()}, userspace delay line"
+    m = machine()
+    heading = f"{platform.node()}, {m['nproc']} × {m['cpu']}, kernel {m['kernel']}, userspace delay line"
     text = (f"Large file: {a.large_mib} MiB, tmpfs to tmpfs. Small files: {a.small_files} × 64 KiB, `-j 4`. "
             "Each tool's default settings, over TCP from a client network namespace to servers in the root "
             f"namespace, through the delay line (MTU {MTU}, segmentation offload, no bandwidth limit; it runs "
