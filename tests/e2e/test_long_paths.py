@@ -35,9 +35,7 @@ def far(place):
     port = free_port()
     line = DelayLine()
     try:
-        # Linux's default ceilings, whatever this host's are: 3 MiB a stream.
-        for key, value in (("tcp_rmem", "4096 131072 6291456"), ("tcp_wmem", "4096 16384 4194304")):
-            subprocess.run([*CLIENT_PREFIX, "sh", "-c", f"echo {value} > /proc/sys/net/ipv4/{key}"], check=True)
+        set_ceilings(6 << 20, 4 << 20)  # Linux's defaults, whatever this host's are: 3 MiB a stream
         line.set(RTT_MS)
         d = Rftpd(place / "far", more_listeners=f", {{address: {SERVER_ADDR}, port: {port}, allow_plaintext: true}}")
         try:
@@ -55,9 +53,19 @@ def rftp(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
-def summary(r: subprocess.CompletedProcess) -> dict:
+def event(r: subprocess.CompletedProcess, name: str) -> dict:
     assert r.returncode == 0, r.stderr[-3000:]
-    return next(json.loads(line) for line in r.stdout.splitlines() if '"summary"' in line)
+    return next(e for e in map(json.loads, r.stdout.splitlines()) if e["event"] == name)
+
+
+def summary(r: subprocess.CompletedProcess) -> dict:
+    return event(r, "summary")
+
+
+def set_ceilings(rmem_max: int, wmem_max: int) -> None:
+    """The client namespace's TCP buffer ceilings (the third fields)."""
+    for key, most in (("tcp_rmem", rmem_max), ("tcp_wmem", wmem_max)):
+        subprocess.run([*CLIENT_PREFIX, "sh", "-c", f"echo 4096 65536 {most} > /proc/sys/net/ipv4/{key}"], check=True)
 
 
 def test_rftp_keeps_sixteen_downloads_ahead(far, tmp_path):
@@ -103,3 +111,23 @@ def test_without_p_a_large_file_takes_the_streams_the_path_needs(far, tmp_path):
     got = tmp_path / "big.down"
     assert summary(rftp(tmp_path, "--json", "get", f"{url}/big.bin", str(got)))["streams"] == (3 if several else 1)
     assert got.read_bytes() == body
+
+
+def test_the_send_ceiling_bounds_a_streams_window_too(far, tmp_path):
+    """A 32 MiB receive ceiling alone would make a stream's window 16 MiB
+    and three streams enough at 30 ms; the 4 MiB send ceiling keeps it at
+    3 MiB, so eight. The JSON start event names no -P of its own."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("on one CPU rftp takes one stream whatever the path")
+    d, url = far
+    body = os.urandom(20 * MiB)
+    (d.roots["alice"] / "big.bin").write_bytes(body)
+    set_ceilings(32 << 20, 4 << 20)
+    got = tmp_path / "big.down"
+    r = rftp(tmp_path, "--json", "--block-size", "1M", "get", f"{url}/big.bin", str(got))
+    assert summary(r)["streams"] == 8
+    assert event(r, "start")["parallel"] is None
+    assert got.read_bytes() == body
+    got.unlink()
+    r = rftp(tmp_path, "--json", "--block-size", "1M", "-P", "1", "get", f"{url}/big.bin", str(got))
+    assert event(r, "start")["parallel"] == 1 and summary(r)["streams"] == 1
