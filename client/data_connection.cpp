@@ -90,19 +90,12 @@ Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned 
     session.kept_data.clear();
     auto port = passive_port(session);
     if (!port) return std::unexpected(port.error());
-    std::vector<UniqueFd> socks;
-    socks.reserve(count);
-    for (unsigned i = 0; i < count; ++i) {
-        auto dialed = tcp_dial(session.control.peer(), *port, session.control.timeout());
-        if (!dialed)
-            return fail_as(dialed.error().exit, "data connection " + std::to_string(i + 1) + "/" +
-                                                    std::to_string(count) + ": " + dialed.error().message);
-        if (session.data_token && !session.protect_data) {
-            if (auto shown = show_data_token(dialed->fd.get(), *session.data_token); !shown)
+    auto socks = tcp_dial_together(session.control.peer(), *port, count, session.control.timeout());
+    if (!socks) return std::unexpected(socks.error());
+    if (session.data_token && !session.protect_data)
+        for (auto &sock : *socks)
+            if (auto shown = show_data_token(sock.get(), *session.data_token); !shown)
                 return std::unexpected(shown.error());
-        }
-        socks.push_back(std::move(dialed->fd));
-    }
     return socks;
 }
 

@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "client/interrupt.h"
 
@@ -22,6 +24,8 @@ std::string numeric_host(const sockaddr *sa, socklen_t len) {
     if (getnameinfo(sa, len, buf, sizeof buf, nullptr, 0, NI_NUMERICHOST) != 0) return "?";
     return buf;
 }
+
+std::string numeric_host_of(const addrinfo *ai) { return numeric_host(ai->ai_addr, ai->ai_addrlen); }
 
 // Waits for a non-blocking connect; 0 or an errno value.
 int finish_connect(int fd, int timeout_seconds) {
@@ -49,7 +53,11 @@ void set_io_timeouts(int fd, int timeout_seconds) {
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
-Outcome<Dialed> tcp_dial(const std::string &host, uint16_t port, int timeout_seconds) {
+namespace {
+
+using AddressList = std::unique_ptr<addrinfo, decltype(&freeaddrinfo)>;
+
+Outcome<AddressList> resolve(const std::string &host, const std::string &service) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
@@ -58,7 +66,6 @@ Outcome<Dialed> tcp_dial(const std::string &host, uint16_t port, int timeout_sec
     // this host's addresses over netlink each time.
     hints.ai_flags = AI_NUMERICHOST;
     addrinfo *list = nullptr;
-    std::string service = std::to_string(port);
     int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &list);
     if (rc == EAI_NONAME) {
         hints.ai_flags = AI_ADDRCONFIG;
@@ -70,10 +77,66 @@ Outcome<Dialed> tcp_dial(const std::string &host, uint16_t port, int timeout_sec
         rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &list);
     }
     if (rc != 0) return fail_as(ExitCode::connection, "resolve " + host + ": " + gai_strerror(rc));
-    std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(list, &freeaddrinfo);
+    return AddressList(list, &freeaddrinfo);
+}
 
+// A connected socket as every caller uses it: blocking, Nagle off, and
+// --timeout on each read and write.
+void ready_for_use(int fd, int timeout_seconds) {
+    int flags = ::fcntl(fd, F_GETFL);
+    ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    set_io_timeouts(fd, timeout_seconds);
+}
+
+// Which connect failed, and why (an errno value).
+struct DialFailure {
+    std::size_t index = 0;
+    int error = 0;
+};
+
+// Waits for the connects still under way (pending: their indexes in socks)
+// until each handshake ended: nothing when all succeeded, else the first
+// failure seen.
+std::optional<DialFailure> finish_connects(const std::vector<UniqueFd> &socks, std::vector<std::size_t> pending,
+                                           int timeout_seconds) {
+    int waited_ms = 0;
+    while (!pending.empty()) {
+        std::vector<pollfd> polls;
+        for (std::size_t i : pending) polls.push_back({socks[i].get(), POLLOUT, 0});
+        int r = ::poll(polls.data(), polls.size(), 200);
+        if (r < 0 && errno != EINTR) return DialFailure{pending.front(), errno};
+        if (interrupted()) return DialFailure{pending.front(), EINTR};
+        if (r <= 0) {
+            waited_ms += 200;
+            if (waited_ms >= timeout_seconds * 1000) return DialFailure{pending.front(), ETIMEDOUT};
+            continue;
+        }
+        std::vector<std::size_t> still;
+        for (std::size_t k = 0; k < polls.size(); ++k) {
+            if (polls[k].revents == 0) {
+                still.push_back(pending[k]);
+                continue;
+            }
+            int err = 0;
+            socklen_t len = sizeof err;
+            if (::getsockopt(polls[k].fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) err = errno;
+            if (err != 0) return DialFailure{pending[k], err};
+        }
+        pending = std::move(still);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+Outcome<Dialed> tcp_dial(const std::string &host, uint16_t port, int timeout_seconds) {
+    const std::string service = std::to_string(port);
+    auto list = resolve(host, service);
+    if (!list) return std::unexpected(list.error());
     std::string last_error = "no address";
-    for (addrinfo *ai = list; ai; ai = ai->ai_next) {
+    for (addrinfo *ai = list->get(); ai; ai = ai->ai_next) {
         UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
         std::string peer = numeric_host(ai->ai_addr, ai->ai_addrlen);
         if (!fd) {
@@ -88,14 +151,38 @@ Outcome<Dialed> tcp_dial(const std::string &host, uint16_t port, int timeout_sec
             last_error = peer + " port " + service + ": " + std::strerror(err);
             continue;
         }
-        int flags = ::fcntl(fd.get(), F_GETFL);
-        ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
-        int one = 1;
-        ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        set_io_timeouts(fd.get(), timeout_seconds);
+        ready_for_use(fd.get(), timeout_seconds);
         return Dialed{std::move(fd), peer};
     }
     return fail_as(ExitCode::connection, "connect to " + host + ": " + last_error);
+}
+
+Outcome<std::vector<UniqueFd>> tcp_dial_together(const std::string &host, uint16_t port, unsigned count,
+                                                 int timeout_seconds) {
+    const std::string service = std::to_string(port);
+    auto list = resolve(host, service);
+    if (!list) return std::unexpected(list.error());
+    const addrinfo *ai = list->get();
+    const std::string peer = numeric_host_of(ai);
+    auto failed = [&](std::size_t index, int err) -> Outcome<std::vector<UniqueFd>> {
+        if (err == EINTR && interrupted()) return fail_as(ExitCode::interrupted, "interrupted while connecting");
+        return fail_as(ExitCode::connection, "data connection " + std::to_string(index + 1) + "/" +
+                                                 std::to_string(count) + ": " + peer + " port " + service + ": " +
+                                                 std::strerror(err));
+    };
+    std::vector<UniqueFd> socks;
+    std::vector<std::size_t> pending;
+    for (unsigned i = 0; i < count; ++i) {
+        socks.emplace_back(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
+        if (!socks.back()) return failed(i, errno);
+        if (::connect(socks.back().get(), ai->ai_addr, ai->ai_addrlen) == 0) continue;
+        if (errno != EINPROGRESS) return failed(i, errno);
+        pending.push_back(i);
+    }
+    if (auto failure = finish_connects(socks, std::move(pending), timeout_seconds))
+        return failed(failure->index, failure->error);
+    for (auto &fd : socks) ready_for_use(fd.get(), timeout_seconds);
+    return socks;
 }
 
 }  // namespace rftp::client
