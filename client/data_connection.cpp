@@ -75,19 +75,31 @@ OutcomeStatus show_data_token(int fd, const wire::Token &token) {
     return {};
 }
 
+bool will_take_data_token(const Session &session) {
+    return session.features.data_token && session.features.is_rftpd() && !session.data_token_asked &&
+           !session.protect_data;
+}
+
 }  // namespace
 
+OutcomeStatus send_data_setup_ahead(Session &session) {
+    if (!will_take_data_token(session) || session.epsv_refused) return {};
+    return session.control.send_ahead({"OPTS DATATOKEN", "EPSV"});
+}
+
 Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned count) {
-    // Only rftpd's DATATOKEN is known to mean this. Under PROT P the TLS
-    // session binds each connection instead, and the token would cross in
-    // clear before that TLS began.
-    if (session.features.data_token && session.features.is_rftpd() && !session.data_token_asked &&
-        !session.protect_data) {
-        if (auto taken = take_data_token(session); !taken) return std::unexpected(taken.error());
-    }
     // EPSV or PASV ends the kept connections, on rftpd's side too
     // (docs/protocol.md); closed here first, their TIME_WAIT stays here.
     session.kept_data.clear();
+    // Only rftpd's DATATOKEN is known to mean this. Under PROT P the TLS
+    // session binds each connection instead, and the token would cross in
+    // clear before that TLS began. Its EPSV goes in the same write, unless
+    // both went ahead already (with the session's first OPTS PARALLEL).
+    if (will_take_data_token(session)) {
+        if (!session.control.has_lines_ahead())
+            if (auto sent = send_data_setup_ahead(session); !sent) return std::unexpected(sent.error());
+        if (auto taken = take_data_token(session); !taken) return std::unexpected(taken.error());
+    }
     auto port = passive_port(session);
     if (!port) return std::unexpected(port.error());
     auto socks = tcp_dial_together(session.control.peer(), *port, count, session.control.timeout());

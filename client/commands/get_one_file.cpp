@@ -362,10 +362,22 @@ OutcomeStatus move_download(Download &d) {
     return get_over_tcp(d);
 }
 
+// To rftpd, the MDTM that resume_point asks after the SIZE goes in the
+// same write: one round trip for both. Not where lines sent ahead for this
+// file (a many-file run's SIZE and RETR) wait for their replies.
+OutcomeStatus send_size_and_mdtm_together(Session &session, const std::string &remote, const Destination &dest,
+                                          const ListedFacts &listed) {
+    if (!session.features.is_rftpd() || !session.features.mdtm || dest.direct || listed.modify ||
+        session.control.has_lines_ahead())
+        return {};
+    return session.control.send_ahead({"SIZE " + remote, "MDTM " + remote});
+}
+
 OutcomeStatus get_once(Session &session, const Options &o, const std::string &remote, const Destination &dest,
                        const FileProgressHooks &hooks, FileReport &report, const ListedFacts &listed) {
     if (o.verify && dest.direct) return refuse_verify_of_device("download");
     if (auto ok = refuse_name_ftp_cannot_carry("get", remote); !ok) return ok;
+    if (auto sent = send_size_and_mdtm_together(session, remote, dest, listed); !sent) return sent;
     auto probe = probe_size(session, remote);
     if (!probe) return std::unexpected(probe.error());
     // SIZE offered but refused: the file is missing or not a plain file.

@@ -5,6 +5,8 @@
 #include <climits>
 #include <string>
 
+#include "client/data_connection.h"
+
 namespace rftp::client {
 
 bool grant_exceeds_request(uint64_t asked_streams, uint64_t asked_block, uint64_t streams, uint64_t block) {
@@ -31,6 +33,9 @@ Outcome<ftp::Reply> parallel_request(Session &session, unsigned streams, uint64_
     if (auto sent = session.control.send(unechoed ? "OPTS DATAKEEP ON UNECHOED" : "OPTS DATAKEEP ON"); !sent)
         return std::unexpected(sent.error());
     if (auto sent = session.control.send(request); !sent) return std::unexpected(sent.error());
+    // The session's first framed transfer opens its connections next: their
+    // set-up lines share this round trip.
+    if (auto sent = send_data_setup_ahead(session); !sent) return std::unexpected(sent.error());
     auto keep = session.control.read_reply();
     if (!keep) return std::unexpected(keep.error());
     session.data_keep = keep->code == 200;
