@@ -83,7 +83,8 @@ bool will_take_data_token(const Session &session) {
 }  // namespace
 
 OutcomeStatus send_data_setup_ahead(Session &session) {
-    if (!will_take_data_token(session) || session.epsv_refused) return {};
+    if (!session.features.is_rftpd() || session.epsv_refused) return {};
+    if (!will_take_data_token(session)) return session.control.send_ahead({"EPSV"});
     return session.control.send_ahead({"OPTS DATATOKEN", "EPSV"});
 }
 

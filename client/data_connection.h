@@ -19,9 +19,9 @@ namespace rftp::client {
 // --timeout as SO_RCVTIMEO/SO_SNDTIMEO. The transfer command comes after.
 Outcome<std::vector<UniqueFd>> open_data_connections(Session &session, unsigned count);
 
-// Sends the lines open_data_connections begins with ahead (rftpd's OPTS
-// DATATOKEN, then EPSV), where it will begin with them: they then share a
-// round trip with the lines sent just before. Nothing otherwise.
+// Sends the lines open_data_connections begins with ahead, to rftpd: its
+// OPTS DATATOKEN where the session is still to take the token, then EPSV.
+// They then share a round trip with the lines sent just before.
 OutcomeStatus send_data_setup_ahead(Session &session);
 
 // PROT P: once the transfer command's 1xx came, the TLS handshake on each
