@@ -147,7 +147,7 @@ void BatchRun::session_thread(Lane lane) {
             // Log in before taking a file, so a session the server turns
             // away (too many from one address, say) costs no file while
             // other sessions are still moving them.
-            auto opened = open_transfer_session(ctx_);
+            auto opened = log_in();
             if (!opened) {
                 if (opened.error().exit == ExitCode::interrupted) break;
                 if (working_threads_.fetch_sub(1) > 1) {
@@ -178,6 +178,12 @@ void BatchRun::session_thread(Lane lane) {
     }
     leave();
     if (session) close_session(*session);
+}
+
+Outcome<Session> BatchRun::log_in() {
+    if (logging_in_)
+        if (auto early = logging_in_->take()) return std::move(*early);
+    return open_transfer_session(ctx_);
 }
 
 std::optional<std::size_t> BatchRun::next_file(Lane &lane) {

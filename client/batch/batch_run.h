@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "client/batch/file_job.h"
+#include "client/batch/sessions_logging_in.h"
 #include "client/commands/command_context.h"
 #include "client/progress/batch_progress.h"
 #include "client/session.h"
@@ -49,6 +50,11 @@ public:
     // ends with it unless a file's own failure is more severe.
     void fail_setup(Failure failure);
 
+    // The sessions after the first come from these logins, begun while
+    // the first one planned (each thread takes one; a login that failed
+    // counts as this thread's own). They must outlive run().
+    void take_sessions_from(SessionsLoggingIn &logins) { logging_in_ = &logins; }
+
     // Moves the files; first is the session planning used, handed to one
     // thread. With ahead, each session takes its next file as the current
     // one's data has moved, and ahead may send its commands then.
@@ -74,6 +80,8 @@ private:
         std::deque<std::size_t> taken_early;
     };
     void session_thread(Lane lane);
+    // A thread's session: one logged in early, else a login now.
+    Outcome<Session> log_in();
     // The next file for this lane: the first it took early, else the queue's next.
     std::optional<std::size_t> next_file(Lane &lane);
     // The queue's next file: one given back first.
@@ -103,6 +111,7 @@ private:
     std::atomic<int> working_threads_{0};  // session threads not yet given up or finished
     std::optional<Failure> setup_failure_;
     BatchProgress *progress_ = nullptr;
+    SessionsLoggingIn *logging_in_ = nullptr;
 };
 
 }  // namespace rftp::client

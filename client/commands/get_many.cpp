@@ -3,6 +3,8 @@
 // LIST) and recreates their trees there. All URLs must name one server.
 #include <sys/stat.h>
 
+#include <cstdint>
+
 #include "client/batch/batch_run.h"
 #include "client/batch/download_plan.h"
 #include "client/commands/files_ahead.h"
@@ -41,9 +43,13 @@ OutcomeStatus run_get_many(CommandContext &ctx) {
 
     auto session = open_transfer_session(ctx);
     if (!session) return std::unexpected(session.error());
+    // Without -r the files are the URLs given; a tree's are known only
+    // once listed.
+    SessionsLoggingIn others(ctx, o.recursive ? SIZE_MAX : paths->size());
     auto plan = plan_download(*session, *paths, o.recursive, o.local);
     if (!plan) return std::unexpected(plan.error());
     BatchRun batch(ctx);
+    batch.take_sessions_from(others);
     for (auto &[job, failure] : plan->failures) batch.record_failure(job, failure);
     if (batch.stopped()) {
         batch.count_unattempted(plan->files.size());

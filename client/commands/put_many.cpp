@@ -73,6 +73,8 @@ OutcomeStatus run_put_many(CommandContext &ctx) {
 
     auto session = open_transfer_session(ctx);
     if (!session) return std::unexpected(session.error());
+    SessionsLoggingIn others(ctx, plan.files.size());
+    batch.take_sessions_from(others);
     auto ready = check_destination_directory(*session, ctx.url.path);
     if (ready) ready = make_remote_directories(*session, plan, batch);
     if (!ready || batch.stopped()) {

@@ -1,0 +1,47 @@
+#include "client/batch/sessions_logging_in.h"
+
+#include <algorithm>
+
+#include "client/batch/batch_run.h"
+
+namespace rftp::client {
+namespace {
+
+// A session older than this at its first file is ended and opened anew:
+// a plan that lists a large tree over a long path can take minutes, and
+// rftpd ends a session after timeouts.idle without a command (300 s by
+// default; other servers may wait less).
+constexpr std::chrono::seconds kFreshFor{30};
+
+}  // namespace
+
+SessionsLoggingIn::SessionsLoggingIn(const CommandContext &ctx, std::size_t most_files) {
+    const std::size_t sessions = std::min<std::size_t>(ctx.options.concurrency, most_files);
+    const std::size_t count = sessions > 1 ? sessions - 1 : 0;
+    logins_.reserve(count);
+    for (std::size_t i = 0; i < count; ++i)
+        logins_.push_back(std::async(std::launch::async, [&ctx] {
+            auto session = open_transfer_session(ctx);
+            return Login{std::move(session), std::chrono::steady_clock::now()};
+        }));
+}
+
+SessionsLoggingIn::~SessionsLoggingIn() {
+    for (std::size_t i = taken_; i < logins_.size(); ++i) {
+        Login login = logins_[i].get();
+        if (login.session) close_session(*login.session);
+    }
+}
+
+std::optional<Outcome<Session>> SessionsLoggingIn::take() {
+    std::lock_guard lock(mutex_);
+    if (taken_ == logins_.size()) return std::nullopt;
+    Login login = logins_[taken_++].get();
+    if (login.session && std::chrono::steady_clock::now() - login.done > kFreshFor) {
+        close_session(*login.session);
+        return std::nullopt;
+    }
+    return std::move(login.session);
+}
+
+}  // namespace rftp::client

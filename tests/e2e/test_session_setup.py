@@ -1,0 +1,158 @@
+"""How a many-file run sets up its sessions: the sessions after the first
+log in while the first one lists the tree, a wrong password is tried once,
+and sessions left without a file are ended (docs/cli.md, "Many files").
+
+Against a scripted FTP server that serves several sessions at once (it can
+hold a reply until other sessions have logged in) and against the real
+rftpd."""
+
+import hashlib
+import os
+import socket
+import subprocess
+import threading
+import time
+
+from conftest import PASSWORDS, TESTING
+
+RFTP = str(TESTING / "rftp")
+FILES = {"a.bin": os.urandom(3000), "b.bin": os.urandom(5000), "c.bin": os.urandom(7000)}
+MODIFY = "20260101000000"
+
+
+class SessionsServer:
+    """A plain FTP server (no rftp extensions) for the tree FILES, one
+    thread per session. Its MLSD reply waits until logins_before_listing
+    sessions have logged in (or hold_s passed, noted in listed_late)."""
+
+    def __init__(self, files: dict, password: str = "x", logins_before_listing: int = 0, hold_s: float = 20):
+        self.files, self.password = files, password
+        self.logins_before_listing, self.hold_s = logins_before_listing, hold_s
+        self.lock = threading.Condition()
+        self.logins = self.passwords_tried = self.quits = 0
+        self.listed_late = False
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            conn, _ = self.sock.accept()
+            threading.Thread(target=self._session, args=(conn,), daemon=True).start()
+
+    def _count(self, name: str) -> None:
+        with self.lock:
+            setattr(self, name, getattr(self, name) + 1)
+            self.lock.notify_all()
+
+    def _listing(self) -> bytes:
+        with self.lock:
+            waited = self.lock.wait_for(lambda: self.logins >= self.logins_before_listing, timeout=self.hold_s)
+            self.listed_late = self.listed_late or not waited
+        return b"".join(f"type=file;size={len(b)};modify={MODIFY}; {n}\r\n".encode() for n, b in self.files.items())
+
+    def _session(self, conn):
+        data = None
+        with conn, conn.makefile("rwb", buffering=0) as f:
+            f.write(b"220 scripted\r\n")
+            for line in f:
+                verb, _, arg = line.decode().strip().partition(" ")
+                verb = verb.upper()
+                name = arg.rsplit("/", 1)[-1]
+                if verb == "USER":
+                    f.write(b"331 password please\r\n")
+                elif verb == "PASS":
+                    self._count("passwords_tried")
+                    if arg != self.password:
+                        f.write(b"530 wrong\r\n")
+                        continue
+                    self._count("logins")
+                    f.write(b"230 in\r\n")
+                elif verb == "FEAT":
+                    f.write(b"211-Features:\r\n SIZE\r\n MDTM\r\n EPSV\r\n MLST type*;size*;modify*;\r\n211 End\r\n")
+                elif verb in ("TYPE", "CWD"):
+                    f.write(b"200 ok\r\n" if verb == "TYPE" else b"250 ok\r\n")
+                elif verb == "SIZE" and name in self.files:
+                    f.write(f"213 {len(self.files[name])}\r\n".encode())
+                elif verb == "MDTM" and name in self.files:
+                    f.write(f"213 {MODIFY}\r\n".encode())
+                elif verb == "EPSV":
+                    data = socket.socket()
+                    data.bind(("127.0.0.1", 0))
+                    data.listen(1)
+                    f.write(f"229 Entering Extended Passive Mode (|||{data.getsockname()[1]}|)\r\n".encode())
+                elif verb in ("MLSD", "RETR") and data and (verb == "MLSD" or name in self.files):
+                    f.write(b"150 here\r\n")
+                    payload = self._listing() if verb == "MLSD" else self.files[name]
+                    peer, _ = data.accept()
+                    with peer:
+                        peer.sendall(payload)
+                    data.close()
+                    data = None
+                    f.write(b"226 done\r\n")
+                elif verb == "QUIT":
+                    self._count("quits")
+                    f.write(b"221 bye\r\n")
+                    return
+                else:
+                    f.write(b"502 not here\r\n")
+
+
+def run_rftp(tmp_path, *args, password="x"):
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "RFTP_PASSWORD": password}
+    return subprocess.run([RFTP, *map(str, args)], env=env, capture_output=True, timeout=120)
+
+
+def digests(root) -> dict:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.iterdir()) if p.is_file()}
+
+
+def test_the_other_sessions_log_in_while_the_first_lists(tmp_path):
+    """The listing's reply waits until four sessions logged in. rftp logging
+    the other three in only after its plan would hold it the full 20 s."""
+    server = SessionsServer(FILES, logins_before_listing=4)
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    r = run_rftp(tmp_path, "-j", "4", "get", "-r", f"ftp://u@127.0.0.1:{server.port}/t/", dst)
+    assert r.returncode == 0, r.stderr
+    assert not server.listed_late, "the other sessions logged in only after the listing"
+    assert digests(dst / "t") == {n: hashlib.sha256(b).hexdigest() for n, b in FILES.items()}
+    assert server.logins == 4
+
+
+def test_a_wrong_password_is_tried_once_not_once_per_session(tmp_path):
+    server = SessionsServer(FILES, password="right")
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    r = run_rftp(tmp_path, "-j", "4", "get", "-r", f"ftp://u@127.0.0.1:{server.port}/t/", dst, password="wrong")
+    assert r.returncode == 4, r.stderr
+    assert server.passwords_tried == 1
+    assert list(dst.iterdir()) == []
+
+
+def test_sessions_left_without_a_file_are_ended(tmp_path):
+    """A tree of one file: get -r still logs in -j sessions while listing,
+    and ends the three that find nothing to move with QUIT."""
+    server = SessionsServer({"only.bin": os.urandom(4000)})
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    r = run_rftp(tmp_path, "-j", "4", "get", "-r", f"ftp://u@127.0.0.1:{server.port}/t/", dst)
+    assert r.returncode == 0, r.stderr
+    assert (dst / "t" / "only.bin").read_bytes() == server.files["only.bin"]
+    deadline = time.monotonic() + 10
+    while server.quits < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (server.logins, server.quits) == (4, 4)
+
+
+def test_several_urls_log_in_no_more_sessions_than_files(tmp_path):
+    server = SessionsServer(FILES)
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    urls = [f"ftp://u@127.0.0.1:{server.port}/t/{n}" for n in ("a.bin", "b.bin")]
+    r = run_rftp(tmp_path, "-j", "4", "get", *urls, dst)
+    assert r.returncode == 0, r.stderr
+    assert server.logins == 2
+    assert sorted(p.name for p in dst.iterdir()) == ["a.bin", "b.bin"]
