@@ -195,7 +195,11 @@ Outcome<ftp::Reply> FtpConnection::command(std::string_view line, int timeout_se
 }
 
 OutcomeStatus FtpConnection::send_ahead(std::initializer_list<std::string_view> lines) {
-    if (auto sent = send_lines({lines.begin(), lines.size()}); !sent) return sent;
+    return send_ahead(std::span<const std::string_view>(lines.begin(), lines.size()));
+}
+
+OutcomeStatus FtpConnection::send_ahead(std::span<const std::string_view> lines) {
+    if (auto sent = send_lines(lines); !sent) return sent;
     for (std::string_view line : lines) ahead_.emplace_back(line);
     return {};
 }

@@ -43,6 +43,7 @@ public:
     // started (its 150). send() and read_reply() know nothing of them: they
     // are for exchanges that come before the lines sent ahead are answered.
     OutcomeStatus send_ahead(std::initializer_list<std::string_view> lines);
+    OutcomeStatus send_ahead(std::span<const std::string_view> lines);
     bool has_lines_ahead() const { return !ahead_.empty(); }
     // Reads the replies to the lines sent ahead that no command will take.
     OutcomeStatus drain_ahead();

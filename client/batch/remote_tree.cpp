@@ -24,15 +24,21 @@ Outcome<bool> remote_is_directory(Session &session, const std::string &path) {
     return false;
 }
 
-OutcomeStatus ensure_remote_directory(Session &session, const std::string &path) {
+Outcome<DirectoryMade> make_or_find_remote_directory(Session &session, const std::string &path) {
     auto made = session.control.command("MKD " + path);
     if (!made) return std::unexpected(made.error());
-    if (made->positive_completion()) return {};
+    if (made->positive_completion()) return DirectoryMade::made;
     // MKD's refusal does not say whether the directory exists; CWD does.
     auto exists = remote_is_directory(session, path);
     if (!exists) return std::unexpected(exists.error());
-    if (*exists) return {};
-    return refused("mkdir " + path, *made);
+    if (*exists) return DirectoryMade::found_there;
+    return std::unexpected(refused("mkdir " + path, *made).error());
+}
+
+OutcomeStatus ensure_remote_directory(Session &session, const std::string &path) {
+    auto made = make_or_find_remote_directory(session, path);
+    if (!made) return std::unexpected(made.error());
+    return {};
 }
 
 bool is_safe_entry_name(const std::string &name) {

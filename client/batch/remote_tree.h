@@ -19,6 +19,8 @@ namespace rftp::client {
 Outcome<bool> remote_is_directory(Session &session, const std::string &path);
 
 // MKD path, succeeding also when the directory already exists.
+enum class DirectoryMade { made, found_there };
+Outcome<DirectoryMade> make_or_find_remote_directory(Session &session, const std::string &path);
 OutcomeStatus ensure_remote_directory(Session &session, const std::string &path);
 
 // A listing larger than this is refused rather than read into memory: about

@@ -3,6 +3,7 @@
 // recreates local directory trees there with MKD.
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client/batch/batch_run.h"
@@ -36,16 +37,41 @@ bool is_under(const std::string &path, const std::string &dir) {
     return path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/';
 }
 
+// MKDs sent to rftpd in one write: a tree of many directories then costs a
+// round trip per kMkdAhead of them, not one each. 32 lines are half of what
+// rftpd lets wait.
+constexpr std::size_t kMkdAhead = 32;
+
+// The MKDs of directories [first, first + kMkdAhead), ahead, to rftpd. Each
+// reply is read as make_or_find_remote_directory asks for it; a refusal's
+// CWD reads the rest first, and their directories are asked for again.
+OutcomeStatus send_mkds_ahead(Session &session, const std::vector<std::string> &directories, std::size_t first) {
+    if (!session.features.is_rftpd() || session.control.has_lines_ahead()) return {};
+    std::vector<std::string> lines;
+    for (std::size_t i = first; i < directories.size() && lines.size() < kMkdAhead; ++i)
+        if (ftp_can_carry(directories[i])) lines.push_back("MKD " + directories[i]);
+    const std::vector<std::string_view> views(lines.begin(), lines.end());
+    return session.control.send_ahead(views);
+}
+
 // MKD for every directory of the trees, parents first. A refused one fails
 // the files meant for it (and skips its subdirectories), not the run; only a
-// lost session is returned.
+// lost session is returned. MKDs go ahead until one finds its directory
+// there: the tree then likely exists, and MKDs sent ahead would only be
+// refused and sent again.
 OutcomeStatus make_remote_directories(Session &session, UploadPlan &plan, BatchRun &batch) {
     std::vector<std::string> refused;
-    for (const auto &d : plan.remote_directories) {
+    bool ahead = true;
+    for (std::size_t i = 0; i < plan.remote_directories.size(); ++i) {
+        const std::string &d = plan.remote_directories[i];
         if (std::ranges::any_of(refused, [&](const std::string &r) { return is_under(d, r); })) continue;
-        auto made = ensure_remote_directory(session, d);
+        if (ahead)
+            if (auto sent = send_mkds_ahead(session, plan.remote_directories, i); !sent) return sent;
+        auto made = make_or_find_remote_directory(session, d);
+        if (made && *made == DirectoryMade::made) continue;
+        ahead = false;
         if (made) continue;
-        if (session_lost(made.error())) return made;
+        if (session_lost(made.error())) return std::unexpected(made.error());
         refused.push_back(d);
         std::erase_if(plan.files, [&](const FileJob &job) {
             if (!is_under(job.remote, d)) return false;

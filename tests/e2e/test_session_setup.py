@@ -1,6 +1,7 @@
 """How a many-file run sets up its sessions: the sessions after the first
 log in while the first one lists the tree, a wrong password is tried once,
-and sessions left without a file are ended (docs/cli.md, "Many files").
+sessions left without a file are ended, and put -r makes a tree's
+directories with MKDs sent ahead (docs/cli.md, "Many files").
 
 Against a scripted FTP server that serves several sessions at once (it can
 hold a reply until other sessions have logged in) and against the real
@@ -12,6 +13,8 @@ import socket
 import subprocess
 import threading
 import time
+
+import pytest
 
 from conftest import PASSWORDS, TESTING
 
@@ -156,3 +159,28 @@ def test_several_urls_log_in_no_more_sessions_than_files(tmp_path):
     assert r.returncode == 0, r.stderr
     assert server.logins == 2
     assert sorted(p.name for p in dst.iterdir()) == ["a.bin", "b.bin"]
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_put_r_makes_a_deep_and_wide_tree(rftpd, tmp_path, existing):
+    """70 directories, more than one write of MKDs ahead; the second time
+    every one exists already, and each refused MKD is checked with CWD."""
+    src = tmp_path / "tree"
+    for i in range(10):
+        for j in range(6):
+            d = src / f"d{i:02d}" / f"e {j}"
+            d.mkdir(parents=True)
+            (d / "f.bin").write_bytes(os.urandom(100 + i * 10 + j))
+    env_home = tmp_path / "home"
+    env_home.mkdir()
+    url = f"rftp://alice@127.0.0.1:{rftpd.port}/in/"
+    if existing:
+        (rftpd.roots["alice"] / "in").mkdir()
+        first = run_rftp(env_home, "put", "-r", src, url, password=PASSWORDS["alice"])
+        assert first.returncode == 0, first.stderr
+    r = run_rftp(env_home, "-j", "3", "put", "-r", src, url, password=PASSWORDS["alice"])
+    assert r.returncode == 0, r.stderr
+    sent = rftpd.roots["alice"] / "in" / "tree"
+    got = {p.relative_to(sent).as_posix(): p.read_bytes() for p in sent.rglob("*.bin")}
+    assert got == {p.relative_to(src).as_posix(): p.read_bytes() for p in src.rglob("*.bin")}
+    assert len(got) == 60
