@@ -35,6 +35,9 @@ struct Features {
     unsigned parallel_max = 1;
     bool rdma = false;  // rftpd's "RDMA <max queue pairs>": RADR/RSTR/RRTR
     unsigned rdma_max = 1;
+    // rftpd's "PIPELINE <n>": up to n commands may wait behind a transfer
+    // (one more ends the session); 0 where not said.
+    unsigned pipeline_max = 0;
 
     // rftpd is the only server that advertises PARALLEL; it keeps uploads
     // in ".name.rftp-part" (protocol/partial_names.h).

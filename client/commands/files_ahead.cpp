@@ -79,13 +79,17 @@ bool send_get_ahead(Session &session, const Options &o, const FileJob &current, 
     return true;
 }
 
-std::size_t unechoed_window(uint32_t control_rtt_us) {
-    return std::clamp<std::size_t>(control_rtt_us / kPathMicrosPerFileAhead, kLeastFilesAhead, kMostFilesAhead);
+std::size_t unechoed_window(uint32_t control_rtt_us, unsigned pipeline_max) {
+    const std::size_t may_wait = pipeline_max ? pipeline_max : kUnsaidPipeline;
+    const std::size_t within = std::max<std::size_t>(1, may_wait / 2 / kLinesPerFileAhead);
+    const std::size_t for_path =
+        std::clamp<std::size_t>(control_rtt_us / kPathMicrosPerFileAhead, kLeastFilesAhead, kMostFilesAhead);
+    return std::min(for_path, within);
 }
 
 std::size_t get_ahead_window(const Session &session, const Options &o) {
     if (!session.data_keep_unechoed || rides_the_rdma_channel(session, o)) return 1;
-    return unechoed_window(session.control_rtt_us);
+    return unechoed_window(session.control_rtt_us, session.features.pipeline_max);
 }
 
 bool send_put_ahead(Session &session, const Options &o, const FileJob &current, const FileJob &next) {

@@ -43,12 +43,15 @@ inline constexpr uint64_t kAheadOfFilesBelow = 8ull << 20;
 // moves up to n + 1 files a round trip, so the window grows with the
 // path: one file per kPathMicrosPerFileAhead of the control connection's
 // round trip (about what rftpd spends on a small file), between
-// kLeastFilesAhead and kMostFilesAhead. The most is 32 lines, half of
-// what rftpd queues behind a transfer.
+// kLeastFilesAhead and kMostFilesAhead. A file is kLinesPerFileAhead
+// lines, and the window keeps to half of the commands the server lets
+// wait (FEAT's PIPELINE; kUnsaidPipeline where it does not say).
 inline constexpr std::size_t kLeastFilesAhead = 4;
-inline constexpr std::size_t kMostFilesAhead = 16;
+inline constexpr std::size_t kMostFilesAhead = 64;
 inline constexpr uint32_t kPathMicrosPerFileAhead = 1000;
-std::size_t unechoed_window(uint32_t control_rtt_us);
+inline constexpr std::size_t kLinesPerFileAhead = 2;  // SIZE, RETR
+inline constexpr unsigned kUnsaidPipeline = 64;
+std::size_t unechoed_window(uint32_t control_rtt_us, unsigned pipeline_max);
 // How many files a download session sends ahead at once: unechoed_window
 // so, else one (each file waits for its echo or file_done anyway).
 std::size_t get_ahead_window(const Session &session, const Options &o);

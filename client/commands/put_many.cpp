@@ -38,8 +38,8 @@ bool is_under(const std::string &path, const std::string &dir) {
 }
 
 // MKDs sent to rftpd in one write: a tree of many directories then costs a
-// round trip per kMkdAhead of them, not one each. 32 lines are half of what
-// rftpd lets wait.
+// round trip per kMkdAhead of them, not one each. 32 lines are well within
+// what rftpd lets wait.
 constexpr std::size_t kMkdAhead = 32;
 
 // The MKDs of directories [first, first + kMkdAhead), ahead, to rftpd. Each

@@ -19,8 +19,6 @@ namespace {
 constexpr size_t kMaxUnsentReplyBytes = 1u << 20;
 // How long a closing session waits for the client to take its last reply.
 constexpr uint64_t kLastReplyGraceMs = 5000;
-// Commands that may queue up behind a running transfer or a HASH.
-constexpr size_t kMaxWaitingCommands = 64;
 // A bare NOOP (a keepalive) may queue further: behind a HASH of a large
 // file, which takes minutes, one every 30 s would otherwise reach the limit
 // above in half an hour. A few bytes each; this bounds them too.

@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include <atomic>
+#include <cstddef>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -29,6 +30,11 @@
 #include "protocol/telnet_filter.h"
 
 namespace rftp::daemon {
+
+// Commands that may queue up behind a running transfer or a HASH; one more
+// ends the session (421). FEAT says it (PIPELINE), so a client that sends
+// many files' commands ahead keeps within it. A line is at most 4 KiB.
+inline constexpr std::size_t kMaxWaitingCommands = 256;
 
 class Server;
 

@@ -1225,15 +1225,19 @@ def test_replies_keep_their_order_behind_a_login_and_a_hash(rftpd):
 
 def test_keepalives_behind_a_long_hash_are_not_a_flood(rftpd):
     """NOOPs queued behind a HASH (minutes, for a large file) are answered
-    in order once it is done, well past the 64 other commands that may wait."""
+    in order once it is done, well past the 256 other commands that may
+    wait (FEAT's PIPELINE)."""
     (rftpd.roots["alice"] / "h.bin").write_bytes(os.urandom(8 << 20))
     c = Control(rftpd)
     c.login()
-    c.send(b"HASH h.bin\r\n" + b"NOOP\r\n" * 200)
+    c.send(b"HASH h.bin\r\n" + b"NOOP\r\n" * 300)
     assert c.reply()[0] == 213
-    assert [c.reply()[0] for _ in range(200)] == [200] * 200
-    c.send(b"HASH h.bin\r\n" + b"PWD\r\n" * 65)
-    assert c.reply()[0] == 421  # the 65th waiting command: a flood
+    assert [c.reply()[0] for _ in range(300)] == [200] * 300
+    c.send(b"HASH h.bin\r\n" + b"PWD\r\n" * 256)
+    assert c.reply()[0] == 213
+    assert [c.reply()[0] for _ in range(256)] == [257] * 256  # as many as FEAT says may wait
+    c.send(b"HASH h.bin\r\n" + b"PWD\r\n" * 257)
+    assert c.reply()[0] == 421  # the 257th waiting command: a flood
     assert c.closed_after()
 
 

@@ -52,7 +52,8 @@ Features rftpd_features(bool blocksum_on, bool rdma) {
             .parallel = true,
             .parallel_max = 16,
             .rdma = rdma,
-            .rdma_max = rdma ? 8u : 1u};
+            .rdma_max = rdma ? 8u : 1u,
+            .pipeline_max = 256};
 }
 
 rftp::wire::Token counting_token() {
@@ -85,13 +86,15 @@ TEST(FeaturesGrammar, AnotherServersListIsReadWithoutRftpdsExtensions) {
     EXPECT_TRUE(f.mdtm && f.size && f.mlst && f.rest_stream && f.utf8);
     EXPECT_EQ(f.mlst_facts, "type*;size*;");
     EXPECT_FALSE(f.parallel || f.rdma || f.hold || f.data_token || f.is_rftpd());
+    EXPECT_EQ(f.pipeline_max, 0u);  // not said
 }
 
 TEST(FeaturesGrammar, AStreamCountItCannotReadMeansOne) {
-    Features f = parse_features({" PARALLEL lots", " RDMA 0"});
+    Features f = parse_features({" PARALLEL lots", " RDMA 0", " PIPELINE -3"});
     EXPECT_TRUE(f.parallel && f.rdma);
     EXPECT_EQ(f.parallel_max, 1u);
     EXPECT_EQ(f.rdma_max, 1u);
+    EXPECT_EQ(f.pipeline_max, 1u);
 }
 
 TEST(ParallelGrammar, RequestsReadBackAsWritten) {
