@@ -16,6 +16,16 @@
 #include "middleware/tls/tls_error.h"
 
 namespace rftp::client {
+namespace {
+
+// A reply as the debug log shows it. A data token is a secret like the
+// password, which is not shown either.
+std::string shown(const ftp::Reply &reply) {
+    const bool secret = reply.code == 200 && !reply.lines.empty() && reply.lines.front().rfind("DATATOKEN ", 0) == 0;
+    return secret ? "DATATOKEN ****" : reply.text();
+}
+
+}  // namespace
 
 std::string describe(const ftp::Reply &reply) {
     std::string text = reply.lines.empty() ? "" : reply.lines.back();
@@ -147,10 +157,7 @@ Outcome<ftp::Reply> FtpConnection::read_reply(int timeout_seconds) {
             if (state == ftp::ReplyAssembler::State::malformed)
                 return fail_as(ExitCode::connection, "control connection: malformed reply '" + line + "'");
             if (state == ftp::ReplyAssembler::State::complete) {
-                // A data token is a secret like the password, which is not shown either.
-                const bool secret = reply.code == 200 && !reply.lines.empty() &&
-                                    reply.lines.front().rfind("DATATOKEN ", 0) == 0;
-                log::debug("<-- " + std::to_string(reply.code) + " " + (secret ? "DATATOKEN ****" : reply.text()));
+                log::debug("<-- " + std::to_string(reply.code) + " " + shown(reply));
                 return reply;
             }
             continue;
@@ -217,7 +224,8 @@ OutcomeStatus FtpConnection::drain_ahead() {
         ahead_.pop_front();
         auto reply = read_reply();
         if (!reply) return std::unexpected(reply.error());
-        log::debug("sent ahead and not wanted: " + line.substr(0, line.find(' ')) + ", answered " + describe(*reply));
+        log::debug("sent ahead and not wanted: " + line.substr(0, line.find(' ')) + ", answered " +
+                   std::to_string(reply->code) + " " + shown(*reply));
         if (reply->code == 421) return fail_as(ExitCode::connection, "server closed the session: " + describe(*reply));
         if (!reply->positive_preliminary()) continue;
         abandoned_transfer_ = true;

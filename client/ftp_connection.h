@@ -38,10 +38,11 @@ public:
 
     // Lines sent ahead (docs/protocol.md, "Files in a row"): sent now, in
     // one write, their replies read later, in order. command() with the
-    // line next in that order only reads its reply. Any other command first reads the replies
-    // to every line still ahead, and ends with ABOR a transfer one of them
-    // started (its 150). send() and read_reply() know nothing of them: they
-    // are for exchanges that come before the lines sent ahead are answered.
+    // line next in that order only reads its reply. Any other command
+    // first reads the replies to every line still ahead, and ends with
+    // ABOR a transfer one of them started (its 150). send() and
+    // read_reply() know nothing of them: they are for exchanges that come
+    // before the lines sent ahead are answered.
     OutcomeStatus send_ahead(std::initializer_list<std::string_view> lines);
     OutcomeStatus send_ahead(std::span<const std::string_view> lines);
     bool has_lines_ahead() const { return !ahead_.empty(); }

@@ -172,11 +172,15 @@ Outcome<std::vector<UniqueFd>> tcp_dial_together(const std::string &host, uint16
     };
     std::vector<UniqueFd> socks;
     std::vector<std::size_t> pending;
+    socks.reserve(count);
     for (unsigned i = 0; i < count; ++i) {
-        socks.emplace_back(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
-        if (!socks.back()) return failed(i, errno);
-        if (::connect(socks.back().get(), ai->ai_addr, ai->ai_addrlen) == 0) continue;
-        if (errno != EINPROGRESS) return failed(i, errno);
+        UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
+        if (!fd) return failed(i, errno);
+        const int connected = ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen);
+        const int err = errno;
+        socks.push_back(std::move(fd));
+        if (connected == 0) continue;
+        if (err != EINPROGRESS) return failed(i, err);
         pending.push_back(i);
     }
     if (auto failure = finish_connects(socks, std::move(pending), timeout_seconds))

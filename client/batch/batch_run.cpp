@@ -109,6 +109,7 @@ void BatchRun::run(std::vector<FileJob> jobs, std::optional<Session> first, cons
 
     // One session per thread, never more threads than files.
     std::size_t sessions = std::max<std::size_t>(1, std::min<std::size_t>(ctx_.options.concurrency, jobs_.size()));
+    if (logging_in_) logging_in_->keep_only(sessions - 1);  // the first is handed in
     // Counted before any thread starts, so none wrongly sees itself alone
     // while the others are still logging in.
     working_threads_.store(static_cast<int>(sessions));

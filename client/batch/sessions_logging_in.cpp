@@ -24,19 +24,39 @@ SessionsLoggingIn::SessionsLoggingIn(const CommandContext &ctx, std::size_t most
             auto session = open_transfer_session(ctx);
             return Login{std::move(session), std::chrono::steady_clock::now()};
         }));
+    wanted_ = count;
 }
 
 SessionsLoggingIn::~SessionsLoggingIn() {
-    for (std::size_t i = taken_; i < logins_.size(); ++i) {
+    if (ending_.valid()) ending_.wait();
+    end_logins(taken_, wanted_);
+}
+
+void SessionsLoggingIn::end_logins(std::size_t first, std::size_t end) {
+    for (std::size_t i = first; i < end; ++i) {
         Login login = logins_[i].get();
         if (login.session) close_session(*login.session);
     }
 }
 
-std::optional<Outcome<Session>> SessionsLoggingIn::take() {
+void SessionsLoggingIn::keep_only(std::size_t wanted) {
     std::lock_guard lock(mutex_);
-    if (taken_ == logins_.size()) return std::nullopt;
-    Login login = logins_[taken_++].get();
+    if (wanted >= wanted_ || ending_.valid()) return;
+    const std::size_t end = wanted_;
+    wanted_ = wanted;
+    ending_ = std::async(std::launch::async, [this, wanted, end] { end_logins(wanted, end); });
+}
+
+std::optional<Outcome<Session>> SessionsLoggingIn::take() {
+    std::size_t index = 0;
+    {
+        // Only the claim is under the lock: another thread's login, ready
+        // meanwhile, is not held up behind this one's.
+        std::lock_guard lock(mutex_);
+        if (taken_ == wanted_) return std::nullopt;
+        index = taken_++;
+    }
+    Login login = logins_[index].get();
     if (login.session && std::chrono::steady_clock::now() - login.done > kFreshFor) {
         close_session(*login.session);
         return std::nullopt;

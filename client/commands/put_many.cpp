@@ -48,8 +48,11 @@ constexpr std::size_t kMkdAhead = 32;
 OutcomeStatus send_mkds_ahead(Session &session, const std::vector<std::string> &directories, std::size_t first) {
     if (!session.features.is_rftpd() || session.control.has_lines_ahead()) return {};
     std::vector<std::string> lines;
-    for (std::size_t i = first; i < directories.size() && lines.size() < kMkdAhead; ++i)
-        if (ftp_can_carry(directories[i])) lines.push_back("MKD " + directories[i]);
+    // Up to a name FTP cannot carry: its own MKD fails without a line sent.
+    for (std::size_t i = first; i < directories.size() && lines.size() < kMkdAhead; ++i) {
+        if (!ftp_can_carry(directories[i])) break;
+        lines.push_back("MKD " + directories[i]);
+    }
     const std::vector<std::string_view> views(lines.begin(), lines.end());
     return session.control.send_ahead(views);
 }
