@@ -6,6 +6,7 @@ default TCP buffers, one stream's window (3 MiB) carries 0.1 GB/s at
 eight (docs/config.md, "Long paths: windows"), and keeps a small download
 ahead for each millisecond of it (docs/protocol.md, "Files in a row")."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -29,15 +30,16 @@ RTT_MS = 30
 MiB = 1 << 20
 
 
-@pytest.fixture
-def far(place):
+@contextlib.contextmanager
+def far_rftpd(workdir: Path, env_extra=None):
     """rftpd, reached from the client namespace at RTT_MS: (daemon, its URL)."""
     port = free_port()
     line = DelayLine()
     try:
         set_ceilings(6 << 20, 4 << 20)  # Linux's defaults, whatever this host's are: 3 MiB a stream
         line.set(RTT_MS)
-        d = Rftpd(place / "far", more_listeners=f", {{address: {SERVER_ADDR}, port: {port}, allow_plaintext: true}}")
+        d = Rftpd(workdir, more_listeners=f", {{address: {SERVER_ADDR}, port: {port}, allow_plaintext: true}}",
+                  env_extra=env_extra)
         try:
             yield d, f"rftp://alice@{SERVER_ADDR}:{port}"
             assert d.alive(), "rftpd died:\n" + d.log()[-3000:]
@@ -45,6 +47,12 @@ def far(place):
             d.stop()
     finally:
         line.close()
+
+
+@pytest.fixture
+def far(place):
+    with far_rftpd(place / "far") as d_url:
+        yield d_url
 
 
 def rftp(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
@@ -90,6 +98,35 @@ def test_rftp_keeps_a_download_ahead_for_each_millisecond(far, tmp_path):
     assert ahead == ["SIZE", "RETR"] * files_ahead, r.stderr[-5000:]
     assert 29 <= files_ahead <= 34, (files_ahead, r.stderr[-5000:])
     assert d.log().count("command=RETR") == 60
+
+
+def test_damaged_files_in_a_long_window_fail_alone_and_c_fetches_them(place, tmp_path):
+    """rftpd damages two blocks 25 apart (the test-only switch). A file of
+    one block is not sent again, so the file it belonged to fails while
+    about thirty are ahead of it: the kept connections close, the files
+    ahead end unsent, and the run goes on with them on new connections.
+    Only the damaged files are missing, nothing partial is under a final
+    name, and -c fetches them."""
+    with far_rftpd(place / "flipping", env_extra={"RFTP_TEST_FLIP_BLOCKS": "2/25"}) as (d, url):
+        src = d.roots["alice"] / "many"
+        src.mkdir()
+        want = {}
+        for i in range(90):
+            body = os.urandom(100 + 501 * i)
+            (src / f"f {i:02d}.bin").write_bytes(body)
+            want[f"f {i:02d}.bin"] = body
+        down = tmp_path / "down"
+        down.mkdir()
+        r = rftp(tmp_path, "-j", "1", "--retries", "0", "--continue-on-error", "get", "-r", f"{url}/many/",
+                 str(down))
+        assert r.returncode == 8, r.stderr[-3000:]
+        got = tree(down / "many")
+        missing = [k for k in want if k not in got]
+        assert 1 <= len(missing) <= 2, (missing, r.stderr[-3000:])
+        assert all(got[k] == want[k] for k in got if ".rftp-" not in k)
+        r = rftp(tmp_path, "-j", "1", "get", "-c", "-r", f"{url}/many/", str(down))
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert tree(down / "many") == want
 
 
 def test_without_p_a_large_file_takes_the_streams_the_path_needs(far, tmp_path):
