@@ -70,6 +70,19 @@ def summary(r: subprocess.CompletedProcess) -> dict:
     return event(r, "summary")
 
 
+def serve_files(d: Rftpd, count: int, growth: int, suffix: str = "") -> dict:
+    """count files of random bytes in alice's many/, each growth bytes
+    larger than the one before: name -> bytes."""
+    src = d.roots["alice"] / "many"
+    src.mkdir()
+    want = {}
+    for i in range(count):
+        name = f"f {i:02d}{suffix}.bin"
+        want[name] = os.urandom(100 + growth * i)
+        (src / name).write_bytes(want[name])
+    return want
+
+
 def set_ceilings(rmem_max: int, wmem_max: int) -> None:
     """The client namespace's TCP buffer ceilings (the third fields)."""
     for key, most in (("tcp_rmem", rmem_max), ("tcp_wmem", wmem_max)):
@@ -81,13 +94,7 @@ def test_rftp_keeps_a_download_ahead_for_each_millisecond(far, tmp_path):
     per millisecond of the round trip: more than the sixteen a server lets
     have without FEAT's PIPELINE), and every file of the tree arrives whole."""
     d, url = far
-    src = d.roots["alice"] / "many"
-    src.mkdir()
-    want = {}
-    for i in range(60):
-        body = os.urandom(100 + 997 * i)
-        (src / f"f {i:02d} é.bin").write_bytes(body)
-        want[f"f {i:02d} é.bin"] = body
+    want = serve_files(d, 60, 997, " é")
     down = tmp_path / "down"
     down.mkdir()
     r = rftp(tmp_path, "-vv", "-j", "1", "get", "-r", f"{url}/many/", str(down))
@@ -108,13 +115,7 @@ def test_damaged_files_in_a_long_window_fail_alone_and_c_fetches_them(place, tmp
     Only the damaged files are missing, nothing partial is under a final
     name, and -c fetches them."""
     with far_rftpd(place / "flipping", env_extra={"RFTP_TEST_FLIP_BLOCKS": "2/25"}) as (d, url):
-        src = d.roots["alice"] / "many"
-        src.mkdir()
-        want = {}
-        for i in range(90):
-            body = os.urandom(100 + 501 * i)
-            (src / f"f {i:02d}.bin").write_bytes(body)
-            want[f"f {i:02d}.bin"] = body
+        want = serve_files(d, 90, 501)
         down = tmp_path / "down"
         down.mkdir()
         r = rftp(tmp_path, "-j", "1", "--retries", "0", "--continue-on-error", "get", "-r", f"{url}/many/",

@@ -10,28 +10,13 @@
 
 #include <string>
 
+#include "tests/unit/loopback_listener.h"
+
 using rftp::UniqueFd;
 using rftp::client::ExitCode;
 using rftp::client::tcp_dial_together;
 
 namespace {
-
-// A listening socket on a loopback port of the kernel's choosing.
-struct Listener {
-    UniqueFd fd{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
-    uint16_t port = 0;
-
-    explicit Listener(int backlog) {
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        EXPECT_EQ(::bind(fd.get(), reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
-        EXPECT_EQ(::listen(fd.get(), backlog), 0);
-        socklen_t len = sizeof a;
-        ::getsockname(fd.get(), reinterpret_cast<sockaddr *>(&a), &len);
-        port = ntohs(a.sin_port);
-    }
-};
 
 uint16_t local_port(int fd) {
     sockaddr_in a{};
@@ -50,12 +35,12 @@ uint16_t peer_port(int fd) {
 }  // namespace
 
 TEST(TcpDialTogether, OpensEveryConnectionReadyForUse) {
-    Listener listener(16);
-    auto socks = tcp_dial_together("127.0.0.1", listener.port, 8, 5);
+    LoopbackListener listener(16);
+    auto socks = tcp_dial_together("127.0.0.1", listener.port(), 8, 5);
     ASSERT_TRUE(socks) << socks.error().message;
     ASSERT_EQ(socks->size(), 8u);
     for (const auto &s : *socks) {
-        EXPECT_EQ(peer_port(s.get()), listener.port);
+        EXPECT_EQ(peer_port(s.get()), listener.port());
         EXPECT_EQ(::fcntl(s.get(), F_GETFL) & O_NONBLOCK, 0);  // blocking, as the engine expects
         int nodelay = 0;
         socklen_t len = sizeof nodelay;
@@ -76,8 +61,8 @@ TEST(TcpDialTogether, OpensEveryConnectionReadyForUse) {
 TEST(TcpDialTogether, ARefusedConnectionFailsThemAllAndSaysWhich) {
     uint16_t closed_port = 0;
     {
-        Listener gone(1);  // its port, free again once closed
-        closed_port = gone.port;
+        LoopbackListener gone(1);  // its port, free again once closed
+        closed_port = gone.port();
     }
     auto socks = tcp_dial_together("127.0.0.1", closed_port, 3, 5);
     ASSERT_FALSE(socks);

@@ -23,6 +23,7 @@
 #include "middleware/tcp/socket_io.h"
 #include "middleware/tcp/stream_transfer.h"
 #include "protocol/block_frame.h"
+#include "tests/unit/loopback_listener.h"
 
 using namespace rftp;
 using namespace rftp::middleware;
@@ -31,19 +32,13 @@ namespace {
 
 // n connected loopback TCP pairs: first = sender side, second = receiver side.
 std::vector<std::pair<UniqueFd, UniqueFd>> tcp_pairs(int n) {
-    UniqueFd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
-    EXPECT_EQ(::listen(listener.get(), n), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(listener.get(), reinterpret_cast<sockaddr *>(&a), &len);
+    LoopbackListener listener(n);
+    const sockaddr_in &a = listener.address;
     std::vector<std::pair<UniqueFd, UniqueFd>> pairs;
     for (int i = 0; i < n; ++i) {
         UniqueFd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        EXPECT_EQ(::connect(c.get(), reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
-        UniqueFd s(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        EXPECT_EQ(::connect(c.get(), reinterpret_cast<const sockaddr *>(&a), sizeof a), 0);
+        UniqueFd s(::accept4(listener.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
         timeval tv{5, 0};
         ::setsockopt(s.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         ::setsockopt(c.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
