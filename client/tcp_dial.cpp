@@ -25,26 +25,6 @@ std::string numeric_host(const sockaddr *sa, socklen_t len) {
     return buf;
 }
 
-std::string numeric_host_of(const addrinfo *ai) { return numeric_host(ai->ai_addr, ai->ai_addrlen); }
-
-// Waits for a non-blocking connect; 0 or an errno value.
-int finish_connect(int fd, int timeout_seconds) {
-    pollfd p{fd, POLLOUT, 0};
-    int waited_ms = 0;
-    for (;;) {
-        int r = ::poll(&p, 1, 200);
-        if (r < 0 && errno != EINTR) return errno;
-        if (interrupted()) return EINTR;
-        if (r > 0) break;
-        waited_ms += 200;
-        if (waited_ms >= timeout_seconds * 1000) return ETIMEDOUT;
-    }
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) return errno;
-    return err;
-}
-
 }  // namespace
 
 void set_io_timeouts(int fd, int timeout_seconds) {
@@ -90,21 +70,23 @@ void ready_for_use(int fd, int timeout_seconds) {
     set_io_timeouts(fd, timeout_seconds);
 }
 
-// Which connect failed, and why (an errno value).
+// Which connect failed (its position among those waited for), and why
+// (an errno value).
 struct DialFailure {
     std::size_t index = 0;
     int error = 0;
 };
 
-// Waits for the connects still under way (pending: their indexes in socks)
-// until each handshake ended: nothing when all succeeded, else the first
-// failure seen.
-std::optional<DialFailure> finish_connects(const std::vector<UniqueFd> &socks, std::vector<std::size_t> pending,
-                                           int timeout_seconds) {
+// Waits for non-blocking connects until each handshake ended, a poll over
+// them all in 200 ms slices, so an interrupt is seen: nothing when all
+// succeeded, else the first failure seen.
+std::optional<DialFailure> finish_connects(const std::vector<int> &fds, int timeout_seconds) {
+    std::vector<std::size_t> pending(fds.size());
+    for (std::size_t i = 0; i < pending.size(); ++i) pending[i] = i;
     int waited_ms = 0;
     while (!pending.empty()) {
         std::vector<pollfd> polls;
-        for (std::size_t i : pending) polls.push_back({socks[i].get(), POLLOUT, 0});
+        for (std::size_t i : pending) polls.push_back({fds[i], POLLOUT, 0});
         int r = ::poll(polls.data(), polls.size(), 200);
         if (r < 0 && errno != EINTR) return DialFailure{pending.front(), errno};
         if (interrupted()) return DialFailure{pending.front(), EINTR};
@@ -144,8 +126,13 @@ Outcome<Dialed> tcp_dial(const std::string &host, uint16_t port, int timeout_sec
             continue;
         }
         int err = 0;
-        if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) < 0)
-            err = errno == EINPROGRESS ? finish_connect(fd.get(), timeout_seconds) : errno;
+        if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) < 0) {
+            err = errno;
+            if (err == EINPROGRESS) {
+                auto failure = finish_connects({fd.get()}, timeout_seconds);
+                err = failure ? failure->error : 0;
+            }
+        }
         if (err == EINTR && interrupted()) return fail_as(ExitCode::interrupted, "interrupted while connecting");
         if (err != 0) {
             last_error = peer + " port " + service + ": " + std::strerror(err);
@@ -163,7 +150,7 @@ Outcome<std::vector<UniqueFd>> tcp_dial_together(const std::string &host, uint16
     auto list = resolve(host, service);
     if (!list) return std::unexpected(list.error());
     const addrinfo *ai = list->get();
-    const std::string peer = numeric_host_of(ai);
+    const std::string peer = numeric_host(ai->ai_addr, ai->ai_addrlen);
     auto failed = [&](std::size_t index, int err) -> Outcome<std::vector<UniqueFd>> {
         if (err == EINTR && interrupted()) return fail_as(ExitCode::interrupted, "interrupted while connecting");
         return fail_as(ExitCode::connection, "data connection " + std::to_string(index + 1) + "/" +
@@ -171,7 +158,7 @@ Outcome<std::vector<UniqueFd>> tcp_dial_together(const std::string &host, uint16
                                                  std::strerror(err));
     };
     std::vector<UniqueFd> socks;
-    std::vector<std::size_t> pending;
+    std::vector<std::size_t> pending;  // indexes in socks of connects under way
     socks.reserve(count);
     for (unsigned i = 0; i < count; ++i) {
         UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
@@ -183,8 +170,9 @@ Outcome<std::vector<UniqueFd>> tcp_dial_together(const std::string &host, uint16
         if (err != EINPROGRESS) return failed(i, err);
         pending.push_back(i);
     }
-    if (auto failure = finish_connects(socks, std::move(pending), timeout_seconds))
-        return failed(failure->index, failure->error);
+    std::vector<int> waiting;
+    for (std::size_t i : pending) waiting.push_back(socks[i].get());
+    if (auto failure = finish_connects(waiting, timeout_seconds)) return failed(pending[failure->index], failure->error);
     for (auto &fd : socks) ready_for_use(fd.get(), timeout_seconds);
     return socks;
 }
