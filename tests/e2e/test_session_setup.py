@@ -184,3 +184,39 @@ def test_put_r_makes_a_deep_and_wide_tree(rftpd, tmp_path, existing):
     got = {p.relative_to(sent).as_posix(): p.read_bytes() for p in sent.rglob("*.bin")}
     assert got == {p.relative_to(src).as_posix(): p.read_bytes() for p in src.rglob("*.bin")}
     assert len(got) == 60
+
+
+def rounds(debug_log: str) -> list:
+    """The commands rftp sent between replies it read: one list a round."""
+    out, current = [], []
+    for line in debug_log.splitlines():
+        if line.startswith("debug: --> "):
+            current.append(line.split()[2])
+        elif line.startswith("debug: <-- ") and current:
+            out.append(current)
+            current = []
+    return out + ([current] if current else [])
+
+
+def test_set_up_lines_go_to_rftpd_together(rftpd, tmp_path):
+    """Lines whose order is fixed go in one round: a get's SIZE and MDTM;
+    the first OPTS PARALLEL with DATAKEEP, the data token and EPSV; and
+    put -r's MKDs."""
+    (rftpd.roots["alice"] / "f.bin").write_bytes(os.urandom(3 << 20))
+    home = tmp_path / "home"
+    home.mkdir()
+    r = run_rftp(home, "-vv", "get", f"rftp://alice@127.0.0.1:{rftpd.port}/f.bin", tmp_path / "f.bin",
+                 password=PASSWORDS["alice"])
+    assert r.returncode == 0, r.stderr
+    sent = rounds(r.stderr.decode())
+    assert ["SIZE", "MDTM"] in sent, sent
+    assert ["OPTS", "OPTS", "OPTS", "EPSV"] in sent, sent
+    tree = tmp_path / "tree"
+    for d in ("a", "b", "c", "a/x"):
+        (tree / d).mkdir(parents=True)
+        (tree / d / "g.bin").write_bytes(b"g")
+    (rftpd.roots["alice"] / "in").mkdir()
+    r = run_rftp(home, "-vv", "-j", "1", "put", "-r", tree, f"rftp://alice@127.0.0.1:{rftpd.port}/in/",
+                 password=PASSWORDS["alice"])
+    assert r.returncode == 0, r.stderr
+    assert ["MKD"] * 5 in rounds(r.stderr.decode()), rounds(r.stderr.decode())
