@@ -33,6 +33,16 @@ std::string describe(const ftp::Reply &reply) {
     return std::to_string(reply.code) + " " + text;
 }
 
+ExitCode classify_refusal(const ftp::Reply &reply) {
+    switch (reply.code) {
+        // 521, 522, 534: the server's TLS rules, which no other file will meet either.
+        case 421: case 425: case 521: case 522: case 534: return ExitCode::connection;
+        case 426: case 451: return ExitCode::transfer;
+        case 530: case 532: return ExitCode::auth;
+        default: return ExitCode::remote_file;
+    }
+}
+
 Outcome<FtpConnection> FtpConnection::open(const std::string &host, uint16_t port, int timeout_seconds) {
     auto dialed = tcp_dial(host, port, timeout_seconds);
     if (!dialed) return std::unexpected(dialed.error());
@@ -145,6 +155,11 @@ OutcomeStatus FtpConnection::start_tls(SSL_CTX *ctx, const std::string &host, co
 Outcome<ftp::Reply> FtpConnection::read_reply() { return read_reply(timeout_); }
 
 Outcome<ftp::Reply> FtpConnection::read_reply(int timeout_seconds) {
+    if (auto settled = settle(); !settled) return std::unexpected(settled.error());
+    return read_next_reply(timeout_seconds);
+}
+
+Outcome<ftp::Reply> FtpConnection::read_next_reply(int timeout_seconds) {
     int idle_ms = 0;
     for (;;) {
         std::string line;
@@ -189,13 +204,18 @@ Outcome<ftp::Reply> FtpConnection::read_reply(int timeout_seconds) {
 Outcome<ftp::Reply> FtpConnection::command(std::string_view line) { return command(line, timeout_); }
 
 Outcome<ftp::Reply> FtpConnection::command(std::string_view line, int timeout_seconds) {
-    if (!ahead_.empty() && ahead_.front() == line) {
-        ahead_.pop_front();
-    } else {
-        if (auto drained = drain_ahead(); !drained) return std::unexpected(drained.error());
+    // Settings ahead are answered before it either way; a line sent now
+    // goes before their replies are read, so it shares their round trip.
+    auto asked = std::ranges::find_if(ahead_, [](const Ahead &a) { return !a.setting; });
+    const bool sent_ahead = asked != ahead_.end() && asked->line == line;
+    if (!sent_ahead) {
+        if (has_lines_ahead())
+            if (auto drained = drain_ahead(); !drained) return std::unexpected(drained.error());
         if (auto sent = send(line); !sent) return std::unexpected(sent.error());
     }
-    auto reply = read_reply(timeout_seconds);
+    if (auto settled = settle(); !settled) return std::unexpected(settled.error());
+    if (sent_ahead) ahead_.pop_front();
+    auto reply = read_next_reply(timeout_seconds);
     // 421 means the server is closing the session, whatever the command was.
     if (reply && reply->code == 421) return fail_as(ExitCode::connection, "server closed the session: " + describe(*reply));
     return reply;
@@ -207,12 +227,37 @@ OutcomeStatus FtpConnection::send_ahead(std::initializer_list<std::string_view> 
 
 OutcomeStatus FtpConnection::send_ahead(std::span<const std::string_view> lines) {
     if (auto sent = send_lines(lines); !sent) return sent;
-    for (std::string_view line : lines) ahead_.emplace_back(line);
+    for (std::string_view line : lines) ahead_.push_back({std::string(line)});
+    return {};
+}
+
+OutcomeStatus FtpConnection::send_setting_ahead(std::string_view line) {
+    if (auto sent = send(line); !sent) return sent;
+    ahead_.push_back({std::string(line), true});
+    return {};
+}
+
+bool FtpConnection::has_lines_ahead() const {
+    return std::ranges::any_of(ahead_, [](const Ahead &a) { return !a.setting; });
+}
+
+// A setting's refusal fails whatever read came next: the session is not
+// what the caller took it to be. Its reply is read all the same, so the
+// replies stay in step.
+OutcomeStatus FtpConnection::settle() {
+    while (!ahead_.empty() && ahead_.front().setting) {
+        const std::string line = std::move(ahead_.front().line);
+        ahead_.pop_front();
+        auto reply = read_next_reply(timeout_);
+        if (!reply) return std::unexpected(reply.error());
+        if (!reply->positive_completion()) return fail_as(classify_refusal(*reply), line + ": " + describe(*reply));
+    }
     return {};
 }
 
 bool FtpConnection::has_lines_ahead_for(std::string_view path) const {
-    return std::ranges::any_of(ahead_, [path](const std::string &line) {
+    return std::ranges::any_of(ahead_, [path](const Ahead &a) {
+        const std::string &line = a.line;
         const auto space = line.find(' ');
         return space != std::string::npos && std::string_view(line).substr(space + 1) == path;
     });
@@ -220,9 +265,11 @@ bool FtpConnection::has_lines_ahead_for(std::string_view path) const {
 
 OutcomeStatus FtpConnection::drain_ahead() {
     while (!ahead_.empty()) {
-        const std::string line = std::move(ahead_.front());
+        if (auto settled = settle(); !settled) return settled;
+        if (ahead_.empty()) break;
+        const std::string line = std::move(ahead_.front().line);
         ahead_.pop_front();
-        auto reply = read_reply();
+        auto reply = read_next_reply(timeout_);
         if (!reply) return std::unexpected(reply.error());
         log::debug("sent ahead and not wanted: " + line.substr(0, line.find(' ')) + ", answered " +
                    std::to_string(reply->code) + " " + shown(*reply));
@@ -234,7 +281,7 @@ OutcomeStatus FtpConnection::drain_ahead() {
             // 226 if it was sent already, else 426. Then each transfer
             // waiting behind it finds none (425) or fails as this one.
             end_unwanted_();
-            if (auto read = read_reply(5); !read)
+            if (auto read = read_next_reply(5); !read)
                 return fail_as(ExitCode::connection, "end of a transfer sent ahead: " + read.error().message);
             continue;
         }
@@ -245,7 +292,7 @@ OutcomeStatus FtpConnection::drain_ahead() {
         // out of step, and so is the session.
         if (auto sent = send("ABOR"); !sent) return sent;
         for (int replies = 0; replies < 2; ++replies)
-            if (auto read = read_reply(5); !read)
+            if (auto read = read_next_reply(5); !read)
                 return fail_as(ExitCode::connection, "ABOR of a transfer sent ahead: " + read.error().message);
     }
     return {};

@@ -41,11 +41,17 @@ public:
     // line next in that order only reads its reply. Any other command
     // first reads the replies to every line still ahead, and ends with
     // ABOR a transfer one of them started (its 150). send() and
-    // read_reply() know nothing of them: they are for exchanges that come
-    // before the lines sent ahead are answered.
+    // read_reply() know nothing of them (but for settings, below): they are
+    // for exchanges that come before the lines sent ahead are answered.
     OutcomeStatus send_ahead(std::initializer_list<std::string_view> lines);
     OutcomeStatus send_ahead(std::span<const std::string_view> lines);
-    bool has_lines_ahead() const { return !ahead_.empty(); }
+    // A setting sent ahead (TYPE I): no command asks for its reply, which
+    // is read on the way to the next one's, by command(), read_reply() or
+    // drain_ahead(). Its refusal fails that read, named as the setting's.
+    // So the setting and the next command share a round trip.
+    OutcomeStatus send_setting_ahead(std::string_view line);
+    // Lines ahead whose replies a command will ask for (not settings).
+    bool has_lines_ahead() const;
     // Reads the replies to the lines sent ahead that no command will take.
     OutcomeStatus drain_ahead();
     // Whether a line sent ahead names path (its argument): the lines of
@@ -87,12 +93,23 @@ private:
     int timeout_ = 60;
     ftp::LineReader lines_;
     ftp::ReplyAssembler assembler_;
-    std::deque<std::string> ahead_;  // sent ahead, reply not yet read; oldest first
+    // Reads the replies of the settings first in line.
+    OutcomeStatus settle();
+    Outcome<ftp::Reply> read_next_reply(int timeout_seconds);
+
+    struct Ahead {
+        std::string line;
+        bool setting = false;  // send_setting_ahead's
+    };
+    std::deque<Ahead> ahead_;  // sent ahead, reply not yet read; oldest first
     bool abandoned_transfer_ = false;
     std::function<void()> end_unwanted_;
 };
 
 // "550 No such file." as one line for error messages.
 std::string describe(const ftp::Reply &reply);
+
+// Maps a negative reply to the exit code its meaning deserves (see exit_codes.h).
+ExitCode classify_refusal(const ftp::Reply &reply);
 
 }  // namespace rftp::client

@@ -7,16 +7,6 @@
 
 namespace rftp::client {
 
-ExitCode classify_refusal(const ftp::Reply &reply) {
-    switch (reply.code) {
-        // 521, 522, 534: the server's TLS rules, which no other file will meet either.
-        case 421: case 425: case 521: case 522: case 534: return ExitCode::connection;
-        case 426: case 451: return ExitCode::transfer;
-        case 530: case 532: return ExitCode::auth;
-        default: return ExitCode::remote_file;
-    }
-}
-
 std::unexpected<Failure> refused(const std::string &what, const ftp::Reply &reply) {
     return fail_as(classify_refusal(reply), what + ": " + describe(reply));
 }

@@ -79,9 +79,6 @@ inline bool keeps_data_connections(const Session &session) {
 // default for every host that is not loopback), logs in, asks FEAT.
 Outcome<Session> open_session(const Url &url, const Options &options);
 
-// Maps a negative reply to the exit code its meaning deserves (see exit_codes.h).
-ExitCode classify_refusal(const ftp::Reply &reply);
-
 // "what: 550 No such file." as a Failure classified by classify_refusal.
 std::unexpected<Failure> refused(const std::string &what, const ftp::Reply &reply);
 

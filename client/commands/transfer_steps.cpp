@@ -24,6 +24,9 @@
 namespace rftp::client {
 
 OutcomeStatus set_binary_mode(Session &session) {
+    // rftpd takes commands ahead (FEAT PIPELINE): TYPE I then shares the
+    // next command's round trip, and its refusal fails that command.
+    if (session.features.is_rftpd()) return session.control.send_setting_ahead("TYPE I");
     auto reply = session.control.command("TYPE I");
     if (!reply) return std::unexpected(reply.error());
     if (!reply->positive_completion()) return refused("TYPE I", *reply);

@@ -199,9 +199,9 @@ def rounds(debug_log: str) -> list:
 
 
 def test_set_up_lines_go_to_rftpd_together(rftpd, tmp_path):
-    """Lines whose order is fixed go in one round: a get's SIZE and MDTM;
-    the first OPTS PARALLEL with DATAKEEP, the data token and EPSV; and
-    put -r's MKDs."""
+    """Lines whose order is fixed go in one round: TYPE I with a get's
+    SIZE and MDTM; the first OPTS PARALLEL with DATAKEEP, the data token
+    and EPSV; and put -r's MKDs."""
     (rftpd.roots["alice"] / "f.bin").write_bytes(os.urandom(3 << 20))
     home = tmp_path / "home"
     home.mkdir()
@@ -209,7 +209,7 @@ def test_set_up_lines_go_to_rftpd_together(rftpd, tmp_path):
                  password=PASSWORDS["alice"])
     assert r.returncode == 0, r.stderr
     sent = rounds(r.stderr.decode())
-    assert ["SIZE", "MDTM"] in sent, sent
+    assert ["TYPE", "SIZE", "MDTM"] in sent, sent
     assert ["OPTS", "OPTS", "OPTS", "EPSV"] in sent, sent
     tree = tmp_path / "tree"
     for d in ("a", "b", "c", "a/x"):
