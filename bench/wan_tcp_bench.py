@@ -15,7 +15,9 @@ Rows, each the median of --runs runs, with each tool's default settings:
   `-p 4` for the large file), XRootD (`xrdcp -r --parallel 4`; `xrdcp`),
   vsftpd+curl (`--parallel-max 4`; one `curl`);
 - the large file at 50 ms with -P 1, 2 and 4 (--streams), and at 50 ms
-  with 0.01 % loss.
+  with 0.01 % loss;
+- rftp alone with a longer file (--long-mib, 2048 MiB) at 0 and 50 ms:
+  a large file long enough that slow start and set-up are a small part.
 Writes the table between the bench-wan-tcp markers of docs/benchmarks.md
 unless --doc no. Run as root: it makes a network namespace and devices."""
 
@@ -37,7 +39,7 @@ from benchlib.servers import Rftpd  # noqa: E402
 from benchlib.wan_peers import Peers  # noqa: E402
 from tcp_bench import machine  # noqa: E402
 from benchlib.wan_rows import (MiB, RTTS_MS, RftpClient, common_arguments, iperf3_get, measure,  # noqa: E402
-                               measure_peers, measured_rtt_ms, prepare, publish)
+                               measure_peers, measured_rtt_ms, prepare, publish, write_large_file)
 
 MARK_BEGIN, MARK_END = "<!-- bench-wan-tcp:results:begin -->", "<!-- bench-wan-tcp:results:end -->"
 
@@ -62,7 +64,8 @@ def tcp_ceilings() -> str:
 def describe(a, rtts: dict) -> tuple[str, str]:
     m = machine()
     heading = f"{platform.node()}, {m['nproc']} × {m['cpu']}, kernel {m['kernel']}, userspace delay line"
-    text = (f"Large file: {a.large_mib} MiB, tmpfs to tmpfs. Small files: {a.small_files} × 64 KiB, `-j 4`. "
+    longer = f" Longer file (rftp alone): {a.long_mib} MiB." if a.long_mib else ""
+    text = (f"Large file: {a.large_mib} MiB, tmpfs to tmpfs.{longer} Small files: {a.small_files} × 64 KiB, `-j 4`. "
             "Each tool's default settings, over TCP from a client network namespace to servers in the root "
             f"namespace, through the delay line (MTU {MTU}, segmentation offload, no bandwidth limit; it runs "
             f"on the same two cores). Median of {a.runs} runs. GB = 10^9 bytes. Round trips measured as TCP "
@@ -90,6 +93,9 @@ def run_rows(a, line: DelayLine, rftpd: Rftpd, peers: Peers | None, work: Path, 
                 rftp.small_get, url, "tcp", a.small_files, work, root / "small")
         if peers:
             measure_peers(rows, a.runs, label, peers, size, a.small_files)
+        if a.long_mib and rtt in (0, 50):
+            measure(rows, a.runs, dict(label, path="tcp", test=f"large file get, {a.long_mib} MiB"),
+                    lambda: rftp.large_get(url, "tcp", a.long_mib * MiB, work, name="long.bin"))
     line.set(50)
     for n in a.streams:
         measure(rows, a.runs, {"rtt": 50, "tcp": "default", "path": "tcp", "test": f"large file get -P {n}",
@@ -107,6 +113,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("build", nargs="?", default=str(ROOT / "build"))
     common_arguments(ap, small_files=1000, streams=[1, 2, 4])
+    ap.add_argument("--long-mib", type=int, default=2048,
+                    help="rftp's rows with a longer file at 0 and 50 ms (0: none)")
     ap.add_argument("--rtts", type=lambda t: [int(x) for x in t.split(",") if x], default=list(RTTS_MS),
                     help="round trips in ms (default 0,10,50)")
     a = ap.parse_args()
@@ -114,6 +122,8 @@ def main():
     root = work / "alice"
     root.mkdir()
     prepare(root, a.large_mib, a.small_files)
+    if a.long_mib:
+        write_large_file(root / "long.bin", a.long_mib)
     cgroups = CgroupBase("rftp-bench-wan-tcp")
     line = DelayLine()
     rftpd = peers = None
