@@ -21,6 +21,9 @@ TEST(PathStreams, ALongerPathTakesWindowsThatCoverItsRoundTrip) {
     // A raised ceiling (tcp_rmem 64 MiB) needs fewer.
     EXPECT_EQ(streams_for_path(10'000, 32u << 20, 16), 1u);
     EXPECT_EQ(streams_for_path(50'000, 32u << 20, 16), 2u);
+    // With the default ceilings: eight at 20 ms, sixteen (the bound) at 50 ms.
+    EXPECT_EQ(streams_for_path(20'000, kDefaultWindow, 64), 8u);
+    EXPECT_EQ(streams_for_path(50'000, kDefaultWindow, 64), 16u);
 }
 
 TEST(PathStreams, NeverMoreThanItsBoundOrTheServersLimit) {

@@ -39,7 +39,7 @@ def test_a_large_file_on_a_long_path_says_what_would_fill_it(daemon, tmp_path):
     set_delay(25)
     try:
         # 50 ms at 10 Gb/s is 62.5 MB in flight: twenty windows of 3 MiB
-        # (the guest's tcp_rmem ceiling is Linux's default), so the bound, 8.
+        # (the guest's tcp_rmem ceiling is Linux's default), so the bound, 16.
         # Without -P the guest's one CPU takes one stream; the sysctls would
         # fill the path.
         streams, notes = fetch(daemon, tmp_path, "large.bin")
@@ -48,7 +48,7 @@ def test_a_large_file_on_a_long_path_says_what_would_fill_it(daemon, tmp_path):
         assert "try -P" not in notes, notes
         streams, notes = fetch(daemon, tmp_path, "large.bin", "-P", "2")
         assert streams == 2 and "2 TCP streams of at most 3 MiB" in notes, notes
-        assert "try -P 8" in notes, notes
+        assert "try -P 16" in notes, notes
         # A small file fits one block: nothing to say.
         (daemon.root / "small.bin").write_bytes(os.urandom(MiB))
         assert "round trip" not in fetch(daemon, tmp_path, "small.bin")[1]
