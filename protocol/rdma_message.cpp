@@ -25,6 +25,7 @@ const char *to_string(RdmaMessageType type) {
         case RdmaMessageType::block_done: return "block_done";
         case RdmaMessageType::file_done: return "file_done";
         case RdmaMessageType::abort: return "abort";
+        case RdmaMessageType::grant_ahead: return "grant_ahead";
     }
     return "unknown";
 }
@@ -44,7 +45,8 @@ std::size_t encode(const RdmaMessage &m, std::span<uint8_t> out) {
             put_be<uint64_t>(p + 24, m.size);
             len = kFileBeginSize;
             break;
-        case RdmaMessageType::grant: {
+        case RdmaMessageType::grant:
+        case RdmaMessageType::grant_ahead: {
             std::size_t n = std::min<std::size_t>(m.grant_count, kMaxGrantsPerMessage);
             put_be<uint16_t>(p + 16, static_cast<uint16_t>(n));
             put_be<uint16_t>(p + 18, 0);
@@ -123,7 +125,8 @@ Result<RdmaMessage> decode(std::span<const uint8_t> bytes) {
             m.size = get_be<uint64_t>(p + 24);
             if (m.start > m.size) return bad("file_begin with start beyond size");
             break;
-        case RdmaMessageType::grant: {
+        case RdmaMessageType::grant:
+        case RdmaMessageType::grant_ahead: {
             if (n < kRdmaHeaderSize + kGrantBodyHeader) return bad("grant without its count");
             uint16_t count = get_be<uint16_t>(p + 16);
             if (count == 0 || count > kMaxGrantsPerMessage)

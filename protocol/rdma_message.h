@@ -47,6 +47,7 @@ enum class RdmaMessageType : uint8_t {
     block_done = 4,  // source -> sink, on a data QP: a granted block is filled
     file_done = 5,   // sink -> source: every byte is written (or why not)
     abort = 6,       // either way: stop this file now
+    grant_ahead = 7, // sink -> source: whole blocks for the next file, before its file_begin
 };
 
 const char *to_string(RdmaMessageType type);
@@ -70,7 +71,7 @@ struct RdmaMessage {
     // file_begin
     uint64_t start = 0;
     uint64_t size = 0;
-    // grant
+    // grant, grant_ahead
     std::array<Grant, kMaxGrantsPerMessage> grants{};
     uint16_t grant_count = 0;
     // block_done

@@ -46,7 +46,7 @@ std::optional<RdmaRequest> parse_rdma_request(std::string_view args) {
 std::string format_rdma_grant(const RdmaGrant &g) {
     return "RADR port=" + std::to_string(g.port) + " streams=" + std::to_string(g.streams) +
            " block=" + std::to_string(g.block_size) + " depth=" + std::to_string(g.depth) +
-           " token=" + wire::token_hex(g.token);
+           " token=" + wire::token_hex(g.token) + (g.takes_grants_ahead ? " ahead=1" : "");
 }
 
 std::optional<RdmaGrant> parse_rdma_grant(std::string_view text) {
@@ -64,7 +64,8 @@ std::optional<RdmaGrant> parse_rdma_grant(std::string_view text) {
                      .streams = static_cast<unsigned>(*streams),
                      .block_size = static_cast<uint32_t>(*block),
                      .depth = static_cast<unsigned>(*depth),
-                     .token = *token};
+                     .token = *token,
+                     .takes_grants_ahead = fields.contains("ahead") && fields.at("ahead") == "1"};
 }
 
 }  // namespace rftp::ftp

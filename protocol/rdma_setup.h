@@ -4,7 +4,7 @@
 // channel's one-time token.
 //
 //     RADR <streams> <block> <depth>
-//       ->  200 RADR port=<p> streams=<s> block=<b> depth=<d> token=<32 hex>
+//       ->  200 RADR port=<p> streams=<s> block=<b> depth=<d> token=<32 hex> ahead=1
 #pragma once
 
 #include <cstdint>
@@ -34,6 +34,8 @@ struct RdmaGrant {
     uint32_t block_size = 0;
     unsigned depth = 0;
     wire::Token token{};
+    // ahead=1: the server, as a source, takes grants ahead (grant_ahead).
+    bool takes_grants_ahead = false;
 
     bool operator==(const RdmaGrant &) const = default;
 };

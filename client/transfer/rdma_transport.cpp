@@ -62,6 +62,7 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
     p.blocks = static_cast<unsigned>(std::clamp<uint64_t>(o.rdma_pool / grant->block_size, 2, 1024));
     p.stall_timeout_s = static_cast<unsigned>(o.timeout_seconds);
     p.workers = rdma::default_workers();
+    p.grant_ahead = grant->takes_grants_ahead;
     auto give_up = [&](const std::string &why) -> Outcome<rdma::Channel *> {
         // The server waits for our queue pairs; tell it to stop waiting.
         (void)session.control.command("ABOR");

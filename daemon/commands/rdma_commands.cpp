@@ -70,7 +70,7 @@ TransferOutcome rdma_outcome(const Result<middleware::rdma::FileResult> &r, Tran
 }  // namespace
 
 // RADR <streams> <block bytes> <iodepth>
-//   -> 200 RADR port=P streams=S block=B depth=D token=HEX
+//   -> 200 RADR port=P streams=S block=B depth=D token=HEX ahead=1
 void cmd_radr(Session &s, const std::string &arg) {
     if (!s.server().rdma_offered()) return s.reply(502, "RDMA is not offered by this server; use EPSV.");
     if (s.options().rdma.require_tls && !s.tls_active())
@@ -101,7 +101,8 @@ void cmd_radr(Session &s, const std::string &arg) {
                                          .streams = p.streams,
                                          .block_size = p.block_size,
                                          .depth = p.iodepth,
-                                         .token = rdma->token()}));
+                                         .token = rdma->token(),
+                                         .takes_grants_ahead = true}));
 
     std::string prefix = s.log_prefix();
     auto result = std::make_shared<Status>();

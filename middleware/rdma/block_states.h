@@ -7,12 +7,15 @@
 // (checked, then to disk) -> free, or back to lending when its checksum
 // failed. Only a granted block takes a notice: a notice for a grant the
 // source never received could only be a guess or a replay, and would pass
-// off the block's old contents as new.
+// off the block's old contents as new. A block granted ahead of a file
+// (docs/protocol.md, "Grants ahead") that falls past the file's end goes
+// from granted back to free: the source never fills it.
 // Every move names the state it expects, so a block can never be in two
 // states, and a move from the wrong one is an error the caller reports
 // (for a sink block, that means the peer broke the protocol).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,7 +49,9 @@ constexpr bool allowed(SinkBlock from, SinkBlock to) {
            (from == SinkBlock::filled && to == SinkBlock::writing) ||
            (from == SinkBlock::writing && to == SinkBlock::free) ||
            // its checksum failed: lent to the source again for the same bytes
-           (from == SinkBlock::writing && to == SinkBlock::lending);
+           (from == SinkBlock::writing && to == SinkBlock::lending) ||
+           // granted ahead, past the end of the file that came
+           (from == SinkBlock::granted && to == SinkBlock::free);
 }
 
 // Not thread-safe: the engine holds its lock around every call. Free blocks
@@ -71,6 +76,17 @@ public:
         free_.pop_back();
         states_[i] = to;
         return i;
+    }
+
+    // Takes free block index into state `to` (a block granted ahead, which
+    // the new file's states must hold from the start).
+    Status take(uint32_t index, State to) {
+        auto at = std::find(free_.begin(), free_.end(), index);
+        if (at == free_.end() || !allowed(State{}, to))
+            return fail_msg("block " + std::to_string(index) + " is not free to take");
+        free_.erase(at);
+        states_[index] = to;
+        return {};
     }
 
     // Moves block index from `from` to `to` (neither free-to-something, which

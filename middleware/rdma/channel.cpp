@@ -99,6 +99,8 @@ Result<FileResult> Channel::send_file(const SendSpec &spec, TransferProgress &pr
         }
         role_ = Role::sending;
         id = ++next_file_id_;
+        // Announcing a file of its own, this side lets its grants ahead lapse.
+        sink_.forget_grants_ahead();
     }
     auto result = source_.send(spec, progress, id);
     std::lock_guard lock(gate_mutex_);
@@ -128,6 +130,7 @@ Result<FileResult> Channel::receive_file(const ReceiveSpec &spec, TransferProgre
 // one while this side sends, or a second one, breaks the protocol.
 void Channel::handle_file_begin(const wire::RdmaMessage &begin) {
     std::lock_guard lock(gate_mutex_);
+    source_.forget_grants_ahead();  // the peer's lapse as it announces a file
     bool busy = role_ == Role::sending || early_begin_.has_value();
     if (!busy && role_ == Role::receiving) {
         SinkPipeline::Begin b = sink_.try_begin(begin);
@@ -234,6 +237,9 @@ void Channel::handle_control_message(const uint8_t *bytes, std::size_t len) {
         case wire::RdmaMessageType::file_begin: return handle_file_begin(m);
         case wire::RdmaMessageType::grant:
             if (auto ok = source_.on_grants(m); !ok) fail_channel(ok.error(), true);
+            return;
+        case wire::RdmaMessageType::grant_ahead:
+            if (auto ok = source_.on_grants_ahead(m); !ok) fail_channel(ok.error(), true);
             return;
         case wire::RdmaMessageType::file_done:
             if (auto ok = source_.on_file_done(m); !ok) fail_channel(ok.error(), true);

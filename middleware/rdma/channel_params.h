@@ -31,6 +31,9 @@ struct ChannelParams {
     unsigned blocks = 64;            // blocks in this side's registered pool
     unsigned workers = 2;            // completion worker threads; 0: the dispatcher runs the handlers
     unsigned stall_timeout_s = 60;   // no progress for this long fails the file
+    // As a sink, grant the peer's next file ahead when a file is done
+    // (docs/protocol.md, "Grants ahead"): only where the peer takes them.
+    bool grant_ahead = false;
     disk::DiskOptions disk;          // how blocks are read from and written to files
 
     // Each block is followed by room for its CRC32C trailer; a whole page, so

@@ -77,6 +77,7 @@ struct SinkFile {
     std::vector<uint64_t> slot_offset;
     std::vector<uint32_t> slot_length;
     std::deque<uint32_t> to_write;
+    std::vector<uint32_t> after_reserve;       // filled while its space is reserved: written after
     std::vector<wire::Grant> grants_to_send;   // freed blocks granted again, sent in batches
     unsigned grants_out = 0;                   // granted and sent, not yet notified back
     NoticeMode notice = NoticeMode::unknown;   // how the source's notices arrived

@@ -14,6 +14,7 @@
 namespace rftp::middleware::rdma {
 
 Status SinkPipeline::start() {
+    last_length_.assign(core_.pool.count(), 0);
     auto writers = make_disk_threads(core_.pool, core_.params().disk, core_.params().disk.writers, core_.label + " writer");
     if (!writers) return fail(writers.error());
     writers_ = std::move(*writers);
@@ -58,6 +59,7 @@ Status SinkPipeline::open(const ReceiveSpec &spec, TransferProgress &progress, R
         file_.reset();
         return fail_msg("blocks arrive in any order: a destination that cannot seek needs sequential writes", -ESPIPE);
     }
+    take_ahead_into_file_locked();
     // The channel may have failed since the gate looked: its end_file found
     // no file to end.
     if (auto e = core_.latch.error()) {
@@ -81,6 +83,11 @@ SinkPipeline::Begin SinkPipeline::try_begin(const wire::RdmaMessage &begin) {
 void SinkPipeline::begin_locked(const wire::RdmaMessage &begin) {
     SinkFile &f = *file_;
     core_.pool.forget_zeros();  // the peer writes into every block from here on
+    if (ahead_ && begin.file_id != ahead_->file_id)
+        return fail_locked(Error::msg("peer broke the RDMA protocol: it announced file " + std::to_string(begin.file_id) +
+                                      ", blocks were granted ahead for file " + std::to_string(ahead_->file_id)),
+                           true);
+    last_begun_ = begin.file_id;
     f.id = begin.file_id;
     f.begun = true;
     f.start = begin.start;
@@ -98,12 +105,14 @@ void SinkPipeline::begin_locked(const wire::RdmaMessage &begin) {
                                               " bytes, expected " + std::to_string(*f.spec.expect_size) +
                                               " (the file changed)"},
                            true);
+    // This may run in a completion handler, which never waits on a disk
+    // (an fallocate can take a while): the thread in wait() reserves the
+    // space, then grants; blocks filled meanwhile are written after.
+    f.reserve_pending = f.spec.preallocate && f.seekable && !f.discard && f.start < f.size;
+    if (ahead_) adopt_ahead_locked();
+    if (f.done) return;  // adopting ended it: the peer out of line, or a /dev/null file complete
     if (f.start == f.size) return finish_locked();
-    if (f.spec.preallocate && f.seekable && !f.discard) {
-        // This may run in a completion handler, which never waits on a disk
-        // (an fallocate can take a while): the thread in wait() reserves
-        // the space, then grants.
-        f.reserve_pending = true;
+    if (f.reserve_pending) {
         changed_.notify_all();
         return;
     }
@@ -144,16 +153,21 @@ Result<FileResult> SinkPipeline::wait() {
 // go around the fallocate, so completions (an abort) go on meanwhile.
 void SinkPipeline::reserve_then_grant(std::unique_lock<std::mutex> &lock) {
     SinkFile &f = *file_;
-    f.reserve_pending = false;
     const int fd = f.spec.fd;
     const uint64_t start = f.start, length = f.size - f.start;
     const auto size = f.spec.on_prefix_grown ? ReservedSize::whole : ReservedSize::hidden;
+    // Blocks granted ahead may be filled meanwhile: reserve_pending keeps
+    // them in after_reserve, since a failed reservation cuts the file back
+    // and would take what they wrote with it.
     lock.unlock();
     auto reserved = preallocate(fd, start, length, size);
     lock.lock();
+    f.reserve_pending = false;
     // Aborted meanwhile (ABOR, Ctrl-C): wait() ends it; nothing is granted.
     if (core_.latch.tripped() || stopping_ || f.done || f.progress->abort.load()) return;
     if (!reserved) return fail_locked(reserved.error(), true);
+    for (uint32_t slot : std::exchange(f.after_reserve, {})) f.to_write.push_back(slot);
+    if (!f.to_write.empty()) wake_disk_threads(writers_, writer_cv_);
     grant_locked();
     flush_grants_locked();
 }
@@ -193,6 +207,8 @@ void SinkPipeline::lend_locked(uint32_t slot, uint64_t offset, uint32_t len, std
     SinkFile &f = *file_;
     f.slot_offset[slot] = offset;
     f.slot_length[slot] = len;
+    // Where its trailer will sit (a /dev/null file's all land in block 0).
+    last_length_[f.discard ? 0 : slot] = len;
     if (!f.discard && f.spec.block_checksums) {
         uint8_t *block = core_.pool.block(slot);
         put_block_trailer(block, len, contents_crc ? ~*contents_crc : ~block_trailer(block, len));
@@ -231,6 +247,7 @@ void SinkPipeline::finish_locked() {
     send_locked(m);
     f.done = true;
     changed_.notify_all();
+    if (core_.params().grant_ahead && !core_.latch.tripped()) grant_ahead_locked();
 }
 
 // Nothing more goes to the peer once the channel failed: it was told.
@@ -246,6 +263,11 @@ Status SinkPipeline::on_notice(unsigned qp, uint32_t slot, uint32_t length, std:
     auto violation = [&](const std::string &what) {
         return fail_msg("peer broke the RDMA protocol on queue pair " + std::to_string(qp) + ": " + what);
     };
+    // Before the next file's file_begin (the file before may still be closing).
+    if (ahead_ && (!file_ || !file_->begun || file_->done)) {
+        if (auto ok = park_ahead_notice_locked(slot, length, file_id, mode); !ok) return violation(ok.error().message);
+        return {};
+    }
     if (!file_ || !file_->begun) return violation("a block notice while no file is being received");
     SinkFile &f = *file_;
     if (file_id && *file_id != f.id) return violation("a block notice for file " + std::to_string(*file_id));
@@ -263,9 +285,15 @@ Status SinkPipeline::on_notice(unsigned qp, uint32_t slot, uint32_t length, std:
         block_stored_locked(slot);
         return {};
     }
+    queue_write_locked(slot);
+    return {};
+}
+
+void SinkPipeline::queue_write_locked(uint32_t slot) {
+    SinkFile &f = *file_;
+    if (f.reserve_pending) return f.after_reserve.push_back(slot);
     f.to_write.push_back(slot);
     wake_disk_threads(writers_, writer_cv_);
-    return {};
 }
 
 // A damaged block is granted again for the same bytes, a few times; a
@@ -315,6 +343,124 @@ void SinkPipeline::block_stored_locked(uint32_t slot) {
     // here); below that, send them at once.
     bool source_low = g.grants_out < std::max(1u, core_.pool.count() / 2);
     if (source_low || g.grants_to_send.size() >= wire::kMaxGrantsPerMessage / 2) flush_grants_locked();
+}
+
+// ---- grants ahead (docs/protocol.md, "Grants ahead") --------------------------------
+
+// Right after a file's file_done: the source's next file gets its first
+// blocks now, whole blocks from wherever it will start, so its first
+// WRITE need not wait for this side to hear of it. Every block is free
+// here: the file that ended had none granted beyond its last byte.
+void SinkPipeline::grant_ahead_locked() {
+    const uint32_t block = core_.pool.block_size();
+    const uint32_t count = std::min<uint32_t>(core_.pool.count(), wire::kMaxGrantsPerMessage);
+    Ahead ahead{.file_id = last_begun_ + 1};
+    wire::RdmaMessage m;
+    m.type = wire::RdmaMessageType::grant_ahead;
+    m.file_id = ahead.file_id;
+    for (uint32_t k = 0; k < count; ++k) {
+        const uint64_t offset = static_cast<uint64_t>(k) * block;
+        // Its length is not known yet: no old trailer may stand where the
+        // new one could (at a whole block, or where the last one was).
+        spoil_trailer(k, block);
+        if (last_length_[k] != 0 && last_length_[k] != block) spoil_trailer(k, last_length_[k]);
+        ahead.blocks.push_back({.slot = k, .relative_offset = offset});
+        m.grants[m.grant_count++] = wire::Grant{k, block, offset, reinterpret_cast<uintptr_t>(core_.pool.block(k)),
+                                                core_.res.pool_mr->rkey};
+    }
+    ahead_ = std::move(ahead);
+    send_locked(m);
+}
+
+void SinkPipeline::spoil_trailer(uint32_t slot, uint32_t len) {
+    uint8_t *block = core_.pool.block(slot);
+    put_block_trailer(block, len, ~block_trailer(block, len));
+}
+
+// A file opened while blocks are out ahead: its states hold them from the
+// start (granted, or filled where their notice came already).
+void SinkPipeline::take_ahead_into_file_locked() {
+    if (!ahead_) return;
+    SinkFile &f = *file_;
+    for (const AheadBlock &b : ahead_->blocks) {
+        Status ok = f.slots.take(b.slot, SinkBlock::lending);
+        if (ok) ok = f.slots.move(b.slot, SinkBlock::lending, SinkBlock::granted);
+        if (ok && b.filled) ok = f.slots.move(b.slot, SinkBlock::granted, SinkBlock::filled);
+        if (!ok) return fail_locked(ok.error(), true);
+    }
+}
+
+// A notice for a block granted ahead, before its file_begin: kept, with
+// its length, until the file_begin says which bytes the block holds.
+Status SinkPipeline::park_ahead_notice_locked(uint32_t slot, uint32_t length, std::optional<uint32_t> file_id,
+                                              NoticeMode mode) {
+    Ahead &ahead = *ahead_;
+    auto b = std::ranges::find_if(ahead.blocks, [slot](const AheadBlock &a) { return a.slot == slot; });
+    if (b == ahead.blocks.end()) return fail_msg("a block notice while no file is being received");
+    if (b->filled) return fail_msg("a second notice for block " + std::to_string(slot) + ", granted ahead");
+    if (file_id && *file_id != ahead.file_id)
+        return fail_msg("a block notice for file " + std::to_string(*file_id) + ", granted ahead for file " +
+                        std::to_string(ahead.file_id));
+    if (length == 0 || length > core_.pool.block_size())
+        return fail_msg("block " + std::to_string(slot) + " filled with " + std::to_string(length) + " bytes");
+    // A file opened for it holds the block already (take_ahead_into_file_locked).
+    if (file_ && !file_->done)
+        if (auto ok = file_->slots.move(slot, SinkBlock::granted, SinkBlock::filled); !ok) return ok;
+    b->filled = length;
+    ahead.notice = mode;
+    return {};
+}
+
+// The file_begin came: the blocks granted ahead become this file's first
+// grants. One past the file's end goes back unused. Every block's range is
+// set before any is written: a block stored may grant the next range.
+void SinkPipeline::adopt_ahead_locked() {
+    SinkFile &f = *file_;
+    const Ahead ahead = std::move(*ahead_);
+    ahead_.reset();
+    const uint32_t block = core_.pool.block_size();
+    std::vector<uint32_t> filled;
+    for (const AheadBlock &b : ahead.blocks) {
+        const uint64_t offset = f.start + b.relative_offset;
+        if (offset >= f.size) {
+            if (b.filled)
+                return fail_locked(Error::msg("peer broke the RDMA protocol: it filled block " + std::to_string(b.slot) +
+                                              ", granted ahead, past the end of the file"),
+                                   true);
+            if (auto ok = f.slots.move(b.slot, SinkBlock::granted, SinkBlock::free); !ok) return fail_locked(ok.error(), true);
+            continue;
+        }
+        const auto len = static_cast<uint32_t>(std::min<uint64_t>(block, f.size - offset));
+        f.slot_offset[b.slot] = offset;
+        f.slot_length[b.slot] = len;
+        last_length_[b.slot] = len;
+        f.next_offset = std::max(f.next_offset, offset + len);
+        if (!b.filled) {
+            ++f.grants_out;
+            continue;
+        }
+        if (*b.filled != len)
+            return fail_locked(Error::msg("peer broke the RDMA protocol: block " + std::to_string(b.slot) + " filled with " +
+                                          std::to_string(*b.filled) + " bytes, " + std::to_string(len) + " were granted"),
+                               true);
+        f.notice = ahead.notice;
+        filled.push_back(b.slot);
+    }
+    for (uint32_t slot : filled) {
+        if (!f.discard) {
+            queue_write_locked(slot);
+            continue;
+        }
+        // Nothing to write, as in on_notice.
+        if (auto ok = f.slots.move(slot, SinkBlock::filled, SinkBlock::writing); !ok) return fail_locked(ok.error(), true);
+        block_stored_locked(slot);
+        if (f.done) return;
+    }
+}
+
+void SinkPipeline::forget_grants_ahead() {
+    std::lock_guard lock(mutex_);
+    ahead_.reset();
 }
 
 // ---- failure -------------------------------------------------------------------

@@ -2,7 +2,10 @@
 // free block ahead of need (the whole pool: it should cover bandwidth x
 // round trip), take each block's notice, and have the disk writers check
 // the block and write it at its offset (disk_writers.cpp), then grant it
-// straight back, batched with whatever else freed meanwhile. Its state and
+// straight back, batched with whatever else freed meanwhile. When a file
+// is done, the next file's first blocks are granted before it is known
+// (docs/protocol.md, "Grants ahead"), so files in a row do not wait a
+// round trip each for their first grant. Its state and
 // lock are its own: the completion handlers reach it through try_begin and
 // on_notice; its lock comes before the control link's, never after.
 #pragma once
@@ -50,6 +53,8 @@ public:
     // A block notice: a WRITE WITH IMMEDIATE's, or a block_done message's.
     // An error is the peer's protocol violation, for the channel to fail on.
     Status on_notice(unsigned qp, uint32_t slot, uint32_t length, std::optional<uint32_t> file_id, NoticeMode mode);
+    // This side announces a file of its own: the grants ahead lapse.
+    void forget_grants_ahead();
     // The channel failed with e: the current file, if any, ends with the channel's first error.
     void end_file(const Error &e);
 
@@ -63,6 +68,12 @@ private:
     void fail_locked(const Error &e, bool tell_peer);
     void end_file_locked(const Error &e);
     void begin_locked(const wire::RdmaMessage &begin);
+    void grant_ahead_locked();
+    void take_ahead_into_file_locked();
+    void adopt_ahead_locked();
+    Status park_ahead_notice_locked(uint32_t slot, uint32_t length, std::optional<uint32_t> file_id, NoticeMode mode);
+    void spoil_trailer(uint32_t slot, uint32_t len);
+    void queue_write_locked(uint32_t slot);
     void reserve_then_grant(std::unique_lock<std::mutex> &lock);
     wire::Grant grant_of(uint32_t slot, uint64_t offset, uint32_t len) const;
     void grant_locked();
@@ -87,6 +98,22 @@ private:
     // changed_ (waking it per block costs dearly).
     bool draining_ = false;
     std::optional<SinkFile> file_;
+
+    // Blocks granted ahead for the source's next file: lent before its
+    // file_begin, and before this side opened it.
+    struct AheadBlock {
+        uint32_t slot = 0;
+        uint64_t relative_offset = 0;  // k x block, counted from where the file starts
+        std::optional<uint32_t> filled;  // the notice's length, once it came
+    };
+    struct Ahead {
+        uint32_t file_id = 0;
+        NoticeMode notice = NoticeMode::unknown;
+        std::vector<AheadBlock> blocks;
+    };
+    std::optional<Ahead> ahead_;
+    uint32_t last_begun_ = 0;            // the last file_begin's id
+    std::vector<uint32_t> last_length_;  // per block: the length it was last lent for (where its trailer sits)
 
     std::vector<DiskThread> writers_;  // destroyed before the pool
     std::vector<std::thread> threads_;

@@ -78,6 +78,12 @@ Result<FileResult> SourcePipeline::send(const SendSpec &spec, TransferProgress &
     begin.start = spec.start;
     begin.size = spec.size;
     if (auto ok = core_.link.send(begin); !ok) fail_locked(ok.error(), false);
+    // Grants ahead are for the next id only: any others lapsed.
+    const bool ahead_for_this = announced_ + 1 == file_id;
+    announced_ = file_id;
+    if (ahead_for_this && !f.done)
+        if (auto ok = use_grants_ahead_locked(std::exchange(ahead_, {})); !ok) fail_locked(ok.error(), true);
+    ahead_.clear();
 
     auto began = std::chrono::steady_clock::now();
     wait_until_finished(
@@ -89,6 +95,7 @@ Result<FileResult> SourcePipeline::send(const SendSpec &spec, TransferProgress &
     changed_.wait(lock, [&] { return disk_busy_ == 0 && !sender_busy_; });
     draining_ = false;
 
+    spoil_sent_trailers_locked();
     FileResult r;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     r.notice = notice_mode_;
@@ -147,6 +154,73 @@ Status SourcePipeline::on_grants(const wire::RdmaMessage &m) {
     }
     assign_blocks_locked();
     return {};
+}
+
+Status SourcePipeline::on_grants_ahead(const wire::RdmaMessage &m) {
+    std::lock_guard lock(mutex_);
+    const uint32_t block = core_.pool.block_size();
+    // One message a file, of whole blocks in order from the file's start.
+    if (m.file_id == ahead_for_)
+        return fail_msg("peer granted blocks ahead twice for file " + std::to_string(m.file_id));
+    for (std::size_t i = 0; i < m.grant_count; ++i) {
+        const wire::Grant &g = m.grants[i];
+        if (g.length != block || g.offset != i * static_cast<uint64_t>(block))
+            return fail_msg("peer granted ahead a block that is not the next whole one (offset " +
+                            std::to_string(g.offset) + ", length " + std::to_string(g.length) + ")");
+    }
+    std::vector<wire::Grant> grants(m.grants.begin(), m.grants.begin() + m.grant_count);
+    const bool under_way = file_ && !file_->done && m.file_id == file_->id;
+    if (!under_way && m.file_id != announced_ + 1)
+        return fail_msg("peer granted blocks ahead for file " + std::to_string(m.file_id) + "; the next this side "
+                        "announces is " + std::to_string(announced_ + 1));
+    ahead_for_ = m.file_id;
+    // The file they are for is under way already: its file_begin crossed them.
+    if (under_way) return use_grants_ahead_locked(grants);
+    ahead_ = std::move(grants);
+    return {};
+}
+
+// Grants ahead become the file's own: the block at start + k x block, as
+// long as the file has bytes there. One past its end is not used.
+Status SourcePipeline::use_grants_ahead_locked(const std::vector<wire::Grant> &ahead) {
+    SourceFile &f = *file_;
+    const uint64_t block = core_.pool.block_size();
+    for (const wire::Grant &g : ahead) {
+        const uint64_t offset = f.spec.start + g.offset;
+        if (offset >= f.spec.size) break;
+        const wire::Grant own{g.slot, static_cast<uint32_t>(std::min(block, f.spec.size - offset)), offset, g.addr, g.rkey};
+        if (auto ok = f.grants.accept(own); !ok) return ok;
+        f.waiting.push_back(own);
+    }
+    assign_blocks_locked();
+    return {};
+}
+
+void SourcePipeline::forget_grants_ahead() {
+    std::lock_guard lock(mutex_);
+    ahead_.clear();
+}
+
+// A block this side sent keeps its data and trailer in its own pool. The
+// trailer is spoiled when the file ends, so should the block later be
+// lent to the peer, a notice without a fresh WRITE fails its check
+// instead of passing these bytes off as the peer's (docs/protocol.md,
+// "Grants ahead").
+// A block may have carried the file's short last piece before a whole one
+// (a resend from the /dev/zero block leaves its own memory as it was):
+// both places are spoiled.
+void SourcePipeline::spoil_sent_trailers_locked() {
+    SourceFile &f = *file_;
+    const uint32_t whole = core_.pool.block_size();
+    const auto last = static_cast<uint32_t>((f.spec.size - f.spec.start) % whole);
+    for (uint32_t b = 0; b < f.block_grant.size(); ++b) {
+        if (f.block_grant[b].length == 0) continue;
+        uint8_t *block = core_.pool.block(b);
+        for (uint32_t len : {whole, last})
+            if (len != 0) put_block_trailer(block, len, ~block_trailer(block, len));
+        // A short trailer sits inside the block's data: no longer all zeros.
+        if (last != 0) core_.pool.set_zeroed(b, false);
+    }
 }
 
 Status SourcePipeline::on_file_done(const wire::RdmaMessage &m) {

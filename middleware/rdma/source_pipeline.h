@@ -41,7 +41,12 @@ public:
     // An error is the peer's protocol violation, for the channel to fail on
     // (the file may not be this pipeline's to end).
     Status on_grants(const wire::RdmaMessage &m);
+    // Blocks the sink granted ahead for the file this side announces next
+    // (docs/protocol.md, "Grants ahead"), or for the one it just announced.
+    Status on_grants_ahead(const wire::RdmaMessage &m);
     Status on_file_done(const wire::RdmaMessage &m);
+    // The peer announced a file of its own: its grants ahead lapse.
+    void forget_grants_ahead();
     // A signalled WRITE (or its notice) completed: its whole chain is back.
     void on_send_done(unsigned qp, uint32_t last_block);
     // The channel failed with e: the current file, if any, ends with the channel's first error.
@@ -70,6 +75,8 @@ private:
     void hold_zero_block_locked();
     uint32_t zero_trailer_locked(uint32_t block, uint32_t len);
     void assign_blocks_locked();
+    Status use_grants_ahead_locked(const std::vector<wire::Grant> &ahead);
+    void spoil_sent_trailers_locked();
     void make_ready_locked(uint32_t block);  // loaded (and sealed): to the sender
     bool current_locked(uint32_t id) const { return file_ && file_->id == id && !file_->done; }
     void went_idle_locked() {
@@ -93,6 +100,10 @@ private:
     unsigned next_qp_ = 0;
     uint32_t zero_crc_length_ = UINT32_MAX, zero_crc_ = 0;  // CRC32C of that many zeros
     std::optional<SourceFile> file_;
+    uint32_t announced_ = 0;  // the id of the last file this side announced
+    // Grants ahead for file announced_ + 1: whole blocks, offsets counted from its start.
+    std::vector<wire::Grant> ahead_;
+    uint32_t ahead_for_ = 0;  // the file the last grant_ahead was for: one message a file
 
     std::vector<DiskThread> readers_;  // destroyed before the pool
     std::vector<std::thread> threads_;

@@ -142,6 +142,12 @@ TEST(RdmaGrammar, GrantsReadBackAsWritten) {
     EXPECT_EQ(parse_rdma_grant("RADR token=00112233445566778899AABBCCDDEEFF depth=16 block=1048576 streams=4 "
                                "port=18515 later=1"),
               g);
+    // ahead=1: the server takes grants ahead; an older server's reply lacks it.
+    g.takes_grants_ahead = true;
+    text = format_rdma_grant(g);
+    EXPECT_TRUE(text.ends_with(" ahead=1")) << text;
+    EXPECT_EQ(parse_rdma_grant(text), g);
+    EXPECT_FALSE(parse_rdma_grant(text.substr(0, text.size() - 1) + "0")->takes_grants_ahead);
 }
 
 TEST(RdmaGrammar, AGrantWithAFieldMissingOrOutOfRangeIsRefused) {

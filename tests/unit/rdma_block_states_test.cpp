@@ -34,7 +34,8 @@ bool sink_legal(SinkBlock from, SinkBlock to) {
     using S = SinkBlock;
     return (from == S::free && to == S::lending) || (from == S::lending && to == S::granted) ||
            (from == S::granted && to == S::filled) || (from == S::filled && to == S::writing) ||
-           (from == S::writing && to == S::free) || (from == S::writing && to == S::lending);
+           (from == S::writing && to == S::free) || (from == S::writing && to == S::lending) ||
+           (from == S::granted && to == S::free);  // granted ahead, past the file's end
 }
 
 // A free block taken and its grant sent: the state in which notices are taken.
@@ -457,7 +458,7 @@ TEST(RdmaBlockStatesBookkeeping, FailedMovesChangeNothing) {
         EXPECT_FALSE(b.move(filled, SinkBlock::granted, SinkBlock::filled));  // duplicate notice
         EXPECT_FALSE(b.move(writing, SinkBlock::filled, SinkBlock::free));    // no such move
         EXPECT_FALSE(b.move(writing, SinkBlock::free, SinkBlock::granted));   // free -> is take_free's
-        EXPECT_FALSE(b.move(granted, SinkBlock::granted, SinkBlock::free));   // no such move
+        EXPECT_FALSE(b.move(filled, SinkBlock::granted, SinkBlock::free));    // filled, not granted
         EXPECT_FALSE(b.move(granted, SinkBlock::granted, SinkBlock::granted));
         EXPECT_FALSE(b.move(99, SinkBlock::writing, SinkBlock::free));        // out of range
         EXPECT_FALSE(b.take_free(SinkBlock::filled));                         // not a move from free
@@ -470,6 +471,23 @@ TEST(RdmaBlockStatesBookkeeping, FailedMovesChangeNothing) {
     while (auto i = take_granted(b)) rest.insert(*i);
     EXPECT_EQ(rest.size(), 3u);
     EXPECT_EQ(rest.count(granted) + rest.count(filled) + rest.count(writing), 0u);
+}
+
+TEST(SinkBlocks, ABlockGrantedAheadIsTakenByIndexAndMayGoBackUnused) {
+    BlockStates<SinkBlock> b(4);
+    ASSERT_TRUE(b.take(2, SinkBlock::lending));
+    EXPECT_FALSE(b.take(2, SinkBlock::lending));  // taken already
+    EXPECT_FALSE(b.take(9, SinkBlock::lending));  // no such block
+    EXPECT_FALSE(b.take(1, SinkBlock::filled));   // not a move from free
+    ASSERT_TRUE(b.move(2, SinkBlock::lending, SinkBlock::granted));
+    EXPECT_EQ(b.free_count(), 3u);
+    // The others are handed out as before; block 2 is not among them.
+    std::set<uint32_t> rest;
+    while (auto i = take_granted(b)) rest.insert(*i);
+    EXPECT_EQ(rest, (std::set<uint32_t>{0, 1, 3}));
+    // Past the end of the file that came: back to free, unused.
+    ASSERT_TRUE(b.move(2, SinkBlock::granted, SinkBlock::free));
+    EXPECT_EQ(b.free_count(), 1u);
 }
 
 TEST(SinkBlocks, AChecksumFailureLendsTheSameBlockAgain) {

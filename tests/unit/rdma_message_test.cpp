@@ -182,6 +182,26 @@ TEST(RdmaMessageRoundTrip, GrantWithOneEntry) {
     EXPECT_EQ(r->grants[0].rkey, want.rkey);
 }
 
+TEST(RdmaMessageRoundTrip, GrantAheadCarriesAGrantsBody) {
+    RdmaMessage m = grant_msg(3);
+    m.type = RdmaMessageType::grant_ahead;
+    Wire w = enc(m);
+    ASSERT_EQ(w.len, kRdmaHeaderSize + kGrantBodyHeader + 3 * kGrantEntrySize);
+    EXPECT_EQ(w.buf[3], 7);
+    auto r = decode(w.bytes());
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->type, RdmaMessageType::grant_ahead);
+    ASSERT_EQ(r->grant_count, 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(r->grants[i].slot, grant_entry(i).slot);
+        EXPECT_EQ(r->grants[i].offset, grant_entry(i).offset);
+    }
+    // As a grant's: at least one entry.
+    m.grant_count = 0;
+    Wire empty = enc(m);
+    EXPECT_FALSE(decode(empty.bytes()));
+}
+
 TEST(RdmaMessageRoundTrip, GrantWithFifteenEntries) {
     static_assert(kMaxGrantsPerMessage == 15);
     Wire w = enc(grant_msg(15));
@@ -306,6 +326,7 @@ TEST(RdmaMessageEncode, TypeNames) {
     EXPECT_STREQ(to_string(RdmaMessageType::block_done), "block_done");
     EXPECT_STREQ(to_string(RdmaMessageType::file_done), "file_done");
     EXPECT_STREQ(to_string(RdmaMessageType::abort), "abort");
+    EXPECT_STREQ(to_string(RdmaMessageType::grant_ahead), "grant_ahead");
     EXPECT_STREQ(to_string(static_cast<RdmaMessageType>(99)), "unknown");
 }
 
@@ -380,7 +401,7 @@ TEST(RdmaMessageDecode, RejectsNonzeroReservedHeaderField) {
 }
 
 TEST(RdmaMessageDecode, RejectsUnknownType) {
-    for (uint8_t type : {uint8_t{0}, uint8_t{7}, uint8_t{0x80}, uint8_t{255}}) {
+    for (uint8_t type : {uint8_t{0}, uint8_t{8}, uint8_t{0x80}, uint8_t{255}}) {
         Wire w = enc(credit_msg());
         w.buf[3] = type;
         expect_rejected(w, "unknown type " + std::to_string(type));

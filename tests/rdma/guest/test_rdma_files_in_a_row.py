@@ -64,12 +64,19 @@ def test_put_r_and_get_r_send_each_next_files_commands_ahead(daemon, device, tmp
     down = tmp_path / "down"
     down.mkdir()
     retrieves_before = daemon.count(r"direction=retrieve .*transport=rdma .*result=ok")
+    grants_ahead, grants = r"event=rdma_control_received type=grant_ahead ", r"event=rdma_control_received type=grant "
+    grants_ahead_before, grants_before = daemon.count(grants_ahead), daemon.count(grants)
     p, _ = rftp("-vv", "-j", "1", "get", "-r", url(addr, remote) + "/src/", str(down))
     assert tree(down / "src") == want
     assert sent_ahead(p.stderr, ("SIZE",)) >= 35, p.stderr[-3000:]
     assert "--> RRTR " in p.stderr and "ABOR" not in p.stderr
     assert daemon.count(r"event=rdma_channel_up") == channels_before + 2
     assert daemon.count(r"direction=retrieve .*transport=rdma .*result=ok") == retrieves_before + len(want)
+    # rftp granted each next file's blocks as the file before it ended
+    # (docs/protocol.md, "Grants ahead"): files of at most two blocks then
+    # need no grant of their own. Only the first file waited for one.
+    assert daemon.count(grants_ahead) - grants_ahead_before >= len(want) - 1
+    assert daemon.count(grants) - grants_before <= 1
     assert [p for p in down.rglob("*") if ".rftp-" in p.name] == []
 
 

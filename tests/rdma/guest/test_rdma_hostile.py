@@ -1,7 +1,8 @@
 """What a hostile or broken RDMA peer cannot do to rftpd, on each lab device:
-connect with a wrong token, send a malformed control message, flood the
-daemon with grants, replay a block notice, or take more pinned memory than
-the daemon allows. Each ends with the daemon serving others as before."""
+connect with a wrong token, send a malformed control message or a grant
+ahead that is not a whole block, flood the daemon with grants, replay a
+block notice, or take more pinned memory than the daemon allows. Each ends
+with the daemon serving others as before."""
 
 import ftplib
 import os
@@ -68,6 +69,22 @@ def test_malformed_control_message_aborts_only_that_channel(daemon, device, tmp_
     assert re.match(r"(425|503) .*RADR", str(refused.value)), refused.value
     ftp.quit()
     transfer_still_works(daemon, addr, tmp_path, f"after-malformed-{name}")
+
+
+def test_a_grant_ahead_of_half_a_block_aborts_only_that_channel(daemon, device, tmp_path):
+    """Grants ahead lend whole blocks (docs/protocol.md, "Grants ahead"):
+    one of half a block is out of line, well formed as it is."""
+    name, addr = device
+    ftp = daemon.ftp(addr)
+    fields = radr(ftp)
+    assert fields.get("ahead") == "1"  # rftpd takes grants ahead, and says so
+    p = subprocess.run([str(PEER), "half-block-ahead", addr, fields["port"], fields["streams"], fields["block"],
+                        fields["depth"], fields["token"]], capture_output=True, text=True, timeout=bound(60))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "not the next whole one" in p.stdout
+    wait_for(lambda: daemon.rdma_totals(addr)["channels"] == 0, 20, "the failed channel's resources to be released")
+    ftp.quit()
+    transfer_still_works(daemon, addr, tmp_path, f"after-half-block-ahead-{name}")
 
 
 def test_a_flood_of_grants_ends_only_that_channel(daemon, device, tmp_path):

@@ -6,6 +6,9 @@
 //   rdma_peer malformed ADDR PORT STREAMS BLOCK DEPTH TOKEN
 //       connects with the real token, sends a control message with a broken
 //       header, and waits for the server's abort; exit 0 if it came.
+//   rdma_peer half-block-ahead ADDR PORT STREAMS BLOCK DEPTH TOKEN
+//       the same with a well-formed grant_ahead for the server's first file
+//       whose block is half a block long: not a whole block, out of line.
 //   rdma_peer grant-flood ADDR PORT STREAMS BLOCK DEPTH TOKEN
 //       connects with the real token and, once the server (sending, after
 //       RRTR) announces its file, grants every block of it and then every
@@ -105,17 +108,17 @@ int wrong_token(int argc, char **argv) {
     return ok.error().code == -ECONNREFUSED ? 0 : 1;
 }
 
-int malformed(int argc, char **argv) {
+// Connects, sends what make_message writes into the first control send
+// slot (returning its length), and waits for the server's abort: exit 0
+// if it came.
+template <class MakeMessage>
+int send_and_expect_abort(int argc, char **argv, MakeMessage make_message) {
     if (argc < 8) return 2;
     auto token = wire::parse_token_hex(argv[7]);
     auto res = ChannelResources::allocate(params_from(argc, argv));
     if (!token || !res) return 2;
     if (!connect_to_server(*res, argv, *token)) return 1;
-    // A credit message whose magic is wrong, sent raw on the control queue pair.
-    wire::RdmaMessage m;
-    uint8_t *buf = res->control_send_slot(0);
-    std::size_t len = wire::encode(m, {buf, kControlSlot});
-    buf[0] ^= 0xff;
+    const std::size_t len = make_message(*res, res->control_send_slot(0));
     if (!post_control_send(*res, len)) return 2;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     while (std::chrono::steady_clock::now() < deadline) {
@@ -139,8 +142,30 @@ int malformed(int argc, char **argv) {
         std::printf("unexpected reply from the server\n");
         return 1;
     }
-    std::printf("the server never answered the malformed message\n");
+    std::printf("the server never answered the message\n");
     return 1;
+}
+
+int malformed(int argc, char **argv) {
+    // A credit message whose magic is wrong, sent raw on the control queue pair.
+    return send_and_expect_abort(argc, argv, [](ChannelResources &, uint8_t *buf) {
+        std::size_t len = wire::encode(wire::RdmaMessage{}, {buf, kControlSlot});
+        buf[0] ^= 0xff;
+        return len;
+    });
+}
+
+int half_block_ahead(int argc, char **argv) {
+    // Well formed, and a grant of this peer's memory, but half a block.
+    return send_and_expect_abort(argc, argv, [](ChannelResources &res, uint8_t *buf) {
+        wire::RdmaMessage m;
+        m.type = wire::RdmaMessageType::grant_ahead;
+        m.file_id = 1;
+        m.grant_count = 1;
+        m.grants[0] = wire::Grant{0, res.params.block_size / 2, 0, reinterpret_cast<uintptr_t>(res.block(0)),
+                                  res.pool_mr->rkey};
+        return wire::encode(m, {buf, kControlSlot});
+    });
 }
 
 // The control queue pair as a well-behaved peer drives it: receives
@@ -388,11 +413,13 @@ int replayed_notice(int argc, char **argv) {
 int main(int argc, char **argv) {
     if (argc >= 5 && std::strcmp(argv[1], "wrong-token") == 0) return wrong_token(argc, argv);
     if (argc >= 8 && std::strcmp(argv[1], "malformed") == 0) return malformed(argc, argv);
+    if (argc >= 8 && std::strcmp(argv[1], "half-block-ahead") == 0) return half_block_ahead(argc, argv);
     if (argc >= 8 && std::strcmp(argv[1], "grant-flood") == 0) return grant_flood(argc, argv);
     if (argc >= 9 && std::strcmp(argv[1], "replayed-notice") == 0) return replayed_notice(argc, argv);
     std::fprintf(stderr,
                  "usage: rdma_peer wrong-token ADDR PORT STREAMS\n"
                  "       rdma_peer malformed ADDR PORT STREAMS BLOCK DEPTH TOKEN\n"
+                 "       rdma_peer half-block-ahead ADDR PORT STREAMS BLOCK DEPTH TOKEN\n"
                  "       rdma_peer grant-flood ADDR PORT STREAMS BLOCK DEPTH TOKEN\n"
                  "       rdma_peer replayed-notice ADDR PORT STREAMS BLOCK DEPTH TOKEN SIZE\n");
     return 2;
