@@ -45,7 +45,7 @@ std::string format_features(const Features &f) {
     add(out, f.hash_sha256, "HASH SHA-256*");
     add(out, f.blocksum_none, f.blocksum_on ? "BLOCKSUM CRC32C*;NONE" : "BLOCKSUM CRC32C;NONE*");
     add(out, f.parallel, "PARALLEL " + std::to_string(f.parallel_max));
-    add(out, f.rdma, "RDMA " + std::to_string(f.rdma_max));
+    add(out, f.rdma, "RDMA " + std::to_string(f.rdma_max) + (f.rdma_ahead ? " AHEAD" : ""));
     add(out, f.pipeline_max > 0, "PIPELINE " + std::to_string(f.pipeline_max));
     return out + "End";
 }
@@ -78,7 +78,11 @@ Features parse_features(const std::vector<std::string> &lines) {
         else if (name == "DATATOKEN") f.data_token = true;
         else if (name == "DATAKEEP") f.data_keep = true, f.data_keep_unechoed = upper_arg == "UNECHOED";
         else if (name == "PARALLEL") f.parallel = true, f.parallel_max = count_or_one(arg);
-        else if (name == "RDMA") f.rdma = true, f.rdma_max = count_or_one(arg);
+        else if (name == "RDMA") {
+            std::string third;
+            words >> third;
+            f.rdma = true, f.rdma_max = count_or_one(arg), f.rdma_ahead = ascii_upper(third) == "AHEAD";
+        }
         else if (name == "PIPELINE") f.pipeline_max = count_or_one(arg);
     }
     return f;

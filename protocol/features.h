@@ -35,6 +35,9 @@ struct Features {
     unsigned parallel_max = 1;
     bool rdma = false;  // rftpd's "RDMA <max queue pairs>": RADR/RSTR/RRTR
     unsigned rdma_max = 1;
+    // "RDMA <n> AHEAD": rftpd takes grants ahead, and gives them to a
+    // client whose RADR says AHEAD (docs/protocol.md, "Grants ahead").
+    bool rdma_ahead = false;
     // rftpd's "PIPELINE <n>": up to n commands may wait behind a transfer
     // (one more ends the session); 0 where not said.
     unsigned pipeline_max = 0;

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/ascii_case.h"
 #include "common/decimal.h"
 
 namespace rftp::ftp {
@@ -30,23 +31,24 @@ std::optional<uint64_t> positive_field(const std::map<std::string, std::string> 
 }  // namespace
 
 std::string format_rdma_request(const RdmaRequest &r) {
-    return "RADR " + std::to_string(r.streams) + " " + std::to_string(r.block_size) + " " + std::to_string(r.depth);
+    return "RADR " + std::to_string(r.streams) + " " + std::to_string(r.block_size) + " " + std::to_string(r.depth) +
+           (r.ahead ? " AHEAD" : "");
 }
 
 std::optional<RdmaRequest> parse_rdma_request(std::string_view args) {
     std::istringstream in{std::string(args)};
-    std::string a, b, c, extra;
-    in >> a >> b >> c >> extra;
+    std::string a, b, c, ahead, extra;
+    in >> a >> b >> c >> ahead >> extra;
     auto streams = parse_decimal(a), block = parse_decimal(b), depth = parse_decimal(c);
-    if (!streams || !block || !depth || !extra.empty() || *streams == 0 || *block == 0 || *depth == 0)
-        return std::nullopt;
-    return RdmaRequest{.streams = *streams, .block_size = *block, .depth = *depth};
+    if (!streams || !block || !depth || *streams == 0 || *block == 0 || *depth == 0) return std::nullopt;
+    if (!extra.empty() || (!ahead.empty() && ascii_upper(ahead) != "AHEAD")) return std::nullopt;
+    return RdmaRequest{.streams = *streams, .block_size = *block, .depth = *depth, .ahead = !ahead.empty()};
 }
 
 std::string format_rdma_grant(const RdmaGrant &g) {
     return "RADR port=" + std::to_string(g.port) + " streams=" + std::to_string(g.streams) +
            " block=" + std::to_string(g.block_size) + " depth=" + std::to_string(g.depth) +
-           " token=" + wire::token_hex(g.token) + (g.takes_grants_ahead ? " ahead=1" : "");
+           " token=" + wire::token_hex(g.token);
 }
 
 std::optional<RdmaGrant> parse_rdma_grant(std::string_view text) {
@@ -64,8 +66,7 @@ std::optional<RdmaGrant> parse_rdma_grant(std::string_view text) {
                      .streams = static_cast<unsigned>(*streams),
                      .block_size = static_cast<uint32_t>(*block),
                      .depth = static_cast<unsigned>(*depth),
-                     .token = *token,
-                     .takes_grants_ahead = fields.contains("ahead") && fields.at("ahead") == "1"};
+                     .token = *token};
 }
 
 }  // namespace rftp::ftp

@@ -3,8 +3,8 @@
 // answers with what it accepted, the rdma_cm port to connect to and the
 // channel's one-time token.
 //
-//     RADR <streams> <block> <depth>
-//       ->  200 RADR port=<p> streams=<s> block=<b> depth=<d> token=<32 hex> ahead=1
+//     RADR <streams> <block> <depth> [AHEAD]
+//       ->  200 RADR port=<p> streams=<s> block=<b> depth=<d> token=<32 hex>
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,7 @@ struct RdmaRequest {
     uint64_t streams = 0;  // each above 0; large values are capped by the server, not refused
     uint64_t block_size = 0;
     uint64_t depth = 0;
+    bool ahead = false;  // AHEAD: the client takes grants ahead (sent only where FEAT says RDMA ... AHEAD)
 
     bool operator==(const RdmaRequest &) const = default;
 };
@@ -34,15 +35,13 @@ struct RdmaGrant {
     uint32_t block_size = 0;
     unsigned depth = 0;
     wire::Token token{};
-    // ahead=1: the server, as a source, takes grants ahead (grant_ahead).
-    bool takes_grants_ahead = false;
 
     bool operator==(const RdmaGrant &) const = default;
 };
 
-// The command line, "RADR <streams> <block> <depth>".
+// The command line, "RADR <streams> <block> <depth>", with " AHEAD" when asked.
 std::string format_rdma_request(const RdmaRequest &r);
-// args: what follows "RADR"; exactly three decimal numbers above 0.
+// args: what follows "RADR"; three decimal numbers above 0, then AHEAD or nothing.
 std::optional<RdmaRequest> parse_rdma_request(std::string_view args);
 
 // The 200 reply's text.

@@ -41,7 +41,8 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
     if (auto problem = rdma::memlock_problem(o.rdma_pool + (1u << 20))) return decline(*problem);
     unsigned streams = std::clamp(o.parallel, 1u, std::max(1u, session.features.rdma_max));
     auto radr = session.control.command(
-        ftp::format_rdma_request({.streams = streams, .block_size = o.rdma_block_size, .depth = o.iodepth}));
+        ftp::format_rdma_request({.streams = streams, .block_size = o.rdma_block_size, .depth = o.iodepth,
+                                  .ahead = session.features.rdma_ahead}));
     if (!radr) return std::unexpected(radr.error());
     if (!radr->positive_completion()) return decline("server refused RDMA (" + describe(*radr) + ")");
     auto grant = ftp::parse_rdma_grant(radr->text());
@@ -62,7 +63,7 @@ Outcome<rdma::Channel *> rdma_channel_for(Session &session, const Options &o, Fi
     p.blocks = static_cast<unsigned>(std::clamp<uint64_t>(o.rdma_pool / grant->block_size, 2, 1024));
     p.stall_timeout_s = static_cast<unsigned>(o.timeout_seconds);
     p.workers = rdma::default_workers();
-    p.grant_ahead = grant->takes_grants_ahead;
+    p.grant_ahead = session.features.rdma_ahead;
     auto give_up = [&](const std::string &why) -> Outcome<rdma::Channel *> {
         // The server waits for our queue pairs; tell it to stop waiting.
         (void)session.control.command("ABOR");

@@ -142,6 +142,7 @@ void cmd_feat(Session &s, const std::string &) {
                                 .parallel_max = s.options().max_streams,
                                 .rdma = s.server().rdma_offered(),
                                 .rdma_max = s.options().rdma.max_streams,
+                                .rdma_ahead = true,
                                 .pipeline_max = static_cast<unsigned>(kMaxWaitingCommands)};
     s.reply(211, ftp::format_features(offered));
 }

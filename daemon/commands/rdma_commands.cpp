@@ -69,18 +69,19 @@ TransferOutcome rdma_outcome(const Result<middleware::rdma::FileResult> &r, Tran
 
 }  // namespace
 
-// RADR <streams> <block bytes> <iodepth>
-//   -> 200 RADR port=P streams=S block=B depth=D token=HEX ahead=1
+// RADR <streams> <block bytes> <iodepth> [AHEAD]
+//   -> 200 RADR port=P streams=S block=B depth=D token=HEX
 void cmd_radr(Session &s, const std::string &arg) {
     if (!s.server().rdma_offered()) return s.reply(502, "RDMA is not offered by this server; use EPSV.");
     if (s.options().rdma.require_tls && !s.tls_active())
         return s.reply(534, "RDMA is offered only inside TLS here: send AUTH TLS first.");
     auto asked = ftp::parse_rdma_request(arg);
-    if (!asked) return s.reply(501, "Usage: RADR <streams> <block bytes> <iodepth>");
+    if (!asked) return s.reply(501, "Usage: RADR <streams> <block bytes> <iodepth> [AHEAD]");
     s.drop_rdma();  // a new RADR replaces the channel
     const DaemonOptions &o = s.options();
     auto params = SessionRdma::grant(o.rdma, asked->streams, asked->block_size, asked->depth, o.data_timeout_s);
     params.disk = o.disk;
+    params.grant_ahead = asked->ahead;  // the client takes them: grant its uploads' next files ahead
     auto prepared = SessionRdma::prepare(s.server().rdma_budget(), o.rdma, s.local(), params);
     if (!prepared) {
         const Error &e = prepared.error();
@@ -101,8 +102,7 @@ void cmd_radr(Session &s, const std::string &arg) {
                                          .streams = p.streams,
                                          .block_size = p.block_size,
                                          .depth = p.iodepth,
-                                         .token = rdma->token(),
-                                         .takes_grants_ahead = true}));
+                                         .token = rdma->token()}));
 
     std::string prefix = s.log_prefix();
     auto result = std::make_shared<Status>();

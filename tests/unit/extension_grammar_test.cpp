@@ -53,6 +53,7 @@ Features rftpd_features(bool blocksum_on, bool rdma) {
             .parallel_max = 16,
             .rdma = rdma,
             .rdma_max = rdma ? 8u : 1u,
+            .rdma_ahead = rdma,
             .pipeline_max = 256};
 }
 
@@ -87,6 +88,15 @@ TEST(FeaturesGrammar, AnotherServersListIsReadWithoutRftpdsExtensions) {
     EXPECT_EQ(f.mlst_facts, "type*;size*;");
     EXPECT_FALSE(f.parallel || f.rdma || f.hold || f.data_token || f.is_rftpd());
     EXPECT_EQ(f.pipeline_max, 0u);  // not said
+}
+
+TEST(FeaturesGrammar, GrantsAheadAreAWordAfterTheRdmaCount) {
+    // A client that reads only the count (before grants ahead) still reads it.
+    Features f = parse_features({" RDMA 8 AHEAD"});
+    EXPECT_TRUE(f.rdma && f.rdma_ahead);
+    EXPECT_EQ(f.rdma_max, 8u);
+    EXPECT_FALSE(parse_features({" RDMA 8"}).rdma_ahead);
+    EXPECT_NE(format_features(rftpd_features(true, true)).find(" RDMA 8 AHEAD\n"), std::string::npos);
 }
 
 TEST(FeaturesGrammar, AStreamCountItCannotReadMeansOne) {
@@ -130,8 +140,14 @@ TEST(RdmaGrammar, RequestsReadBackAsWritten) {
     EXPECT_EQ(command, "RADR 4 1048576 16");
     EXPECT_EQ(parse_rdma_request(command.substr(5)), r);
     EXPECT_TRUE(parse_rdma_request("100000 1099511627777 70000"));  // capped by the server, not refused
-    for (const char *bad : {"", "4 1048576", "0 1048576 16", "4 0 16", "4 1048576 0", "4 1048576 16 1", "4 1M 16"})
+    for (const char *bad : {"", "4 1048576", "0 1048576 16", "4 0 16", "4 1048576 0", "4 1048576 16 1", "4 1M 16",
+                            "4 1048576 16 AHEAD AHEAD", "4 1048576 16 BEHIND"})
         EXPECT_FALSE(parse_rdma_request(bad)) << bad;
+    // AHEAD: the client takes grants ahead (docs/protocol.md, "Grants ahead").
+    r.ahead = true;
+    EXPECT_EQ(format_rdma_request(r), "RADR 4 1048576 16 AHEAD");
+    EXPECT_EQ(parse_rdma_request("4 1048576 16 AHEAD"), r);
+    EXPECT_EQ(parse_rdma_request("4 1048576 16 ahead"), r);
 }
 
 TEST(RdmaGrammar, GrantsReadBackAsWritten) {
@@ -142,12 +158,6 @@ TEST(RdmaGrammar, GrantsReadBackAsWritten) {
     EXPECT_EQ(parse_rdma_grant("RADR token=00112233445566778899AABBCCDDEEFF depth=16 block=1048576 streams=4 "
                                "port=18515 later=1"),
               g);
-    // ahead=1: the server takes grants ahead; an older server's reply lacks it.
-    g.takes_grants_ahead = true;
-    text = format_rdma_grant(g);
-    EXPECT_TRUE(text.ends_with(" ahead=1")) << text;
-    EXPECT_EQ(parse_rdma_grant(text), g);
-    EXPECT_FALSE(parse_rdma_grant(text.substr(0, text.size() - 1) + "0")->takes_grants_ahead);
 }
 
 TEST(RdmaGrammar, AGrantWithAFieldMissingOrOutOfRangeIsRefused) {

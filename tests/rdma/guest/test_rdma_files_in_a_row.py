@@ -56,6 +56,11 @@ def test_put_r_and_get_r_send_each_next_files_commands_ahead(daemon, device, tmp
     p, _ = rftp("-vv", "-j", "1", "put", "-r", str(src), url(addr, remote) + "/")
     assert tree(daemon.root / remote / "src") == want
     assert sent_ahead(p.stderr, ("RSTR",)) >= 35, p.stderr[-3000:]
+    # rftpd granted each next file's blocks ahead (its RADR said AHEAD), so
+    # only the first file waited for a grant (docs/protocol.md, "Grants ahead").
+    assert "--> RADR " in p.stderr and " AHEAD" in p.stderr.split("--> RADR ", 1)[1].splitlines()[0]
+    assert p.stderr.count("event=rdma_control_received type=grant_ahead ") >= len(want) - 1, p.stderr[-3000:]
+    assert p.stderr.count("event=rdma_control_received type=grant ") <= 1, p.stderr[-3000:]
     assert "ABOR" not in p.stderr
     # One channel carried every file.
     assert daemon.count(r"event=rdma_channel_up") == channels_before + 1
