@@ -225,7 +225,7 @@ OutcomeStatus get_over_rdma(Download &d, middleware::rdma::Channel &channel) {
     // (all of it when everything arrived), the only part a resume may trust.
     std::optional<middleware::ReservationGuard> cut_to_prefix;
     if (!d.dest.direct) cut_to_prefix.emplace(d.fd, received);
-    // Preallocated: a full local disk ends the download before any block moves.
+    // Preallocated: a full local disk ends the download before any block is written.
     RdmaTransport transport = rdma_download(channel,
                                             {.fd = d.fd,
                                              .start = d.offset,

@@ -40,7 +40,7 @@ struct ReceiveSpec {
     // and blocks are written with write(2).
     bool sequential = false;
     // Reserve [start, size) once the source announced the size (fallocate):
-    // a full disk fails the file before any block moves. With a journal
+    // a full disk fails the file before any block is written. With a journal
     // kept through on_prefix_grown the file takes its whole size at once
     // (preallocate.h, ReservedSize::whole): the caller then cuts it to its
     // complete prefix when the transfer stops.
