@@ -103,6 +103,15 @@ class RftpClient:
         return {"ok": not error, "value": count / r["wall"] if not error else 0.0, "error": error}
 
 
+    def small_put(self, url: str, transport: str, count: int, source: Path, landed: Path) -> dict:
+        """put -r of source into url/up/, which lands in the server's landed/up."""
+        r = self.run(["--transport", transport, "-j", "4", "put", "-r", str(source), f"{url}/up/"])
+        got = landed / "up" / source.name
+        error = r["error"] if r["rc"] else check_tree(got, source, count, 64 << 10, compare=False)
+        subprocess.run(["rm", "-rf", str(landed / "up")])
+        return {"ok": not error, "value": count / r["wall"] if not error else 0.0, "error": error}
+
+
 def median(runs: list) -> dict:
     failed = [r for r in runs if not r["ok"]]
     if failed:
