@@ -81,10 +81,11 @@ public:
     // Takes free block index into state `to` (a block granted ahead, which
     // the new file's states must hold from the start).
     Status take(uint32_t index, State to) {
-        auto at = std::find(free_.begin(), free_.end(), index);
-        if (at == free_.end() || !allowed(State{}, to))
+        // From the back: the low blocks a grant ahead takes sit there.
+        auto at = std::find(free_.rbegin(), free_.rend(), index);
+        if (at == free_.rend() || !allowed(State{}, to))
             return fail_msg("block " + std::to_string(index) + " is not free to take");
-        free_.erase(at);
+        free_.erase(std::next(at).base());
         states_[index] = to;
         return {};
     }

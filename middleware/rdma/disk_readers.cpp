@@ -52,7 +52,7 @@ void SourcePipeline::reader_loop(unsigned index) {
         // With a digest to take, a block is sealed only once it is hashed:
         // the digest is of the file's bytes, whatever happens to them later.
         auto seal = [&](uint32_t block, uint32_t length) {
-            return seal_block(pool.block(block), length, trailer_crc({pool.block(block), length}, checksums));
+            return seal_block(pool, block, length, trailer_crc({pool.block(block), length}, checksums));
         };
         std::vector<uint8_t> damaged(finished.size());
         if (!digest)

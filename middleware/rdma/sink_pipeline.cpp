@@ -14,7 +14,6 @@
 namespace rftp::middleware::rdma {
 
 Status SinkPipeline::start() {
-    last_length_.assign(core_.pool.count(), 0);
     auto writers = make_disk_threads(core_.pool, core_.params().disk, core_.params().disk.writers, core_.label + " writer");
     if (!writers) return fail(writers.error());
     writers_ = std::move(*writers);
@@ -207,11 +206,13 @@ void SinkPipeline::lend_locked(uint32_t slot, uint64_t offset, uint32_t len, std
     SinkFile &f = *file_;
     f.slot_offset[slot] = offset;
     f.slot_length[slot] = len;
-    // Where its trailer will sit (a /dev/null file's all land in block 0).
-    last_length_[f.discard ? 0 : slot] = len;
     if (!f.discard && f.spec.block_checksums) {
-        uint8_t *block = core_.pool.block(slot);
-        put_block_trailer(block, len, contents_crc ? ~*contents_crc : ~block_trailer(block, len));
+        if (contents_crc) {
+            put_block_trailer(core_.pool.block(slot), len, ~*contents_crc);
+            core_.pool.trailer_spoiled(slot);
+        } else {
+            core_.pool.spoil_trailer(slot);
+        }
     }
     f.grants_to_send.push_back(grant_of(slot, offset, len));
 }
@@ -279,21 +280,26 @@ Status SinkPipeline::on_notice(unsigned qp, uint32_t slot, uint32_t length, std:
                          std::to_string(f.slot_length[slot]) + " were granted");
     f.notice = mode;
     --f.grants_out;
+    core_.pool.trailer_sealed(f.discard ? 0 : slot, length);  // a /dev/null file's all land in block 0
+    return take_filled_locked(slot);
+}
+
+// A filled block of the open file: to the writers (after the space is
+// reserved), or, for /dev/null, free again at once, with no writer hop.
+Status SinkPipeline::take_filled_locked(uint32_t slot) {
+    SinkFile &f = *file_;
     if (f.discard) {
-        // Nothing to write: the block is free again at once, no writer hop.
         if (auto ok = f.slots.move(slot, SinkBlock::filled, SinkBlock::writing); !ok) return ok;
         block_stored_locked(slot);
         return {};
     }
-    queue_write_locked(slot);
-    return {};
-}
-
-void SinkPipeline::queue_write_locked(uint32_t slot) {
-    SinkFile &f = *file_;
-    if (f.reserve_pending) return f.after_reserve.push_back(slot);
+    if (f.reserve_pending) {
+        f.after_reserve.push_back(slot);
+        return {};
+    }
     f.to_write.push_back(slot);
     wake_disk_threads(writers_, writer_cv_);
+    return {};
 }
 
 // A damaged block is granted again for the same bytes, a few times; a
@@ -360,21 +366,13 @@ void SinkPipeline::grant_ahead_locked() {
     m.file_id = ahead.file_id;
     for (uint32_t k = 0; k < count; ++k) {
         const uint64_t offset = static_cast<uint64_t>(k) * block;
-        // Its length is not known yet: no old trailer may stand where the
-        // new one could (at a whole block, or where the last one was).
-        spoil_trailer(k, block);
-        if (last_length_[k] != 0 && last_length_[k] != block) spoil_trailer(k, last_length_[k]);
+        core_.pool.spoil_trailer(k);
         ahead.blocks.push_back({.slot = k, .relative_offset = offset});
         m.grants[m.grant_count++] = wire::Grant{k, block, offset, reinterpret_cast<uintptr_t>(core_.pool.block(k)),
                                                 core_.res.pool_mr->rkey};
     }
     ahead_ = std::move(ahead);
     send_locked(m);
-}
-
-void SinkPipeline::spoil_trailer(uint32_t slot, uint32_t len) {
-    uint8_t *block = core_.pool.block(slot);
-    put_block_trailer(block, len, ~block_trailer(block, len));
 }
 
 // A file opened while blocks are out ahead: its states hold them from the
@@ -408,6 +406,7 @@ Status SinkPipeline::park_ahead_notice_locked(uint32_t slot, uint32_t length, st
         if (auto ok = file_->slots.move(slot, SinkBlock::granted, SinkBlock::filled); !ok) return ok;
     b->filled = length;
     ahead.notice = mode;
+    core_.pool.trailer_sealed(slot, length);
     return {};
 }
 
@@ -433,7 +432,6 @@ void SinkPipeline::adopt_ahead_locked() {
         const auto len = static_cast<uint32_t>(std::min<uint64_t>(block, f.size - offset));
         f.slot_offset[b.slot] = offset;
         f.slot_length[b.slot] = len;
-        last_length_[b.slot] = len;
         f.next_offset = std::max(f.next_offset, offset + len);
         if (!b.filled) {
             ++f.grants_out;
@@ -447,14 +445,8 @@ void SinkPipeline::adopt_ahead_locked() {
         filled.push_back(b.slot);
     }
     for (uint32_t slot : filled) {
-        if (!f.discard) {
-            queue_write_locked(slot);
-            continue;
-        }
-        // Nothing to write, as in on_notice.
-        if (auto ok = f.slots.move(slot, SinkBlock::filled, SinkBlock::writing); !ok) return fail_locked(ok.error(), true);
-        block_stored_locked(slot);
-        if (f.done) return;
+        if (auto ok = take_filled_locked(slot); !ok) return fail_locked(ok.error(), true);
+        if (f.done) return;  // a /dev/null file complete
     }
 }
 

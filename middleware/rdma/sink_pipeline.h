@@ -72,8 +72,7 @@ private:
     void take_ahead_into_file_locked();
     void adopt_ahead_locked();
     Status park_ahead_notice_locked(uint32_t slot, uint32_t length, std::optional<uint32_t> file_id, NoticeMode mode);
-    void spoil_trailer(uint32_t slot, uint32_t len);
-    void queue_write_locked(uint32_t slot);
+    Status take_filled_locked(uint32_t slot);
     void reserve_then_grant(std::unique_lock<std::mutex> &lock);
     wire::Grant grant_of(uint32_t slot, uint64_t offset, uint32_t len) const;
     void grant_locked();
@@ -112,8 +111,7 @@ private:
         std::vector<AheadBlock> blocks;
     };
     std::optional<Ahead> ahead_;
-    uint32_t last_begun_ = 0;            // the last file_begin's id
-    std::vector<uint32_t> last_length_;  // per block: the length it was last lent for (where its trailer sits)
+    uint32_t last_begun_ = 0;  // the last file_begin's id
 
     std::vector<DiskThread> writers_;  // destroyed before the pool
     std::vector<std::thread> threads_;

@@ -40,11 +40,13 @@ void SourcePipeline::stop() {
     threads_.clear();
 }
 
-bool SourcePipeline::seal_block(uint8_t *block, uint32_t len, uint32_t crc) {
+bool SourcePipeline::seal_block(BlockPool &pool, uint32_t index, uint32_t len, uint32_t crc) {
     // The block's CRC32C goes right after its data, and travels in the same
     // WRITE. The test-only fault switch damages the data after that, as a
     // bad link would.
+    uint8_t *block = pool.block(index);
     put_block_trailer(block, len, crc);
+    pool.trailer_sealed(index, len);
     if (len == 0 || !take_fault_flip()) return false;
     block[len / 2] ^= 0x10;
     return true;
@@ -81,9 +83,9 @@ Result<FileResult> SourcePipeline::send(const SendSpec &spec, TransferProgress &
     // Grants ahead are for the next id only: any others lapsed.
     const bool ahead_for_this = announced_ + 1 == file_id;
     announced_ = file_id;
+    const std::vector<wire::Grant> ahead = std::exchange(ahead_, {});
     if (ahead_for_this && !f.done)
-        if (auto ok = use_grants_ahead_locked(std::exchange(ahead_, {})); !ok) fail_locked(ok.error(), true);
-    ahead_.clear();
+        if (auto ok = use_grants_ahead_locked(ahead); !ok) fail_locked(ok.error(), true);
 
     auto began = std::chrono::steady_clock::now();
     wait_until_finished(
@@ -95,7 +97,6 @@ Result<FileResult> SourcePipeline::send(const SendSpec &spec, TransferProgress &
     changed_.wait(lock, [&] { return disk_busy_ == 0 && !sender_busy_; });
     draining_ = false;
 
-    spoil_sent_trailers_locked();
     FileResult r;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
     r.notice = notice_mode_;
@@ -124,7 +125,7 @@ void SourcePipeline::hold_zero_block_locked() {
     uint32_t z = *held;
     uint32_t len = core_.pool.block_size();
     if (!core_.pool.zeroed(z)) std::memset(core_.pool.block(z), 0, len);
-    seal_block(core_.pool.block(z), len, zero_trailer_locked(z, len));
+    seal_block(core_.pool, z, len, zero_trailer_locked(z, len));
     core_.pool.set_zeroed(z, true);
     f.zero_block = z;
 }
@@ -206,23 +207,6 @@ void SourcePipeline::forget_grants_ahead() {
 // lent to the peer, a notice without a fresh WRITE fails its check
 // instead of passing these bytes off as the peer's (docs/protocol.md,
 // "Grants ahead").
-// A block may have carried the file's short last piece before a whole one
-// (a resend from the /dev/zero block leaves its own memory as it was):
-// both places are spoiled.
-void SourcePipeline::spoil_sent_trailers_locked() {
-    SourceFile &f = *file_;
-    const uint32_t whole = core_.pool.block_size();
-    const auto last = static_cast<uint32_t>((f.spec.size - f.spec.start) % whole);
-    for (uint32_t b = 0; b < f.block_grant.size(); ++b) {
-        if (f.block_grant[b].length == 0) continue;
-        uint8_t *block = core_.pool.block(b);
-        for (uint32_t len : {whole, last})
-            if (len != 0) put_block_trailer(block, len, ~block_trailer(block, len));
-        // A short trailer sits inside the block's data: no longer all zeros.
-        if (last != 0) core_.pool.set_zeroed(b, false);
-    }
-}
-
 Status SourcePipeline::on_file_done(const wire::RdmaMessage &m) {
     std::lock_guard lock(mutex_);
     if (!file_ || m.file_id != file_->id) return fail_msg("peer confirmed a file this side is not sending");
@@ -256,7 +240,7 @@ void SourcePipeline::assign_blocks_locked() {
             uint32_t len = f.block_grant[*b].length;
             // A short trailer lands inside the block's zeros: it is no longer all zeros.
             if (!from_zero_block &&
-                (seal_block(pool.block(*b), len, zero_trailer_locked(*b, len)) || len < pool.block_size()))
+                (seal_block(pool, *b, len, zero_trailer_locked(*b, len)) || len < pool.block_size()))
                 pool.set_zeroed(*b, false);
             if (auto ok = f.blocks.move(*b, SourceBlock::loading, SourceBlock::ready); !ok)
                 return fail_locked(ok.error(), true);

@@ -67,7 +67,7 @@ private:
     Status post_chain(const std::vector<Posting> &chain, unsigned qp, uint32_t file_id);
     // Puts the CRC32C trailer after a block's data; returns whether the test
     // fault switch then damaged it.
-    static bool seal_block(uint8_t *block, uint32_t len, uint32_t crc);
+    static bool seal_block(BlockPool &pool, uint32_t block, uint32_t len, uint32_t crc);
 
     // All *_locked run with mutex_ held.
     void fail_locked(const Error &e, bool tell_peer);
@@ -76,7 +76,6 @@ private:
     uint32_t zero_trailer_locked(uint32_t block, uint32_t len);
     void assign_blocks_locked();
     Status use_grants_ahead_locked(const std::vector<wire::Grant> &ahead);
-    void spoil_sent_trailers_locked();
     void make_ready_locked(uint32_t block);  // loaded (and sealed): to the sender
     bool current_locked(uint32_t id) const { return file_ && file_->id == id && !file_->done; }
     void went_idle_locked() {
