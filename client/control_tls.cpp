@@ -80,8 +80,14 @@ OutcomeStatus ControlTls::before_login(FtpConnection &control) {
     return {};
 }
 
-Outcome<bool> ControlTls::protect_data(FtpConnection &control) {
+Outcome<bool> ControlTls::protect_data(FtpConnection &control, bool ahead) {
     if (!on_) return false;
+    if (ahead) {
+        // Read on the way to the next reply: a refusal fails that read.
+        if (auto sent = control.send_setting_ahead("PBSZ 0"); !sent) return std::unexpected(sent.error());
+        if (auto sent = control.send_setting_ahead("PROT P"); !sent) return std::unexpected(sent.error());
+        return true;
+    }
     auto pbsz = control.command("PBSZ 0");
     if (!pbsz) return std::unexpected(pbsz.error());
     auto prot = pbsz->code == 200 ? control.command("PROT P") : pbsz;

@@ -26,8 +26,10 @@ public:
     // server without TLS is an error under require.
     OutcomeStatus before_login(FtpConnection &control);
     // After the login: PBSZ 0 and PROT P when the control connection is
-    // TLS; whether data connections are protected.
-    Outcome<bool> protect_data(FtpConnection &control);
+    // TLS; whether data connections are protected. ahead: to a server that
+    // pipelines and lists AUTH TLS, both go as settings ahead
+    // (FtpConnection::send_setting_ahead), read with the next reply.
+    Outcome<bool> protect_data(FtpConnection &control, bool ahead);
 
     // Empty until TLS started.
     const middleware::tls::SharedSslCtx &context() const { return ctx_; }

@@ -79,17 +79,32 @@ Outcome<Credentials> resolve_credentials(const Url &url) {
     return creds;
 }
 
-Outcome<std::string> password_for(const Credentials &creds) {
+namespace {
+
+// Passwords typed at the prompt, remembered for the process: many-file
+// transfers log in once per session, from several threads.
+std::mutex prompt_mutex;
+std::map<std::string, std::string> typed_passwords;
+
+std::string prompt_key(const Credentials &creds) { return creds.user + "@" + creds.host; }
+
+}  // namespace
+
+std::optional<std::string> known_password(const Credentials &creds) {
     if (creds.netrc_password) return *creds.netrc_password;
     if (auto p = env("RFTP_PASSWORD")) return *p;
     // Anonymous FTP asks for an e-mail address by convention, not a secret.
     if (is_anonymous(creds.user)) return std::string("rftp@");
-    // Many-file transfers log in once per session, from several threads:
-    // the terminal is asked once, under a lock, and the answer reused.
-    static std::mutex prompt_mutex;
-    static std::map<std::string, std::string> typed_passwords;
     std::lock_guard lock(prompt_mutex);
-    std::string key = creds.user + "@" + creds.host;
+    if (auto typed = typed_passwords.find(prompt_key(creds)); typed != typed_passwords.end()) return typed->second;
+    return std::nullopt;
+}
+
+Outcome<std::string> password_for(const Credentials &creds) {
+    if (auto known = known_password(creds)) return *known;
+    // The terminal is asked once, under the lock, and the answer reused.
+    std::lock_guard lock(prompt_mutex);
+    const std::string key = prompt_key(creds);
     if (auto known = typed_passwords.find(key); known != typed_passwords.end()) return known->second;
     auto typed = prompt_password("Password for " + key + ": ");
     if (!typed) return std::unexpected(typed.error());

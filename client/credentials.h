@@ -28,4 +28,8 @@ Outcome<Credentials> resolve_credentials(const Url &url);
 // A typed password is remembered for the process, so -j sessions prompt once.
 Outcome<std::string> password_for(const Credentials &creds);
 
+// The password if it is known without asking (netrc, env, anonymous, typed
+// already), so it may go before the server asks for it.
+std::optional<std::string> known_password(const Credentials &creds);
+
 }  // namespace rftp::client

@@ -13,17 +13,29 @@ std::unexpected<Failure> refused(const std::string &what, const ftp::Reply &repl
 
 namespace {
 
-OutcomeStatus login(FtpConnection &control, const Url &url) {
+// Lines go before their replies are read only to a server whose FEAT says
+// PIPELINE (rftpd's), and the password only when it is known without
+// asking: a prompt waits for the server's 331.
+Outcome<ftp::Reply> user_and_password(FtpConnection &control, const Credentials &creds, bool together) {
+    const std::string user = "USER " + creds.user;
+    std::optional<std::string> pass;
+    if (together)
+        if (auto known = known_password(creds)) pass = "PASS " + *known;
+    if (pass)
+        if (auto sent = control.send_ahead({user, *pass}); !sent) return std::unexpected(sent.error());
+    auto reply = control.command(user);
+    if (!reply || reply->code != 331) return reply;  // a PASS sent ahead is read as not wanted
+    if (pass) return control.command(*pass);
+    auto password = password_for(creds);
+    if (!password) return std::unexpected(password.error());
+    return control.command("PASS " + *password);
+}
+
+OutcomeStatus login(FtpConnection &control, const Url &url, bool together) {
     auto creds = resolve_credentials(url);
     if (!creds) return std::unexpected(creds.error());
-    auto reply = control.command("USER " + creds->user);
+    auto reply = user_and_password(control, *creds, together);
     if (!reply) return std::unexpected(reply.error());
-    if (reply->code == 331) {
-        auto password = password_for(*creds);
-        if (!password) return std::unexpected(password.error());
-        reply = control.command("PASS " + *password);
-        if (!reply) return std::unexpected(reply.error());
-    }
     if (reply->code == 332) {
         if (!creds->account)
             return fail_as(ExitCode::auth, "server wants an account (ACCT) for '" + creds->user +
@@ -35,6 +47,19 @@ OutcomeStatus login(FtpConnection &control, const Url &url) {
         return fail_as(reply->code == 421 ? ExitCode::connection : ExitCode::auth,
                        "login as '" + creds->user + "' refused: " + describe(*reply));
     return {};
+}
+
+// FEAT before the login (RFC 2389 allows it; under TLS it comes after AUTH
+// TLS): what it says decides how the login goes. A server that answers
+// only after a login is asked again then.
+Outcome<std::optional<ftp::Features>> ask_features(FtpConnection &control) {
+    auto feat = control.command("FEAT");
+    if (!feat) return std::unexpected(feat.error());
+    if (feat->code != 211) {
+        log::debug("FEAT before login: " + describe(*feat) + "; asking again after it");
+        return std::nullopt;
+    }
+    return ftp::parse_features(feat->lines);
 }
 
 }  // namespace
@@ -53,19 +78,26 @@ Outcome<Session> open_session(const Url &url, const Options &options) {
     if (greeting->code != 220) return fail_as(ExitCode::connection, where + " did not greet: " + describe(*greeting));
     if (auto secured = tls->before_login(*control); !secured)
         return fail_as(secured.error().exit, where + ": " + secured.error().message);
-    if (auto ok = login(*control, url); !ok) return fail_as(ok.error().exit, where + ": " + ok.error().message);
+    auto early = ask_features(*control);
+    if (!early) return fail_as(early.error().exit, where + ": " + early.error().message);
+    const bool together = *early && (*early)->pipeline_max > 0;
+    if (auto ok = login(*control, url, together); !ok) return fail_as(ok.error().exit, where + ": " + ok.error().message);
 
     Session session{std::move(*control), {}, false};
-    auto data = tls->protect_data(session.control);
+    auto data = tls->protect_data(session.control, together && (*early)->auth_tls);
     if (!data) return fail_as(data.error().exit, where + ": " + data.error().message);
     session.protect_data = *data;
     session.tls_ctx = tls->context();
     session.tls_host = url.host;
     session.pinned_pubkey = options.pinned_pubkey;
-    auto feat = session.control.command("FEAT");
-    if (!feat) return std::unexpected(feat.error());
-    if (feat->code == 211) session.features = ftp::parse_features(feat->lines);
-    else log::info("server has no FEAT (" + describe(*feat) + "); using plain RFC 959 commands");
+    if (*early) {
+        session.features = **early;
+    } else {
+        auto feat = session.control.command("FEAT");
+        if (!feat) return std::unexpected(feat.error());
+        if (feat->code == 211) session.features = ftp::parse_features(feat->lines);
+        else log::info("server has no FEAT (" + describe(*feat) + "); using plain RFC 959 commands");
+    }
     session.control_rtt_us = path_rtt_us(session.control.fd());
     return session;
 }

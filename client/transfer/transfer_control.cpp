@@ -25,9 +25,20 @@ bool asks_data_keep(const Session &session, unsigned streams) {
            session.features.is_rftpd() && !session.protect_data;
 }
 
+// Without connections kept (under PROT P, say), the transfer opens its
+// connections next: rftpd's EPSV then shares the OPTS PARALLEL round trip.
+bool opens_connections_next(const Session &session) {
+    return session.features.is_rftpd() && session.kept_data.empty() && !session.control.has_lines_ahead();
+}
+
 Outcome<ftp::Reply> parallel_request(Session &session, unsigned streams, uint64_t block_size) {
     const std::string request = "OPTS " + ftp::format_parallel_request({.streams = streams, .block_size = block_size});
-    if (!asks_data_keep(session, streams)) return session.control.command(request);
+    if (!asks_data_keep(session, streams)) {
+        if (!opens_connections_next(session)) return session.control.command(request);
+        if (auto sent = session.control.send(request); !sent) return std::unexpected(sent.error());
+        if (auto sent = send_data_setup_ahead(session); !sent) return std::unexpected(sent.error());
+        return session.control.read_reply();
+    }
     session.data_keep_asked = true;
     const bool unechoed = session.features.data_keep_unechoed;
     if (auto sent = session.control.send(unechoed ? "OPTS DATAKEEP ON UNECHOED" : "OPTS DATAKEEP ON"); !sent)

@@ -167,3 +167,16 @@ def rftpd_factory(tmp_path):
 @pytest.fixture
 def rftpd(rftpd_factory) -> Rftpd:
     return rftpd_factory()
+
+
+def rounds(debug_log: str) -> list:
+    """The commands rftp sent between replies it read (its -vv log): one
+    list a round, each a round trip on a long path."""
+    out, current = [], []
+    for line in debug_log.splitlines():
+        if line.startswith("debug: --> "):
+            current.append(line.split()[2])
+        elif line.startswith("debug: <-- ") and current:
+            out.append(current)
+            current = []
+    return out + ([current] if current else [])

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import PASSWORDS, TESTING
+from conftest import PASSWORDS, TESTING, rounds
 
 RFTP = str(TESTING / "rftp")
 FILES = {"a.bin": os.urandom(3000), "b.bin": os.urandom(5000), "c.bin": os.urandom(7000)}
@@ -186,22 +186,11 @@ def test_put_r_makes_a_deep_and_wide_tree(rftpd, tmp_path, existing):
     assert len(got) == 60
 
 
-def rounds(debug_log: str) -> list:
-    """The commands rftp sent between replies it read: one list a round."""
-    out, current = [], []
-    for line in debug_log.splitlines():
-        if line.startswith("debug: --> "):
-            current.append(line.split()[2])
-        elif line.startswith("debug: <-- ") and current:
-            out.append(current)
-            current = []
-    return out + ([current] if current else [])
-
-
 def test_set_up_lines_go_to_rftpd_together(rftpd, tmp_path):
-    """Lines whose order is fixed go in one round: TYPE I with a get's
-    SIZE and MDTM; the first OPTS PARALLEL with DATAKEEP, the data token
-    and EPSV; and put -r's MKDs."""
+    """Lines whose order is fixed go in one round: USER with PASS, once
+    FEAT (asked before the login) says PIPELINE; TYPE I with a get's SIZE
+    and MDTM; the first OPTS PARALLEL with DATAKEEP, the data token and
+    EPSV; and put -r's MKDs."""
     (rftpd.roots["alice"] / "f.bin").write_bytes(os.urandom(3 << 20))
     home = tmp_path / "home"
     home.mkdir()
@@ -209,6 +198,7 @@ def test_set_up_lines_go_to_rftpd_together(rftpd, tmp_path):
                  password=PASSWORDS["alice"])
     assert r.returncode == 0, r.stderr
     sent = rounds(r.stderr.decode())
+    assert ["USER", "PASS"] in sent and sent.index(["FEAT"]) < sent.index(["USER", "PASS"]), sent
     assert ["TYPE", "SIZE", "MDTM"] in sent, sent
     assert ["OPTS", "OPTS", "OPTS", "EPSV"] in sent, sent
     tree = tmp_path / "tree"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PASSWORDS, TESTING, Rftpd, free_port
+from conftest import PASSWORDS, TESTING, Rftpd, free_port, rounds
 from vsftpd_server import VsftpdServer
 from tls_certs import CertAuthority, non_loopback_address, pin_of
 
@@ -94,6 +94,20 @@ def test_put_and_get_under_prot_p_on_a_tls_required_listener(ftps, ca, tmp_path,
     assert log.count("data=tls") >= 3 and "result=failed" not in log
     assert f"ktls={'available' if kernel_has_ktls() else 'unavailable'}" in log
     assert log.count(f"tls_path={sender}") >= 2
+
+
+def test_rftpd_under_tls_sets_up_in_fewer_round_trips(ftps, ca, tmp_path):
+    """With rftpd (FEAT says PIPELINE, asked before the login): USER and
+    PASS in one round; PBSZ and PROT read on the way to the next replies;
+    OPTS PARALLEL with its EPSV. Each round is a round trip on a long path."""
+    (ftps.roots["alice"] / "f.bin").write_bytes(os.urandom(3 << 20))
+    r = rftp("-vv", "get", f"ftp://alice@{HOST_IP}:{ftps.network_port}/f.bin", str(tmp_path / "f.bin"), ca=ca)
+    assert r.returncode == 0, r.stderr
+    sent = rounds(r.stderr)
+    assert sent[:3] == [["AUTH"], ["FEAT"], ["USER", "PASS"]], sent
+    assert ["PBSZ", "PROT", "TYPE", "SIZE", "MDTM"] in sent, sent
+    assert ["OPTS", "EPSV"] in sent, sent
+    assert (tmp_path / "f.bin").read_bytes() == (ftps.roots["alice"] / "f.bin").read_bytes()
 
 
 def test_implicit_ftps_url(tmp_path, ca):
@@ -234,8 +248,11 @@ def test_rftp_against_vsftpd_with_ftps_required(tmp_path, ca):
         r = run("get", server.url("/pub/v.bin"), str(back))
         assert r.returncode == 0, r.stderr
         assert back.read_bytes() == src.read_bytes()
-        r = run("ls", server.url("/pub/"))
+        r = run("-vv", "ls", server.url("/pub/"))
         assert r.returncode == 0 and "v.bin" in r.stdout, r.stderr
+        # vsftpd says no PIPELINE: each line waits for the reply before it
+        # (the login is anonymous here, without PASS).
+        assert rounds(r.stderr)[:5] == [["AUTH"], ["FEAT"], ["USER"], ["PBSZ"], ["PROT"]], r.stderr
         # Without TLS vsftpd refuses the login: the data above was protected.
         r = run("ls", server.url("/pub/"), tls="off")
         assert r.returncode == 4, r.stderr
