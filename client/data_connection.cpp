@@ -121,7 +121,12 @@ Outcome<DataTlsRelays> secure_data_connections(Session &session, std::vector<Uni
     const int timeout_ms = session.control.timeout() * 1000;
     for (std::size_t i = 0; i < connections.size(); ++i) {
         const std::string which = "data connection " + std::to_string(i + 1) + "/" + std::to_string(connections.size());
-        auto ssl = middleware::tls::new_client_connection(session.tls_ctx.get(), session.tls_host, resumable.get());
+        // Each connection resumes a copy: OpenSSL marks the session a
+        // connection holds as not resumable when that connection is freed
+        // without its close_notify sent (a download's end), and the next
+        // file's connections would then not resume at all.
+        middleware::tls::UniqueSslSession copy(resumable ? SSL_SESSION_dup(resumable.get()) : nullptr);
+        auto ssl = middleware::tls::new_client_connection(session.tls_ctx.get(), session.tls_host, copy.get());
         if (!ssl) return fail_as(ExitCode::connection, which + ": " + ssl.error().message);
         middleware::tls::offer_kernel_tls(ssl->get());
         if (auto shaken = middleware::tls::handshake(ssl->get(), connections[i].get(), timeout_ms, &interrupt_flag());

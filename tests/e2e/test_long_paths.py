@@ -21,6 +21,7 @@ from conftest import PASSWORDS, Rftpd, TESTING, free_port  # noqa: E402
 from delay_line import CLIENT_PREFIX, SERVER_ADDR, DelayLine  # noqa: E402
 from test_data_keep import tree  # noqa: E402
 from test_unechoed_downloads import commands_right_after_first_150  # noqa: E402
+from tls_certs import CertAuthority  # noqa: E402
 
 RFTP = str(TESTING / "rftp")
 # The delay line makes a network namespace and TUN devices.
@@ -31,7 +32,7 @@ MiB = 1 << 20
 
 
 @contextlib.contextmanager
-def far_rftpd(workdir: Path, env_extra=None):
+def far_rftpd(workdir: Path, env_extra=None, extra_config=""):
     """rftpd, reached from the client namespace at RTT_MS: (daemon, its URL)."""
     port = free_port()
     line = DelayLine()
@@ -39,7 +40,7 @@ def far_rftpd(workdir: Path, env_extra=None):
         set_ceilings(6 << 20, 4 << 20)  # Linux's defaults, whatever this host's are: 3 MiB a stream
         line.set(RTT_MS)
         d = Rftpd(workdir, more_listeners=f", {{address: {SERVER_ADDR}, port: {port}, allow_plaintext: true}}",
-                  env_extra=env_extra)
+                  env_extra=env_extra, extra_config=extra_config)
         try:
             yield d, f"rftp://alice@{SERVER_ADDR}:{port}"
             assert d.alive(), "rftpd died:\n" + d.log()[-3000:]
@@ -55,9 +56,14 @@ def far(place):
         yield d_url
 
 
-def rftp(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+def rftp(tmp_path: Path, *args: str, ca: Path | None = None) -> subprocess.CompletedProcess:
+    """rftp in the client namespace; in clear, or under TLS with ca."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "RFTP_PASSWORD": PASSWORDS["alice"]}
-    return subprocess.run([*CLIENT_PREFIX, RFTP, "--tls", "off", *args], env=env, capture_output=True, text=True,
+    tls = ["--tls", "off"]
+    if ca:
+        env["RFTP_CA_BUNDLE"] = str(ca)
+        tls = ["--tls", "require"]
+    return subprocess.run([*CLIENT_PREFIX, RFTP, *tls, *args], env=env, capture_output=True, text=True,
                           timeout=300)
 
 
@@ -105,6 +111,23 @@ def test_rftp_keeps_a_download_ahead_for_each_millisecond(far, tmp_path):
     assert ahead == ["SIZE", "RETR"] * files_ahead, r.stderr[-5000:]
     assert 29 <= files_ahead <= 34, (files_ahead, r.stderr[-5000:])
     assert d.log().count("command=RETR") == 60
+
+
+def test_many_files_under_tls_on_one_session(place, tmp_path):
+    """Under PROT P each data connection resumes the login's TLS session
+    (rftpd requires it). On a long path a download's connection is freed
+    before its TLS has ended; that must not keep the next one from
+    resuming. One session (-j 1) lists the tree and fetches every file."""
+    ca = CertAuthority(place / "ca")
+    cert, key = ca.server("far", f"IP:{SERVER_ADDR}")
+    with far_rftpd(place / "far-tls", extra_config=f"tls: {{certificate: \"{cert}\", key: \"{key}\"}}\n") as (d, url):
+        want = serve_files(d, 6, 30011)
+        down = tmp_path / "down"
+        down.mkdir()
+        r = rftp(tmp_path, "-j", "1", "get", "-r", f"{url}/many/", str(down), ca=ca.ca)
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert tree(down / "many") == want
+        assert "data_connection_refused" not in d.log() and d.log().count("data=tls") == 7
 
 
 def test_damaged_files_in_a_long_window_fail_alone_and_c_fetches_them(place, tmp_path):

@@ -96,6 +96,29 @@ def test_put_and_get_under_prot_p_on_a_tls_required_listener(ftps, ca, tmp_path,
     assert log.count(f"tls_path={sender}") >= 2
 
 
+def test_many_files_on_one_session_under_prot_p(ftps, ca, tmp_path):
+    """Every data connection of a session resumes the login's TLS session,
+    which rftpd requires: the listing's, then each file's, one session
+    (-j 1) for the whole tree, both ways. A download's connection ends
+    without rftp's close_notify, and must not spoil the next one's."""
+    tree = ftps.roots["alice"] / "tree"
+    tree.mkdir()
+    want = {f"f{i:02d}.bin": os.urandom(64 << 10 if i % 2 else 1000 + i) for i in range(60)}
+    for name, body in want.items():
+        (tree / name).write_bytes(body)
+    base = f"ftp://alice@127.0.0.1:{ftps.port}"
+    down = tmp_path / "down"
+    down.mkdir()
+    r = rftp("-vv", "-j", "1", "get", "-r", f"{base}/tree/", str(down), ca=ca)
+    assert r.returncode == 0, r.stderr
+    assert {p.name: p.read_bytes() for p in (down / "tree").iterdir()} == want
+    (ftps.roots["alice"] / "up").mkdir()
+    r = rftp("-j", "1", "put", "-r", str(down / "tree"), f"{base}/up/", ca=ca)
+    assert r.returncode == 0, r.stderr
+    assert {p.name: p.read_bytes() for p in (ftps.roots["alice"] / "up" / "tree").iterdir()} == want
+    assert "data_connection_refused" not in ftps.log()
+
+
 def test_rftpd_under_tls_sets_up_in_fewer_round_trips(ftps, ca, tmp_path):
     """With rftpd (FEAT says PIPELINE, asked before the login): USER and
     PASS in one round; PBSZ and PROT read on the way to the next replies;
