@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchlib import data  # noqa: E402
+from benchlib.certificates import make_certificate  # noqa: E402
 from benchlib.cpu import CgroupBase, wait_for_quiet  # noqa: E402
 from benchlib.doc_section import replace_section  # noqa: E402
 from benchlib.measure import measure  # noqa: E402
@@ -67,18 +68,6 @@ def kernel_has_ktls() -> bool:
             return True
         except OSError as e:
             return e.errno == errno.ENOTCONN
-
-
-def make_certificate(directory: Path) -> tuple[Path, Path]:
-    run = lambda *a: subprocess.run(["openssl", *a], cwd=directory, check=True, capture_output=True)  # noqa: E731
-    run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key",
-        "-out", "ca.pem", "-days", "2", "-subj", "/CN=rftp bench CA")
-    run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "server.key",
-        "-out", "server.csr", "-subj", "/CN=127.0.0.1")
-    (directory / "ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out",
-        "server.pem", "-days", "2", "-extfile", "ext")
-    return directory / "server.pem", directory / "server.key"
 
 
 class Row:

@@ -17,7 +17,10 @@ Rows, each the median of --runs runs, with each tool's default settings:
 - the large file at 50 ms with -P 1, 2 and 4 (--streams), and at 50 ms
   with 0.01 % loss;
 - rftp alone with a longer file (--long-mib, 2048 MiB) at 0 and 50 ms:
-  a large file long enough that slow start and set-up are a small part.
+  a large file long enough that slow start and set-up are a small part;
+- rftp alone under TLS (path "tls": a second rftpd with a certificate,
+  `--tls require`, PROT P): the large file, and --tls-files small files
+  (0: no such rows), at each round trip.
 Writes the table between the bench-wan-tcp markers of docs/benchmarks.md
 unless --doc no. Run as root: it makes a network namespace and devices."""
 
@@ -33,7 +36,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from benchlib.certificates import make_certificate  # noqa: E402
 from benchlib.cpu import CgroupBase  # noqa: E402
+from benchlib.data import make_small_files  # noqa: E402
 from delay_line import CLIENT_ADDR, CLIENT_PREFIX, MTU, SERVER_ADDR, DelayLine  # noqa: E402
 from benchlib.servers import Rftpd  # noqa: E402
 from benchlib.wan_peers import Peers  # noqa: E402
@@ -74,9 +79,22 @@ def describe(a, rtts: dict) -> tuple[str, str]:
     return heading, text
 
 
-def run_rows(a, line: DelayLine, rftpd: Rftpd, peers: Peers | None, work: Path, root: Path) -> tuple[list, dict]:
+def tls_rows(a, rows: list, label: dict, tls_rftpd: Rftpd, work: Path, root: Path) -> None:
+    """rftp under TLS at the line's round trip: the large file, then the
+    small-tls tree (--tls-files files)."""
+    rftp = RftpClient(Path(a.build), Rftpd.password, CLIENT_PREFIX, tls="require", ca=work / "ca.pem")
+    url = f"rftp://{Rftpd.user}@{SERVER_ADDR}:{tls_rftpd.port}"
+    measure(rows, a.runs, dict(label, path="tls", test="large file get"), rftp.large_get, url, "tcp",
+            a.large_mib * MiB, work)
+    if a.tls_files:
+        measure(rows, a.runs, dict(label, path="tls", test="small files get -r -j 4"),
+                lambda: rftp.small_get(url, "tcp", a.tls_files, work, root / "small-tls", tree="small-tls"))
+
+
+def run_rows(a, line: DelayLine, rftpd: Rftpd, tls_rftpd: Rftpd | None, peers: Peers | None, work: Path,
+             root: Path) -> tuple[list, dict]:
     size = a.large_mib * MiB
-    # In clear, as the peers and iperf3 here: TLS's cost is bench-tls's table.
+    # In clear, as the peers and iperf3 here; rftp under TLS has rows of its own.
     rftp = RftpClient(Path(a.build), Rftpd.password, CLIENT_PREFIX, tls="off")
     url = f"rftp://{Rftpd.user}@{SERVER_ADDR}:{rftpd.port}"
     rows, rtts = [], {}
@@ -96,6 +114,8 @@ def run_rows(a, line: DelayLine, rftpd: Rftpd, peers: Peers | None, work: Path, 
         if a.long_mib and rtt in (0, 50):
             measure(rows, a.runs, dict(label, path="tcp", test=f"large file get, {a.long_mib} MiB"),
                     lambda: rftp.large_get(url, "tcp", a.long_mib * MiB, work, name="long.bin"))
+        if tls_rftpd:
+            tls_rows(a, rows, label, tls_rftpd, work, root)
     line.set(50)
     for n in a.streams:
         measure(rows, a.runs, {"rtt": 50, "tcp": "default", "path": "tcp", "test": f"large file get -P {n}",
@@ -117,6 +137,8 @@ def main():
                     help="rftp's rows with a longer file at 0 and 50 ms (0: none)")
     ap.add_argument("--rtts", type=lambda t: [int(x) for x in t.split(",") if x], default=list(RTTS_MS),
                     help="round trips in ms (default 0,10,50)")
+    ap.add_argument("--tls", default="yes", help="rftp's rows under TLS (yes/no)")
+    ap.add_argument("--tls-files", type=int, default=200, help="small files in the TLS rows (0: none)")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="rftp-wan-tcp-", dir="/dev/shm"))
     root = work / "alice"
@@ -124,15 +146,21 @@ def main():
     prepare(root, a.large_mib, a.small_files)
     if a.long_mib:
         write_large_file(root / "long.bin", a.long_mib)
+    if a.tls == "yes" and a.tls_files:
+        make_small_files(root / "small-tls", a.tls_files, 64 << 10)
     cgroups = CgroupBase("rftp-bench-wan-tcp")
     line = DelayLine()
-    rftpd = peers = None
+    rftpd = tls_rftpd = peers = None
     try:
         rftpd = Rftpd(cgroups.group("rftpd"), work, Path(a.build), root, address=SERVER_ADDR)
+        if a.tls == "yes":
+            (work / "tls").mkdir()
+            tls_rftpd = Rftpd(cgroups.group("rftpd-tls"), work / "tls", Path(a.build), root, address=SERVER_ADDR,
+                              tls=make_certificate(work, SERVER_ADDR))
         peers = Peers(work, root, SERVER_ADDR, CLIENT_PREFIX, CLIENT_ADDR) if a.peers == "yes" else None
-        rows, rtts = run_rows(a, line, rftpd, peers, work, root)
+        rows, rtts = run_rows(a, line, rftpd, tls_rftpd, peers, work, root)
     finally:
-        for server in (peers, rftpd):
+        for server in (peers, tls_rftpd, rftpd):
             if server:
                 server.stop()
         cgroups.remove()

@@ -70,14 +70,19 @@ def iperf3_get(addr: str, size: int, prefix: list[str]) -> dict:
 
 class RftpClient:
     """rftp with --json, behind the client's prefix, logging in with password;
-    with tls (rftp's --tls) as given, or rftp's default for the address."""
+    with tls (rftp's --tls) as given, or rftp's default for the address;
+    trusting the CA bundle ca where given."""
 
-    def __init__(self, build: Path, password: str, prefix: list[str], tls: str | None = None):
+    def __init__(self, build: Path, password: str, prefix: list[str], tls: str | None = None,
+                 ca: Path | None = None):
         self.build, self.password, self.prefix = build, password, prefix
         self.tls = ["--tls", tls] if tls else []
+        self.ca = ca
 
     def run(self, args: list[str]) -> dict:
         env = dict(os.environ, RFTP_PASSWORD=self.password)
+        if self.ca:
+            env["RFTP_CA_BUNDLE"] = str(self.ca)
         start = time.monotonic()
         p = subprocess.run([*self.prefix, str(self.build / "rftp"), "--json", "--no-progress", *self.tls, *args],
                            capture_output=True, text=True, env=env, timeout=1800)
@@ -93,11 +98,11 @@ class RftpClient:
         return {"ok": ok, "value": size / 1e9 / seconds if ok else 0.0, "error": "" if ok else r["error"],
                 "streams": r["summary"].get("streams", 0)}
 
-    def small_get(self, url: str, transport: str, count: int, work: Path, source: Path) -> dict:
+    def small_get(self, url: str, transport: str, count: int, work: Path, source: Path, tree: str = "small") -> dict:
         down = work / "small.down"
         down.mkdir()
-        r = self.run(["--transport", transport, "-j", "4", "get", "-r", f"{url}/small/", str(down)])
-        got = down / "small" if (down / "small").is_dir() else down
+        r = self.run(["--transport", transport, "-j", "4", "get", "-r", f"{url}/{tree}/", str(down)])
+        got = down / tree if (down / tree).is_dir() else down
         error = r["error"] if r["rc"] else check_tree(got, source, count, 64 << 10, compare=False)
         subprocess.run(["rm", "-rf", str(down)])
         return {"ok": not error, "value": count / r["wall"] if not error else 0.0, "error": error}
