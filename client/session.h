@@ -4,6 +4,7 @@
 
 #include "client/cli/options.h"
 #include "client/exit_codes.h"
+#include "middleware/tls/kept_connections.h"
 #include "middleware/tls/openssl_handles.h"
 #include "protocol/features.h"
 #include "client/ftp_connection.h"
@@ -58,7 +59,7 @@ struct Session {
     // frame, and the next file's frames may follow at once.
     bool data_keep_unechoed = false;
     bool data_keep_asked = false;
-    std::vector<UniqueFd> kept_data;
+    middleware::tls::KeptConnections kept_data;  // under PROT P with their TLS
     // PROT P is in force: every data connection is TLS, resuming the control
     // connection's session (data_connection.h).
     bool protect_data = false;
@@ -70,9 +71,9 @@ struct Session {
 };
 
 // Whether this session's framed connections stay open after a transfer
-// that ends well (never under PROT P: each ends with close_notify).
+// that ends well (under PROT P with their TLS, docs/protocol.md).
 inline bool keeps_data_connections(const Session &session) {
-    return session.data_keep && !session.protect_data;
+    return session.data_keep;
 }
 
 // Connects, secures the control connection as options.tls says (TLS by

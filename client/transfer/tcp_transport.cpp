@@ -20,8 +20,10 @@ OutcomeStatus TcpTransport::connect(Session &session) {
     // Connections a transfer started ahead ran on are gone: ABOR closed them.
     if (session.control.take_abandoned_transfer()) session.kept_data.clear();
     if (keep_ && session.kept_data.size() == streams_) {
-        connections_ = std::move(session.kept_data);
-        session.kept_data.clear();
+        auto kept = std::exchange(session.kept_data, {});
+        connections_ = std::move(kept.plain);
+        relays_ = std::move(kept.relays);  // under PROT P: their TLS is up
+        for (const auto &r : relays_) fds_.push_back(r->engine_fd());
     } else {
         auto connections = open_data_connections(session, streams_);
         if (!connections) return std::unexpected(connections.error());
@@ -32,6 +34,7 @@ OutcomeStatus TcpTransport::connect(Session &session) {
 }
 
 OutcomeStatus TcpTransport::started(Session &session) {
+    if (!relays_.empty()) return {};  // kept, secured already
     auto relays = secure_data_connections(session, connections_);
     if (!relays) return std::unexpected(relays.error());
     if (relays->empty()) return {};
@@ -53,6 +56,8 @@ Status TcpTransport::move(middleware::TransferProgress &progress) {
     }
     // A Ctrl-C that came as the last bytes went: no close_notify vouches for it.
     if (client::interrupted()) return fail_msg("interrupted", -EINTR);
+    // Kept, the file ended with its EOD frames, and the TLS stays up.
+    if (keep_) return moved;
     // The end of stream as close_notify, once every byte before it went:
     // an upload's end, and a download's acknowledgement. Only here: an
     // interrupt that shuts the connections down sends none (tls_relay.h).
@@ -65,11 +70,11 @@ void TcpTransport::finish(FileReport &report) {
     // Kept only until the reply: run_transfer lets them go unless it is 226.
     // These just carried a whole file: no ABOR of an earlier transfer sent
     // ahead concerns them.
-    if (keep_ && moved_ && relays_.empty()) {
-        session_->kept_data = std::move(connections_);
+    report.tls_path = middleware::tls::tls_path_of(relays_);
+    if (keep_ && moved_) {
+        session_->kept_data = {.plain = std::move(connections_), .relays = std::move(relays_)};
         (void)session_->control.take_abandoned_transfer();
     }
-    report.tls_path = middleware::tls::tls_path_of(relays_);
     // Closing the data connections is what tells a plain-stream server an
     // upload ended.
     relays_.clear();

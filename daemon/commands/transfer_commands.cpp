@@ -59,10 +59,9 @@ void end_of_data(const std::vector<int> &socks) {
 }
 
 // Whether a framed transfer's connections stay for the next one (OPTS
-// DATAKEEP; never under PROT P, whose connections end with close_notify).
-bool keeps_connections(const Session &s, const TransferJob &job, unsigned streams) {
-    return s.state.keep_data && streams > 0 && !job.protected_data();
-}
+// DATAKEEP). Under PROT P their TLS stays up too: no close_notify ends
+// the transfer; its EOD frames do.
+bool keeps_connections(const Session &s, unsigned streams) { return s.state.keep_data && streams > 0; }
 
 middleware::ConnectionEnd framed_end(bool keep) {
     return keep ? middleware::ConnectionEnd::keep_open : middleware::ConnectionEnd::await_peer_close;
@@ -85,7 +84,7 @@ void store_discarded(Session &s, uint64_t rest) {
     if (!streams_for_transfer(s, streams)) return;
     auto job = take_channel_or_reply(s, streams > 0);
     if (!job) return;
-    const bool keep = keeps_connections(s, *job, streams);
+    const bool keep = keeps_connections(s, streams);
     uint32_t max_block = s.state.block_size;
     bool checksums = s.state.block_checksums;
     unsigned depth = s.options().disk.queue_depth;
@@ -113,7 +112,7 @@ void store_discarded(Session &s, uint64_t rest) {
         uint64_t bytes = job->progress.bytes.load();
         if (received) received = job->check_clean_end();
         if (!received) return failed_outcome(received.error(), job->aborted(), bytes);
-        (void)job->finish_connections();  // our close_notify: the data is in, whatever became of it
+        if (!keep) (void)job->finish_connections();  // our close_notify: the data is in, whatever became of it
         TransferOutcome out{226, "Transfer complete (discarded).", bytes, "ok"};
         out.keep_connections = keep;
         return out;
@@ -134,7 +133,7 @@ void store(Session &s, const std::string &arg, bool append) {
     if (!append && !streams_for_transfer(s, streams)) return;
     auto job = take_channel_or_reply(s, streams > 0);
     if (!job) return;
-    const bool keep = keeps_connections(s, *job, streams);
+    const bool keep = keeps_connections(s, streams);
 
     auto root = s.state.root;
     bool ascii = s.state.ascii;
@@ -187,7 +186,7 @@ void store(Session &s, const std::string &arg, bool append) {
         if (out.code == 226) out.digest = std::move(taken);
         out.keep_connections = keep;
         // Our close_notify after the file is in place: the data is in, whatever became of it.
-        if (out.code < 300) (void)job->finish_connections();
+        if (out.code < 300 && !keep) (void)job->finish_connections();
         return out;
     });
 }
@@ -268,7 +267,7 @@ void cmd_retr(Session &s, const std::string &arg) {
     auto kept = s.state.stream_kept;
     auto job = take_channel_or_reply(s, streams > 0);
     if (!job) return;
-    const bool keep = keeps_connections(s, *job, streams);
+    const bool keep = keeps_connections(s, streams);
     const bool unechoed = keep && s.state.keep_unechoed;
 
     auto file = std::make_shared<UniqueFd>(std::move(source->fd));
@@ -301,7 +300,9 @@ void cmd_retr(Session &s, const std::string &arg) {
         if (!sent) return failed_outcome(sent.error(), job->aborted(), bytes);
         if (!keep) end_of_data(*socks);
         // Under TLS the reply waits until the relay sent it all, and close_notify.
-        if (auto done = job->finish_connections(); !done) return failed_outcome(done.error(), job->aborted(), bytes);
+        // Kept connections end the file with its EOD frames instead.
+        if (!keep)
+            if (auto done = job->finish_connections(); !done) return failed_outcome(done.error(), job->aborted(), bytes);
         TransferOutcome out{226, "Transfer complete.", bytes, "ok"};
         out.digest = std::move(taken);
         out.keep_connections = keep;

@@ -12,6 +12,7 @@ namespace rftp::daemon {
 
 Result<std::vector<int>> TransferJob::open_connections(int n, const std::string &preliminary_text) {
     if (!channel_) return fail_msg("no data channel");
+    if (!relays_.empty()) return kept_tls_connections(n, preliminary_text);
     auto socks = channel_->open(n, peer_, data_token_, timeout_s_);
     if (!socks) return fail(socks.error());
     std::vector<int> fds;
@@ -31,6 +32,26 @@ Result<std::vector<int>> TransferJob::open_connections(int n, const std::string 
     fds.clear();
     std::lock_guard lock(mutex_);
     for (auto &r : relays_) fds.push_back(r->engine_fd());
+    return fds;
+}
+
+// Kept connections under PROT P: their TLS is up, and their number must be
+// the transfer's, as for kept plain ones (DataChannel::kept).
+Result<std::vector<int>> TransferJob::kept_tls_connections(int n, const std::string &preliminary_text) {
+    std::vector<int> fds;
+    {
+        std::lock_guard lock(mutex_);
+        if (relays_.size() != static_cast<std::size_t>(n)) {
+            const std::size_t kept = relays_.size();
+            relays_.clear();
+            return fail_msg(std::to_string(kept) + " data connections are kept, the transfer needs " +
+                            std::to_string(n));
+        }
+        for (auto &r : relays_) fds.push_back(r->engine_fd());
+        if (progress.abort.load())
+            for (auto &r : relays_) r->stop();
+    }
+    send_reply_(150, preliminary_text);
     return fds;
 }
 
@@ -96,9 +117,9 @@ Status TransferJob::finish_connections() {
     return {};
 }
 
-std::vector<UniqueFd> TransferJob::release_connections() {
+middleware::tls::KeptConnections TransferJob::release_connections() {
     std::lock_guard lock(mutex_);
-    return std::move(sockets_);
+    return {.plain = std::move(sockets_), .relays = std::move(relays_)};
 }
 
 void TransferJob::abort() {

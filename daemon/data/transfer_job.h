@@ -22,6 +22,7 @@
 #include "common/unique_fd.h"
 #include "daemon/data/data_channel.h"
 #include "daemon/data/upload_target.h"
+#include "middleware/tls/kept_connections.h"
 #include "middleware/tls/openssl_handles.h"
 #include "middleware/tls/session_binding.h"
 #include "middleware/tls/tls_relay.h"
@@ -64,6 +65,9 @@ public:
 
     // PROT P for this job's data connections (before open_connections).
     void protect(DataTls tls) { tls_ = std::move(tls); }
+    // Kept connections under PROT P (before open_connections): their TLS
+    // is up, so open_connections hands out their plain ends.
+    void adopt_relays(std::vector<std::unique_ptr<middleware::tls::TlsRelay>> relays) { relays_ = std::move(relays); }
     bool protected_data() const { return tls_.has_value(); }
     // Under PROT P, once the connections were opened: who made and read
     // the data's TLS records (KernelTls::name(), "mixed" when the
@@ -87,8 +91,9 @@ public:
     void preliminary(const std::string &text) { send_reply_(150, text); }
 
     // On the loop, after the thread ended: the data connections, for the
-    // session to keep (OPTS DATAKEEP). The job then closes none.
-    std::vector<UniqueFd> release_connections();
+    // session to keep (OPTS DATAKEEP), with their TLS under PROT P. The job
+    // then closes none.
+    middleware::tls::KeptConnections release_connections();
 
     // From the loop: stop at the next chance.
     void abort();
@@ -100,6 +105,9 @@ public:
     middleware::TransferProgress progress;
 
 private:
+    Result<std::vector<int>> kept_tls_connections(int n, const std::string &preliminary_text);
+    Status secure_connections();
+
     std::unique_ptr<DataChannel> channel_;
     sockaddr_storage peer_;
     std::optional<wire::Token> data_token_;
@@ -110,8 +118,6 @@ private:
     std::optional<DataTls> tls_;
     std::vector<std::unique_ptr<middleware::tls::TlsRelay>> relays_;  // under mutex_ once opened
     std::atomic<bool> abort_requested_{false};
-
-    Status secure_connections();
 };
 
 // Error::code a transfer body uses for "the data connections never opened" (reply 425).

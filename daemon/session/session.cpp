@@ -411,7 +411,12 @@ std::shared_ptr<middleware::TransferProgress> Session::cancellable_work() {
 
 Result<std::shared_ptr<TransferJob>> Session::take_data_channel(bool framed) {
     if (state.data_channel) return new_transfer_job(std::move(state.data_channel));
-    if (framed && !state.kept_data.empty()) return new_transfer_job(DataChannel::kept(std::move(state.kept_data)));
+    if (framed && !state.kept_data.empty()) {
+        auto kept = std::exchange(state.kept_data, {});
+        auto job = new_transfer_job(DataChannel::kept(std::move(kept.plain)));
+        job->adopt_relays(std::move(kept.relays));
+        return job;
+    }
     return fail_msg("Use PASV or EPSV first.");
 }
 

@@ -23,6 +23,7 @@
 #include "daemon/config/options.h"
 #include "daemon/vfs/user_root.h"
 #include "middleware/tcp/stream_cache.h"
+#include "middleware/tls/kept_connections.h"
 #include "middleware/tls/memory_tls.h"
 #include "middleware/tls/session_binding.h"
 #include "protocol/ftp_command.h"
@@ -76,12 +77,13 @@ struct SessionState {
     std::unique_ptr<DataChannel> data_channel;  // from PASV/EPSV/PORT/EPRT
     // OPTS DATAKEEP ON: a framed RETR or STOR that ends with 226 leaves its
     // connections here, for the next one of as many streams (docs/protocol.md,
-    // "Kept data connections"). PASV, EPSV, PORT and EPRT close them.
+    // "Kept data connections"); under PROT P with their TLS. PASV, EPSV,
+    // PORT and EPRT close them.
     bool keep_data = false;
     // OPTS DATAKEEP ON UNECHOED: a RETR of at most one block on kept
     // connections ends at its EOD frame, without waiting for the echo.
     bool keep_unechoed = false;
-    std::vector<UniqueFd> kept_data;
+    middleware::tls::KeptConnections kept_data;
     bool epsv_all = false;         // EPSV ALL: every other way to set up data connections is refused (RFC 2428 §3)
     std::shared_ptr<SessionRdma> rdma;  // from RADR; reused by RSTR/RRTR until replaced or the session ends
 

@@ -97,10 +97,10 @@ def test_put_and_get_under_prot_p_on_a_tls_required_listener(ftps, ca, tmp_path,
 
 
 def test_many_files_on_one_session_under_prot_p(ftps, ca, tmp_path):
-    """Every data connection of a session resumes the login's TLS session,
-    which rftpd requires: the listing's, then each file's, one session
-    (-j 1) for the whole tree, both ways. A download's connection ends
-    without rftp's close_notify, and must not spoil the next one's."""
+    """One session (-j 1) for a whole tree, both ways, under PROT P: the
+    listing's connection and then one kept for every file, each resuming
+    the login's TLS session, which rftpd requires. A download's connection
+    ends without rftp's close_notify, and must not spoil the next one's."""
     tree = ftps.roots["alice"] / "tree"
     tree.mkdir()
     want = {f"f{i:02d}.bin": os.urandom(64 << 10 if i % 2 else 1000 + i) for i in range(60)}
@@ -111,10 +111,14 @@ def test_many_files_on_one_session_under_prot_p(ftps, ca, tmp_path):
     down.mkdir()
     r = rftp("-vv", "-j", "1", "get", "-r", f"{base}/tree/", str(down), ca=ca)
     assert r.returncode == 0, r.stderr
+    # One handshake for the listing, one for the connection every file then
+    # ran on, kept with its TLS (docs/protocol.md, "Kept data connections").
+    assert r.stderr.count("data connection(s) under TLS") == 2, r.stderr[-3000:]
     assert {p.name: p.read_bytes() for p in (down / "tree").iterdir()} == want
     (ftps.roots["alice"] / "up").mkdir()
-    r = rftp("-j", "1", "put", "-r", str(down / "tree"), f"{base}/up/", ca=ca)
+    r = rftp("-vv", "-j", "1", "put", "-r", str(down / "tree"), f"{base}/up/", ca=ca)
     assert r.returncode == 0, r.stderr
+    assert r.stderr.count("data connection(s) under TLS") == 1, r.stderr[-3000:]  # kept for every file
     assert {p.name: p.read_bytes() for p in (ftps.roots["alice"] / "up" / "tree").iterdir()} == want
     assert "data_connection_refused" not in ftps.log()
 
@@ -122,14 +126,15 @@ def test_many_files_on_one_session_under_prot_p(ftps, ca, tmp_path):
 def test_rftpd_under_tls_sets_up_in_fewer_round_trips(ftps, ca, tmp_path):
     """With rftpd (FEAT says PIPELINE, asked before the login): USER and
     PASS in one round; PBSZ and PROT read on the way to the next replies;
-    OPTS PARALLEL with its EPSV. Each round is a round trip on a long path."""
+    OPTS DATAKEEP and PARALLEL with the EPSV. Each round is a round trip
+    on a long path."""
     (ftps.roots["alice"] / "f.bin").write_bytes(os.urandom(3 << 20))
     r = rftp("-vv", "get", f"ftp://alice@{HOST_IP}:{ftps.network_port}/f.bin", str(tmp_path / "f.bin"), ca=ca)
     assert r.returncode == 0, r.stderr
     sent = rounds(r.stderr)
     assert sent[:3] == [["AUTH"], ["FEAT"], ["USER", "PASS"]], sent
     assert ["PBSZ", "PROT", "TYPE", "SIZE", "MDTM"] in sent, sent
-    assert ["OPTS", "EPSV"] in sent, sent
+    assert ["OPTS", "OPTS", "EPSV"] in sent, sent  # DATAKEEP, PARALLEL
     assert (tmp_path / "f.bin").read_bytes() == (ftps.roots["alice"] / "f.bin").read_bytes()
 
 
