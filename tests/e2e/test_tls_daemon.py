@@ -14,6 +14,7 @@ import pytest
 
 from conftest import PASSWORDS, TESTING, Rftpd, free_port
 from reusing_ftp_tls import ReusingFtpTls
+from test_daemon_hostile import BLOCK, echo_eod, eod, frame, frames_until_eod, recv_exact
 from tls_certs import CertAuthority, non_loopback_address, pin_of
 
 HOST_IP = non_loopback_address()
@@ -275,3 +276,49 @@ def test_sighup_reloads_a_renewed_certificate(tmp_path, ca):
         assert d.alive()
     finally:
         d.stop()
+
+
+def test_kept_data_connections_keep_their_tls(ftps, ca):
+    """OPTS DATAKEEP under PROT P (docs/protocol.md, "Kept data
+    connections"): framed RETRs and a STOR follow each other on one data
+    connection, with one TLS handshake and no close_notify between them.
+    A client that then drops it fails only the next transfer."""
+    root = ftps.roots["alice"]
+    files = {f"f{i}.bin": os.urandom(size) for i, size in enumerate([0, 1, BLOCK + 7, 3 * BLOCK])}
+    for name, body in files.items():
+        (root / name).write_bytes(body)
+    ctx = ssl.create_default_context(cafile=str(ca.ca))
+    f = ftplib.FTP_TLS(context=ctx)
+    f.connect("127.0.0.1", ftps.port)
+    f.auth()
+    f.login("alice", PASSWORDS["alice"])
+    f.prot_p()
+    f.voidcmd("TYPE I")
+    assert f.sendcmd("OPTS DATAKEEP ON") == "200 DATAKEEP ON"
+    assert f.sendcmd(f"OPTS PARALLEL 1 {BLOCK}") == f"200 PARALLEL 1 {BLOCK}"
+    port = int(f.sendcmd("EPSV").split("|")[3])
+    # rftpd's handshake follows the first transfer's 150.
+    data = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=30), server_hostname="127.0.0.1",
+                           session=f.sock.session, do_handshake_on_connect=False)
+    for name, body in files.items():
+        assert f.sendcmd(f"RETR {name}").startswith("150")
+        if name == "f0.bin":
+            data.do_handshake()
+            assert data.session_reused
+        blocks = dict(frames_until_eod(data))
+        got = b"".join(blocks[k] for k in sorted(blocks))
+        data.sendall(echo_eod(len(got)))
+        assert f.voidresp().startswith("226") and got == body, name
+    up = os.urandom(2 * BLOCK + 3)
+    assert f.sendcmd("STOR up.bin").startswith("150")
+    data.sendall(b"".join(frame(at, up[at:at + BLOCK]) for at in range(0, len(up), BLOCK)) + eod(len(up)))
+    assert recv_exact(data, 17) == echo_eod(len(up))
+    assert f.voidresp().startswith("226")
+    assert (root / "up.bin").read_bytes() == up
+    assert ftps.log().count("command=EPSV") == 1
+    data.close()
+    with pytest.raises(ftplib.error_temp, match="^42[56]"):
+        if f.sendcmd("RETR f1.bin").startswith("150"):
+            f.voidresp()
+    assert f.voidcmd("NOOP").startswith("200")
+    f.quit()
