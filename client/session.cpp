@@ -50,8 +50,7 @@ OutcomeStatus login(FtpConnection &control, const Url &url, bool together) {
 }
 
 // FEAT before the login (RFC 2389 allows it; under TLS it comes after AUTH
-// TLS): what it says decides how the login goes. A server that answers
-// only after a login is asked again then.
+// TLS): what it says decides how the login goes.
 Outcome<std::optional<ftp::Features>> ask_features(FtpConnection &control) {
     auto feat = control.command("FEAT");
     if (!feat) return std::unexpected(feat.error());
@@ -90,7 +89,9 @@ Outcome<Session> open_session(const Url &url, const Options &options) {
     session.tls_ctx = tls->context();
     session.tls_host = url.host;
     session.pinned_pubkey = options.pinned_pubkey;
-    if (*early) {
+    // rftpd lists the same before and after a login; other servers may list
+    // more once a user is in, and are asked again.
+    if (*early && (*early)->is_rftpd()) {
         session.features = **early;
     } else {
         auto feat = session.control.command("FEAT");

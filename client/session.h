@@ -71,9 +71,10 @@ struct Session {
 };
 
 // Whether this session's framed connections stay open after a transfer
-// that ends well (under PROT P with their TLS, docs/protocol.md).
+// that ends well; under PROT P with their TLS, where FEAT says DATAKEEP
+// ... TLS (docs/protocol.md).
 inline bool keeps_data_connections(const Session &session) {
-    return session.data_keep;
+    return session.data_keep && (!session.protect_data || session.features.data_keep_tls);
 }
 
 // Connects, secures the control connection as options.tls says (TLS by

@@ -39,7 +39,8 @@ std::string format_features(const Features &f) {
     add(out, f.source_identity, "SRCE");
     add(out, f.hold, "HOLD");
     add(out, f.data_token, "DATATOKEN");
-    add(out, f.data_keep, f.data_keep_unechoed ? "DATAKEEP UNECHOED" : "DATAKEEP");
+    add(out, f.data_keep,
+        std::string("DATAKEEP") + (f.data_keep_unechoed ? " UNECHOED" : "") + (f.data_keep_tls ? " TLS" : ""));
     add(out, f.tvfs, "TVFS");
     add(out, f.utf8, "UTF8");
     add(out, f.hash_sha256, "HASH SHA-256*");
@@ -76,7 +77,15 @@ Features parse_features(const std::vector<std::string> &lines) {
         } else if (name == "SRCE") f.source_identity = true;
         else if (name == "HOLD") f.hold = true;
         else if (name == "DATATOKEN") f.data_token = true;
-        else if (name == "DATAKEEP") f.data_keep = true, f.data_keep_unechoed = upper_arg == "UNECHOED";
+        else if (name == "DATAKEEP") {
+            // Words in any order after the name: UNECHOED, TLS.
+            std::string third;
+            words >> third;
+            const std::string rest = " " + upper_arg + " " + ascii_upper(third) + " ";
+            f.data_keep = true;
+            f.data_keep_unechoed = rest.find(" UNECHOED ") != std::string::npos;
+            f.data_keep_tls = rest.find(" TLS ") != std::string::npos;
+        }
         else if (name == "PARALLEL") f.parallel = true, f.parallel_max = count_or_one(arg);
         else if (name == "RDMA") {
             std::string third;

@@ -31,6 +31,7 @@ struct Features {
     bool data_token = false;  // rftpd's "DATATOKEN": data connections show a token, so no other program takes them
     bool data_keep = false;   // rftpd's "DATAKEEP": framed data connections kept from one file to the next
     bool data_keep_unechoed = false;  // "DATAKEEP UNECHOED": downloads of one block end without the echo
+    bool data_keep_tls = false;       // "DATAKEEP ... TLS": under PROT P kept connections keep their TLS
     bool parallel = false;    // rftpd's "PARALLEL <max streams>"
     unsigned parallel_max = 1;
     bool rdma = false;  // rftpd's "RDMA <max queue pairs>": RADR/RSTR/RRTR

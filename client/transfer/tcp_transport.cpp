@@ -47,8 +47,14 @@ OutcomeStatus TcpTransport::started(Session &session) {
 }
 
 Status TcpTransport::move(middleware::TransferProgress &progress) {
-    Status moved = move_(fds_, progress);
+    Status moved = checked_move(progress);
+    // Only connections that carried a whole file, and their TLS, are kept.
     moved_ = moved.has_value() && !client::interrupted();
+    return moved;
+}
+
+Status TcpTransport::checked_move(middleware::TransferProgress &progress) {
+    Status moved = move_(fds_, progress);
     if (!moved || relays_.empty()) return moved;
     for (const auto &r : relays_) {
         // An end of stream without close_notify may be an attacker's cut.

@@ -45,6 +45,9 @@ public:
     std::unexpected<Failure> failed(Session &session, const Error &error, const std::string &what) override;
 
 private:
+    // move_, then under PROT P each relay's end checked (and, unless kept, closed).
+    Status checked_move(middleware::TransferProgress &progress);
+
     Side side_;
     unsigned streams_;
     bool framed_;

@@ -21,7 +21,8 @@ namespace {
 // trip. A refusal is no failure: connections are then opened per file.
 // UNECHOED too where offered: a file of one block then costs no echo.
 bool asks_data_keep(const Session &session, unsigned streams) {
-    return streams >= 1 && !session.data_keep_asked && session.features.data_keep && session.features.is_rftpd();
+    return streams >= 1 && !session.data_keep_asked && session.features.data_keep && session.features.is_rftpd() &&
+           (!session.protect_data || session.features.data_keep_tls);
 }
 
 // Without connections kept (under PROT P, say), the transfer opens its

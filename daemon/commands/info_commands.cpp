@@ -138,6 +138,7 @@ void cmd_feat(Session &s, const std::string &) {
                                 .data_token = true,
                                 .data_keep = true,
                                 .data_keep_unechoed = true,
+                                .data_keep_tls = s.server().tls_context() != nullptr,
                                 .parallel = true,
                                 .parallel_max = s.options().max_streams,
                                 .rdma = s.server().rdma_offered(),

@@ -47,6 +47,7 @@ void cmd_prot(Session &s, const std::string &arg) {
     if (level == "C") {
         if (s.tls_required()) return s.reply(534, "Clear data connections are refused here: use PROT P.");
         s.state.protect_data = false;
+        s.state.kept_data.clear();  // their TLS is no longer wanted (docs/protocol.md)
         return s.reply(200, "Protection level set to C: data connections are in clear.");
     }
     if (level == "S" || level == "E") return s.reply(536, "PROT S and E are not offered: use P (or C).");

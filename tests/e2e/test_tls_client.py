@@ -279,8 +279,9 @@ def test_rftp_against_vsftpd_with_ftps_required(tmp_path, ca):
         r = run("-vv", "ls", server.url("/pub/"))
         assert r.returncode == 0 and "v.bin" in r.stdout, r.stderr
         # vsftpd says no PIPELINE: each line waits for the reply before it
-        # (the login is anonymous here, without PASS).
-        assert rounds(r.stderr)[:5] == [["AUTH"], ["FEAT"], ["USER"], ["PBSZ"], ["PROT"]], r.stderr
+        # (the login is anonymous here, without PASS), and FEAT is asked
+        # again once logged in.
+        assert rounds(r.stderr)[:6] == [["AUTH"], ["FEAT"], ["USER"], ["PBSZ"], ["PROT"], ["FEAT"]], r.stderr
         # Without TLS vsftpd refuses the login: the data above was protected.
         r = run("ls", server.url("/pub/"), tls="off")
         assert r.returncode == 4, r.stderr

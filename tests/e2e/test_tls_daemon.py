@@ -321,4 +321,16 @@ def test_kept_data_connections_keep_their_tls(ftps, ca):
         if f.sendcmd("RETR f1.bin").startswith("150"):
             f.voidresp()
     assert f.voidcmd("NOOP").startswith("200")
+    # PROT C ends kept connections too: their TLS is no longer wanted.
+    port = int(f.sendcmd("EPSV").split("|")[3])
+    data = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=30), server_hostname="127.0.0.1",
+                           session=f.sock.session, do_handshake_on_connect=False)
+    assert f.sendcmd("RETR f1.bin").startswith("150")
+    data.do_handshake()
+    assert dict(frames_until_eod(data)) == {0: files["f1.bin"]}
+    data.sendall(echo_eod(1))
+    assert f.voidresp().startswith("226")
+    assert f.sendcmd("PROT C").startswith("200")
+    with pytest.raises(ftplib.error_temp, match="^425"):
+        f.sendcmd("RETR f1.bin")
     f.quit()

@@ -49,6 +49,8 @@ Features rftpd_features(bool blocksum_on, bool rdma) {
             .hold = true,
             .data_token = true,
             .data_keep = true,
+            .data_keep_unechoed = true,
+            .data_keep_tls = rdma,
             .parallel = true,
             .parallel_max = 16,
             .rdma = rdma,
@@ -88,6 +90,16 @@ TEST(FeaturesGrammar, AnotherServersListIsReadWithoutRftpdsExtensions) {
     EXPECT_EQ(f.mlst_facts, "type*;size*;");
     EXPECT_FALSE(f.parallel || f.rdma || f.hold || f.data_token || f.is_rftpd());
     EXPECT_EQ(f.pipeline_max, 0u);  // not said
+}
+
+TEST(FeaturesGrammar, KeptConnectionsUnderTlsAreAWordOfDatakeep) {
+    Features both = parse_features({" DATAKEEP UNECHOED TLS"});
+    EXPECT_TRUE(both.data_keep && both.data_keep_unechoed && both.data_keep_tls);
+    Features tls = parse_features({" DATAKEEP TLS"});
+    EXPECT_TRUE(tls.data_keep && tls.data_keep_tls && !tls.data_keep_unechoed);
+    // A server that does not say TLS closes them under PROT P.
+    Features plain = parse_features({" DATAKEEP UNECHOED"});
+    EXPECT_TRUE(plain.data_keep_unechoed && !plain.data_keep_tls);
 }
 
 TEST(FeaturesGrammar, GrantsAheadAreAWordAfterTheRdmaCount) {
