@@ -19,8 +19,8 @@ Rows, each the median of --runs runs, with each tool's default settings:
 - rftp alone with a longer file (--long-mib, 2048 MiB) at 0 and 50 ms:
   a large file long enough that slow start and set-up are a small part;
 - rftp alone under TLS (path "tls": a second rftpd with a certificate,
-  `--tls require`, PROT P): the large file, and --tls-files small files
-  (0: no such rows), at each round trip.
+  `--tls require`, PROT P): the large file and the small files at each
+  round trip.
 Writes the table between the bench-wan-tcp markers of docs/benchmarks.md
 unless --doc no. Run as root: it makes a network namespace and devices."""
 
@@ -38,7 +38,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from benchlib.certificates import make_certificate  # noqa: E402
 from benchlib.cpu import CgroupBase  # noqa: E402
-from benchlib.data import make_small_files  # noqa: E402
 from delay_line import CLIENT_ADDR, CLIENT_PREFIX, MTU, SERVER_ADDR, DelayLine  # noqa: E402
 from benchlib.servers import Rftpd  # noqa: E402
 from benchlib.wan_peers import Peers  # noqa: E402
@@ -81,14 +80,13 @@ def describe(a, rtts: dict) -> tuple[str, str]:
 
 def tls_rows(a, rows: list, label: dict, tls_rftpd: Rftpd, work: Path, root: Path) -> None:
     """rftp under TLS at the line's round trip: the large file, then the
-    small-tls tree (--tls-files files)."""
+    small files."""
     rftp = RftpClient(Path(a.build), Rftpd.password, CLIENT_PREFIX, tls="require", ca=work / "ca.pem")
     url = f"rftp://{Rftpd.user}@{SERVER_ADDR}:{tls_rftpd.port}"
     measure(rows, a.runs, dict(label, path="tls", test="large file get"), rftp.large_get, url, "tcp",
             a.large_mib * MiB, work)
-    if a.tls_files:
-        measure(rows, a.runs, dict(label, path="tls", test="small files get -r -j 4"),
-                lambda: rftp.small_get(url, "tcp", a.tls_files, work, root / "small-tls", tree="small-tls"))
+    measure(rows, a.runs, dict(label, path="tls", test="small files get -r -j 4"),
+            rftp.small_get, url, "tcp", a.small_files, work, root / "small")
 
 
 def run_rows(a, line: DelayLine, rftpd: Rftpd, tls_rftpd: Rftpd | None, peers: Peers | None, work: Path,
@@ -138,7 +136,6 @@ def main():
     ap.add_argument("--rtts", type=lambda t: [int(x) for x in t.split(",") if x], default=list(RTTS_MS),
                     help="round trips in ms (default 0,10,50)")
     ap.add_argument("--tls", default="yes", help="rftp's rows under TLS (yes/no)")
-    ap.add_argument("--tls-files", type=int, default=200, help="small files in the TLS rows (0: none)")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="rftp-wan-tcp-", dir="/dev/shm"))
     root = work / "alice"
@@ -146,8 +143,6 @@ def main():
     prepare(root, a.large_mib, a.small_files)
     if a.long_mib:
         write_large_file(root / "long.bin", a.long_mib)
-    if a.tls == "yes" and a.tls_files:
-        make_small_files(root / "small-tls", a.tls_files, 64 << 10)
     cgroups = CgroupBase("rftp-bench-wan-tcp")
     line = DelayLine()
     rftpd = tls_rftpd = peers = None

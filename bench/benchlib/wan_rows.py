@@ -98,11 +98,11 @@ class RftpClient:
         return {"ok": ok, "value": size / 1e9 / seconds if ok else 0.0, "error": "" if ok else r["error"],
                 "streams": r["summary"].get("streams", 0)}
 
-    def small_get(self, url: str, transport: str, count: int, work: Path, source: Path, tree: str = "small") -> dict:
+    def small_get(self, url: str, transport: str, count: int, work: Path, source: Path) -> dict:
         down = work / "small.down"
         down.mkdir()
-        r = self.run(["--transport", transport, "-j", "4", "get", "-r", f"{url}/{tree}/", str(down)])
-        got = down / tree if (down / tree).is_dir() else down
+        r = self.run(["--transport", transport, "-j", "4", "get", "-r", f"{url}/small/", str(down)])
+        got = down / "small" if (down / "small").is_dir() else down
         error = r["error"] if r["rc"] else check_tree(got, source, count, 64 << 10, compare=False)
         subprocess.run(["rm", "-rf", str(down)])
         return {"ok": not error, "value": count / r["wall"] if not error else 0.0, "error": error}
