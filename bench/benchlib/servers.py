@@ -18,9 +18,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "e2e"))
 from vsftpd_server import free_port_range  # noqa: E402
 
 
-def free_port() -> int:
+def free_port(address: str = "127.0.0.1") -> int:
+    """A port nothing listens on at address (another address's listener
+    may hold it: a server given it there would fail to start, and a banner
+    check would then find the other one)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((address, 0))
         return s.getsockname()[1]
 
 
@@ -62,10 +65,10 @@ class Server:
 
     name = "server"
 
-    def __init__(self, group: CpuGroup, workdir: Path):
+    def __init__(self, group: CpuGroup, workdir: Path, address: str = "127.0.0.1"):
         self.group = group
         self.workdir = workdir
-        self.port = free_port()
+        self.port = free_port(address)
         self.proc: subprocess.Popen | None = None
         self.log_path = workdir / f"{self.name}.log"
 
@@ -113,7 +116,7 @@ class Rftpd(Server):
 
     def __init__(self, group: CpuGroup, workdir: Path, build: Path, root: Path, tls=None,
                  address: str = "127.0.0.1"):
-        super().__init__(group, workdir)
+        super().__init__(group, workdir, address)
         self.address = address
         tls_section = f"tls: {{certificate: \"{tls[0]}\", key: \"{tls[1]}\"}}\n" if tls else ""
         hashed = subprocess.run([str(build / "rftpd"), "--hash-password"], input=self.password + "\n",
