@@ -49,13 +49,12 @@ OutcomeStatus login(FtpConnection &control, const Url &url, bool together) {
     return {};
 }
 
-// FEAT before the login (RFC 2389 allows it; under TLS it comes after AUTH
-// TLS): what it says decides how the login goes.
-Outcome<std::optional<ftp::Features>> ask_features(FtpConnection &control) {
+// FEAT's list, or none where it is refused (said as what_then).
+Outcome<std::optional<ftp::Features>> ask_features(FtpConnection &control, const std::string &what_then) {
     auto feat = control.command("FEAT");
     if (!feat) return std::unexpected(feat.error());
     if (feat->code != 211) {
-        log::debug("FEAT before login: " + describe(*feat) + "; asking again after it");
+        log::info("server has no FEAT (" + describe(*feat) + ")" + what_then);
         return std::nullopt;
     }
     return ftp::parse_features(feat->lines);
@@ -77,7 +76,9 @@ Outcome<Session> open_session(const Url &url, const Options &options) {
     if (greeting->code != 220) return fail_as(ExitCode::connection, where + " did not greet: " + describe(*greeting));
     if (auto secured = tls->before_login(*control); !secured)
         return fail_as(secured.error().exit, where + ": " + secured.error().message);
-    auto early = ask_features(*control);
+    // FEAT before the login (RFC 2389 allows it; under TLS it comes after
+    // AUTH TLS): what it says decides how the login goes.
+    auto early = ask_features(*control, " before the login; asking again after it");
     if (!early) return fail_as(early.error().exit, where + ": " + early.error().message);
     const bool together = *early && (*early)->pipeline_max > 0;
     if (auto ok = login(*control, url, together); !ok) return fail_as(ok.error().exit, where + ": " + ok.error().message);
@@ -94,10 +95,9 @@ Outcome<Session> open_session(const Url &url, const Options &options) {
     if (*early && (*early)->is_rftpd()) {
         session.features = **early;
     } else {
-        auto feat = session.control.command("FEAT");
-        if (!feat) return std::unexpected(feat.error());
-        if (feat->code == 211) session.features = ftp::parse_features(feat->lines);
-        else log::info("server has no FEAT (" + describe(*feat) + "); using plain RFC 959 commands");
+        auto late = ask_features(session.control, "; using plain RFC 959 commands");
+        if (!late) return std::unexpected(late.error());
+        if (*late) session.features = **late;
     }
     session.control_rtt_us = path_rtt_us(session.control.fd());
     return session;

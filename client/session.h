@@ -70,11 +70,15 @@ struct Session {
     std::unique_ptr<middleware::StreamCache> stream_kept = std::make_unique<middleware::StreamCache>();
 };
 
+// Whether connections may be kept at all: in clear, or under PROT P with
+// their TLS where FEAT says DATAKEEP ... TLS (docs/protocol.md).
+inline bool keeps_under_this_protection(const Session &session) {
+    return !session.protect_data || session.features.data_keep_tls;
+}
 // Whether this session's framed connections stay open after a transfer
-// that ends well; under PROT P with their TLS, where FEAT says DATAKEEP
-// ... TLS (docs/protocol.md).
+// that ends well.
 inline bool keeps_data_connections(const Session &session) {
-    return session.data_keep && (!session.protect_data || session.features.data_keep_tls);
+    return session.data_keep && keeps_under_this_protection(session);
 }
 
 // Connects, secures the control connection as options.tls says (TLS by

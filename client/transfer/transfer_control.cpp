@@ -22,7 +22,7 @@ namespace {
 // UNECHOED too where offered: a file of one block then costs no echo.
 bool asks_data_keep(const Session &session, unsigned streams) {
     return streams >= 1 && !session.data_keep_asked && session.features.data_keep && session.features.is_rftpd() &&
-           (!session.protect_data || session.features.data_keep_tls);
+           keeps_under_this_protection(session);
 }
 
 // Without connections kept (under PROT P, say), the transfer opens its
