@@ -64,7 +64,7 @@ OutcomeStatus ControlTls::start(FtpConnection &control) {
 }
 
 OutcomeStatus ControlTls::before_login(FtpConnection &control) {
-    if (on_ || mode_ == TlsMode::off) return {};
+    if (!asks_for_tls()) return {};
     auto reply = control.command("AUTH TLS");
     if (!reply) return std::unexpected(reply.error());
     if (reply->code == 234) return start(control);

@@ -22,8 +22,10 @@ public:
 
     // The handshake on control (ftps:// at once; else after AUTH TLS).
     OutcomeStatus start(FtpConnection &control);
-    // After the greeting: AUTH TLS, unless off or already under TLS. A
-    // server without TLS is an error under require.
+    // Whether before_login sends AUTH TLS: not when off or already under TLS.
+    bool asks_for_tls() const { return !on_ && mode_ != TlsMode::off; }
+    // After the greeting: AUTH TLS where asks_for_tls(), or its reply only
+    // where it went ahead. A server without TLS is an error under require.
     OutcomeStatus before_login(FtpConnection &control);
     // After the login: PBSZ 0 and PROT P when the control connection is
     // TLS; whether data connections are protected. ahead: to a server that

@@ -210,3 +210,20 @@ def test_set_up_lines_go_to_rftpd_together(rftpd, tmp_path):
                  password=PASSWORDS["alice"])
     assert r.returncode == 0, r.stderr
     assert ["MKD"] * 5 in rounds(r.stderr.decode()), rounds(r.stderr.decode())
+
+
+def test_first_command_goes_before_the_greeting_to_rftp_urls(rftpd, tmp_path):
+    """To rftp:// the session's first command (AUTH TLS, which this rftpd
+    refuses on loopback, then FEAT in clear) leaves before the greeting is
+    read: a round trip less. ftp:// waits for the greeting, as RFC 959
+    has it, whatever the server."""
+    home = tmp_path / "home"
+    home.mkdir()
+    for scheme, early in (("rftp", True), ("ftp", False)):
+        r = run_rftp(home, "-vv", "ls", f"{scheme}://alice@127.0.0.1:{rftpd.port}/", password=PASSWORDS["alice"])
+        assert r.returncode == 0, r.stderr
+        lines = [l for l in r.stderr.decode().splitlines() if l.startswith(("debug: -->", "debug: <--"))]
+        greeting = next(i for i, l in enumerate(lines) if l.startswith("debug: <-- 220"))
+        assert lines[0] == ("debug: --> AUTH TLS" if early else lines[greeting]), (scheme, lines[:4])
+        assert (greeting == 1) == early, (scheme, lines[:4])
+        assert "debug: <-- 230 Login successful." in lines, lines
