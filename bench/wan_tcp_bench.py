@@ -18,6 +18,8 @@ Rows, each the median of --runs runs, with each tool's default settings:
   with 0.01 % loss;
 - rftp alone with a longer file (--long-mib, 2048 MiB) at 0 and 50 ms:
   a large file long enough that slow start and set-up are a small part;
+  and both files into /dev/null, where the client writes nothing. Each
+  destination's two sizes give the rate beyond set-up and slow start;
 - rftp alone under TLS (path "tls": a second rftpd with a certificate,
   `--tls require`, PROT P): the large file and the small files at each
   round trip.
@@ -68,7 +70,8 @@ def tcp_ceilings() -> str:
 def describe(a, rtts: dict) -> tuple[str, str]:
     m = machine()
     heading = f"{platform.node()}, {m['nproc']} × {m['cpu']}, kernel {m['kernel']}, userspace delay line"
-    longer = f" Longer file (rftp alone): {a.long_mib} MiB." if a.long_mib else ""
+    longer = (f" Longer file (rftp alone): {a.long_mib} MiB; rftp's rows marked /dev/null write nothing at the "
+              "client." if a.long_mib else "")
     text = (f"Large file: {a.large_mib} MiB, tmpfs to tmpfs.{longer} Small files: {a.small_files} × 64 KiB, `-j 4`. "
             "Each tool's default settings, over TCP from a client network namespace to servers in the root "
             f"namespace, through the delay line (MTU {MTU}, segmentation offload, no bandwidth limit; it runs "
@@ -87,6 +90,19 @@ def tls_rows(a, rows: list, label: dict, tls_rftpd: Rftpd, work: Path, root: Pat
             a.large_mib * MiB, work)
     measure(rows, a.runs, dict(label, path="tls", test="small files get -r -j 4"),
             rftp.small_get, url, "tcp", a.small_files, work, root / "small")
+
+
+def long_rows(a, rows: list, label: dict, rftp: RftpClient, url: str, work: Path) -> None:
+    """rftp alone: the longer file, then both files into /dev/null, where
+    the client writes nothing. Two sizes per destination let set-up and
+    slow start cancel (wan_rows.beyond_set_up)."""
+    long_size = a.long_mib * MiB
+    measure(rows, a.runs, dict(label, path="tcp", test=f"large file get, {a.long_mib} MiB"),
+            lambda: rftp.large_get(url, "tcp", long_size, work, name="long.bin"))
+    measure(rows, a.runs, dict(label, path="tcp", test="large file get, /dev/null"),
+            lambda: rftp.large_get(url, "tcp", a.large_mib * MiB, work, discard=True))
+    measure(rows, a.runs, dict(label, path="tcp", test=f"large file get, {a.long_mib} MiB, /dev/null"),
+            lambda: rftp.large_get(url, "tcp", long_size, work, name="long.bin", discard=True))
 
 
 def run_rows(a, line: DelayLine, rftpd: Rftpd, tls_rftpd: Rftpd | None, peers: Peers | None, work: Path,
@@ -110,8 +126,7 @@ def run_rows(a, line: DelayLine, rftpd: Rftpd, tls_rftpd: Rftpd | None, peers: P
         if peers:
             measure_peers(rows, a.runs, label, peers, size, a.small_files)
         if a.long_mib and rtt in (0, 50):
-            measure(rows, a.runs, dict(label, path="tcp", test=f"large file get, {a.long_mib} MiB"),
-                    lambda: rftp.large_get(url, "tcp", a.long_mib * MiB, work, name="long.bin"))
+            long_rows(a, rows, label, rftp, url, work)
         if tls_rftpd:
             tls_rows(a, rows, label, tls_rftpd, work, root)
     line.set(50)

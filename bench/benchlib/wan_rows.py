@@ -90,13 +90,17 @@ class RftpClient:
         summary = next((json.loads(l) for l in p.stdout.splitlines() if '"summary"' in l), {})
         return {"rc": p.returncode, "wall": wall, "summary": summary, "error": p.stderr[-300:]}
 
-    def large_get(self, url: str, transport: str, size: int, work: Path, *extra: str, name: str = "large.bin") -> dict:
-        r = self.run(["--transport", transport, *extra, "get", f"{url}/{name}", str(work / "large.down")])
+    def large_get(self, url: str, transport: str, size: int, work: Path, *extra: str, name: str = "large.bin",
+                  discard: bool = False) -> dict:
+        """One file into a new tmpfs file, or into /dev/null (discard), where
+        the receiver writes nothing and only the path and the checks are left."""
+        target = "/dev/null" if discard else str(work / "large.down")
+        r = self.run(["--transport", transport, *extra, "get", f"{url}/{name}", target])
         (work / "large.down").unlink(missing_ok=True)
         ok = r["rc"] == 0 and r["summary"].get("bytes") == size
         seconds = r["summary"].get("seconds") or r["wall"]
         return {"ok": ok, "value": size / 1e9 / seconds if ok else 0.0, "error": "" if ok else r["error"],
-                "streams": r["summary"].get("streams", 0)}
+                "streams": r["summary"].get("streams", 0), "bytes": size}
 
     def small_get(self, url: str, transport: str, count: int, work: Path, source: Path) -> dict:
         down = work / "small.down"
@@ -187,15 +191,43 @@ def large_goals(rows: list) -> list[str]:
     at_zero = {(r["path"], r["test"], r["tcp"]): r["value"] for r in rows if r["rtt"] == 0}
     lines = []
     for r in rows:
-        # "large file get", and "large file get, N MiB" for a longer file's rows.
+        # "large file get", and "large file get, <what>" for a longer file's
+        # rows or another destination.
         whole_file = r["test"] == "large file get" or r["test"].startswith("large file get, ")
         if r["rtt"] == 50 and whole_file and r["path"] in ("tcp", *RDMA_PATHS):
             base = at_zero.get((r["path"], r["test"], r["tcp"]))
             ratio = r["value"] / base if base else 0
-            size = r["test"].removeprefix("large file get").lstrip(", ")
-            lines.append(f"- goal {r['path']} large file{' of ' + size if size else ''} at 50 ms "
+            which = r["test"].removeprefix("large file get").lstrip(", ")
+            lines.append(f"- goal {r['path']} large file{' (' + which + ')' if which else ''} at 50 ms "
                          "≥ 0.9 × its 0 ms rate, host TCP buffers "
                          f"{r['tcp']}: {ratio:.2f} × **{'met' if ratio >= 0.9 else 'not met'}**")
+    return lines + beyond_set_up(rows)
+
+
+def beyond_set_up(rows: list) -> list[str]:
+    """The rate of a longer file's extra bytes, from two files of different
+    sizes at the same round trip and destination: (S2 − S1) / (T2 − T1).
+    Set-up and slow start cost both files alike and cancel, so this is the
+    rate once the windows are open; T1 − S1 / rate is what they cost."""
+    timed = {}
+    for r in rows:
+        if r["ok"] and r["path"] == "tcp" and r.get("bytes") and r["test"].startswith("large file get") \
+                and "-P" not in r["test"]:
+            into = "/dev/null" if r["test"].endswith("/dev/null") else "tmpfs"
+            timed.setdefault((r["rtt"], into), []).append((r["bytes"], r["bytes"] / 1e9 / r["value"]))
+    lines = []
+    for into in ("tmpfs", "/dev/null"):
+        rates, fixed = {}, {}
+        for rtt in (0, 50):
+            sizes = sorted(timed.get((rtt, into), []))
+            if len(sizes) == 2 and sizes[1][0] > sizes[0][0] and sizes[1][1] > sizes[0][1]:
+                (s1, t1), (s2, t2) = sizes
+                rates[rtt] = (s2 - s1) / 1e9 / (t2 - t1)
+                fixed[rtt] = t1 - s1 / 1e9 / rates[rtt]
+        if len(rates) == 2:
+            lines.append(f"- beyond set-up and slow start, into {into}: the longer file's extra bytes moved at "
+                         f"{rates[50]:.3f} GB/s at 50 ms and {rates[0]:.3f} at 0 ms ({rates[50] / rates[0]:.2f} ×); "
+                         f"set-up and slow start cost {fixed[50]:.2f} s at 50 ms and {fixed[0]:.2f} s at 0 ms")
     return lines
 
 
