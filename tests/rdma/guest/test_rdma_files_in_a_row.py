@@ -4,13 +4,20 @@ and RRTR, or RSTR alone) as soon as the current file's 150 is read; they
 wait at rftpd behind that transfer and start on the same channel when it
 ends. Files compared by digest, names with spaces and unicode, on each
 device; a next file that cannot land has its RRTR sent ahead ended with
-ABOR, the run goes on over a new channel, and the daemon serves on."""
+ABOR, the run goes on over a new channel, and the daemon serves on; a run
+stopped by Ctrl-C leaves only whole files under final names, and -c
+finishes it."""
 
 import hashlib
 import os
+import signal
+import subprocess
+import time
 from pathlib import Path
 
-from conftest import rftp, url
+import pytest
+
+from conftest import PASSWORD, TESTING, bound, kill_bounded, rftp, url
 
 # Mixed sizes below the 8 MiB a file must stay under for the next to go
 # ahead: empty, one byte, around a page, around the block.
@@ -114,3 +121,72 @@ def test_a_next_file_that_cannot_land_has_its_rrtr_sent_ahead_aborted(daemon, de
     again.mkdir()
     rftp("get", url(addr, f"{remote}/f015.bin"), str(again / "f015.bin"))
     assert (again / "f015.bin").read_bytes() == want["f015.bin"]
+
+
+def landed(root: Path) -> dict:
+    """Files under their final names: no partial file, no resume journal."""
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            if ".rftp-" in n:
+                continue
+            path = Path(dirpath) / n
+            try:
+                out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except FileNotFoundError:  # renamed or removed since the listing
+                pass
+    return out
+
+
+def interrupt_once_landed(args: list, root: Path, count: int) -> subprocess.CompletedProcess:
+    """Runs rftp and sends it SIGINT, as Ctrl-C does, once count files are
+    under their final names in root (no time asserted)."""
+    env = dict(os.environ, RFTP_PASSWORD=PASSWORD)
+    proc = subprocess.Popen([str(TESTING / "rftp"), "--no-progress", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + bound(120)
+    while time.monotonic() < deadline and proc.poll() is None and len(landed(root)) < count:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=bound(60))
+    except subprocess.TimeoutExpired:
+        kill_bounded(proc, "rftp, interrupted,")
+    return subprocess.CompletedProcess(args, proc.returncode, out, err)
+
+
+@pytest.mark.parametrize("direction", ["get", "put"])
+def test_a_row_cut_short_by_ctrl_c_is_finished_by_c(daemon, device, tmp_path, direction):
+    """A many-file run on one channel, its next file's commands sent ahead,
+    stopped by Ctrl-C: what stands under a final name is whole, and -c
+    brings the rest over a new channel. The interrupted channel's memory
+    and queue pairs go back."""
+    name, addr = device
+    remote = f"row-int-{direction}-{name}"
+    local = tmp_path / "local"
+    local.mkdir()
+    if direction == "get":
+        want = make_dataset(daemon.root / remote, 150)
+        source_url, landing = url(addr, remote) + "/", local / remote
+        args = ["-j", "1", "get", "-r", source_url, str(local)]
+    else:
+        want = make_dataset(local / "src", 150)
+        landing = daemon.root / remote / "src"
+        args = ["-j", "1", "put", "-r", str(local / "src"), url(addr, remote) + "/"]
+    channels_before = daemon.count(r"event=rdma_channel_up")
+    p = interrupt_once_landed(args, landing, 20)
+    assert p.returncode == -signal.SIGINT, p.stderr[-3000:]
+    assert f"resume with: rftp {direction} -c " in p.stderr, p.stderr[-3000:]
+    got = landed(landing)
+    assert 0 < len(got) < len(want), (len(got), p.stderr[-3000:])
+    assert all(want[k] == v for k, v in got.items()), p.stderr[-3000:]
+
+    rftp("-c", *args)
+    assert daemon.count(r"event=rdma_channel_up") == channels_before + 2  # one channel a run
+    assert landed(landing) == want
+    assert [f for f in landing.rglob("*") if ".rftp-" in f.name] == []
+    deadline = time.monotonic() + bound(30)
+    while daemon.rdma_totals(addr)["channels"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert daemon.rdma_totals(addr) == {"channels": 0, "queue_pairs": 0, "pinned_bytes": 0}
+    assert daemon.alive()
