@@ -48,6 +48,7 @@ std::string format_features(const Features &f) {
     add(out, f.parallel, "PARALLEL " + std::to_string(f.parallel_max));
     add(out, f.rdma, "RDMA " + std::to_string(f.rdma_max) + (f.rdma_ahead ? " AHEAD" : ""));
     add(out, f.pipeline_max > 0, "PIPELINE " + std::to_string(f.pipeline_max));
+    add(out, f.mlsr, "MLSR");
     return out + "End";
 }
 
@@ -93,6 +94,7 @@ Features parse_features(const std::vector<std::string> &lines) {
             f.rdma = true, f.rdma_max = count_or_one(arg), f.rdma_ahead = ascii_upper(third) == "AHEAD";
         }
         else if (name == "PIPELINE") f.pipeline_max = count_or_one(arg);
+        else if (name == "MLSR") f.mlsr = true;
     }
     return f;
 }

@@ -58,6 +58,7 @@ constexpr std::array kCommands{
     CommandSpec{"LIST", true, A::optional, cmd_list, "LIST [path]: listing, ls -l style"},
     CommandSpec{"NLST", true, A::optional, cmd_nlst, "NLST [path]: names only"},
     CommandSpec{"MLSD", true, A::optional, cmd_mlsd, "MLSD [dir]: machine-readable listing"},
+    CommandSpec{"MLSR", true, A::optional, cmd_mlsr, "MLSR [dir]: the whole tree below dir, as MLSD lines"},
     CommandSpec{"RADR", true, A::required, cmd_radr, "RADR <streams> <block> <iodepth>: set up an RDMA channel"},
     CommandSpec{"RSTR", true, A::required, cmd_rstr, "RSTR <file>: upload over the RDMA channel"},
     CommandSpec{"RRTR", true, A::required, cmd_rrtr, "RRTR <file>: download over the RDMA channel"},
@@ -66,7 +67,7 @@ constexpr std::array kCommands{
 }  // namespace
 
 bool takes_pending_transfer(std::string_view verb) {
-    for (std::string_view v : {"RETR", "STOR", "APPE", "RSTR", "RRTR", "LIST", "NLST", "MLSD"})
+    for (std::string_view v : {"RETR", "STOR", "APPE", "RSTR", "RRTR", "LIST", "NLST", "MLSD", "MLSR"})
         if (verb == v) return true;
     return false;
 }

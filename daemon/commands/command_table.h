@@ -86,6 +86,7 @@ void cmd_appe(Session &, const std::string &);
 void cmd_list(Session &, const std::string &);
 void cmd_nlst(Session &, const std::string &);
 void cmd_mlsd(Session &, const std::string &);
+void cmd_mlsr(Session &, const std::string &);
 
 void cmd_radr(Session &, const std::string &);
 void cmd_rstr(Session &, const std::string &);

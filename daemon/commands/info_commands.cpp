@@ -130,6 +130,7 @@ void cmd_feat(Session &s, const std::string &) {
                                 .utf8 = true,
                                 .mlst = true,
                                 .mlst_facts = kMlstFacts,
+                                .mlsr = true,
                                 .hash_sha256 = true,
                                 .blocksum_none = true,
                                 .blocksum_on = s.state.block_checksums,

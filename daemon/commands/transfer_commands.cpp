@@ -17,6 +17,7 @@
 #include "daemon/data/upload_flow.h"
 #include "daemon/data/upload_target.h"
 #include "daemon/listing/list_format.h"
+#include "daemon/listing/tree_listing.h"
 #include "daemon/session/session.h"
 #include "middleware/range_set.h"
 #include "middleware/tcp/parallel_transfer.h"
@@ -227,14 +228,13 @@ void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
             if (!entries) return {550, "Could not list: " + entries.error().message + ".", 0, "failed"};
             if (kind == ListingKind::mlsd) text = format_mlsx_line(*st, ".", root->writable(), true) + "\r\n";
             for (const auto &e : *entries) {
-                // A symlink that stays beneath the root is listed as what it
-                // points to, so mirroring clients follow it; one that leaves
-                // the root or dangles is listed as the link it is.
+                // LIST shows a link that stays beneath the root as what it
+                // points to, as MLSD does (mlsd_entry_line).
                 struct stat st = e.st;
-                if (S_ISLNK(st.st_mode))
+                if (S_ISLNK(st.st_mode) && kind == ListingKind::list)
                     if (auto target = root->stat(path == "/" ? "/" + e.name : path + "/" + e.name)) st = *target;
                 if (kind == ListingKind::nlst) text += e.name;
-                else if (kind == ListingKind::mlsd) text += format_mlsx_line(st, e.name, root->writable());
+                else if (kind == ListingKind::mlsd) text += mlsd_entry_line(*root, path, e, e.name);
                 else text += format_list_line(st, e.name, now);
                 text += "\r\n";
             }
@@ -246,6 +246,43 @@ void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
         end_of_data(*socks);
         if (auto done = job->finish_connections(); !done) return failed_outcome(done.error(), job->aborted(), 0);
         return {226, "Directory send OK.", text.size(), "ok"};
+    });
+}
+
+// MLSR (docs/protocol.md, "Tree listings"): the tree's lines go out a
+// directory at a time; any failure after the 150 is 451, so a client never
+// takes part of a tree for all of it.
+void tree_listing(Session &s, const std::string &arg) {
+    (void)take_pending_transfer(s);
+    auto vpath = resolve_or_reply(s, arg.empty() ? "." : arg);
+    if (!vpath) return;
+    auto job = take_channel_or_reply(s);
+    if (!job) return;
+    auto root = s.state.root;
+    std::string path = *vpath;
+    s.run_transfer(job, transfer_fields("list_tree", path, 0, true), [=]() -> TransferOutcome {
+        auto st = root->stat(path);
+        if (!st) return {550, "Could not list: " + st.error().message + ".", 0, "failed"};
+        if (!S_ISDIR(st->st_mode)) return {501, "MLSR needs a directory; use MLST for a file.", 0, "failed"};
+        auto socks = job->open_connections(1, "Here comes the tree listing.");
+        if (!socks) return open_failed_outcome(socks.error(), job->aborted());
+        const int fd = (*socks)[0];
+        uint64_t sent = 0;
+        Status listed = list_tree(
+            *root, path,
+            [&](std::string_view lines) -> Status {
+                sent += lines.size();
+                return middleware::write_all(fd, lines.data(), lines.size());
+            },
+            [&] { return job->aborted(); });
+        if (!listed) {
+            if (job->aborted()) return failed_outcome(listed.error(), true, sent);
+            return {451, "Tree listing ended: " + listed.error().message + "; list the directories one by one.",
+                    sent, "failed"};
+        }
+        end_of_data(*socks);
+        if (auto done = job->finish_connections(); !done) return failed_outcome(done.error(), job->aborted(), sent);
+        return {226, "Tree listing sent.", sent, "ok"};
     });
 }
 
@@ -315,5 +352,6 @@ void cmd_appe(Session &s, const std::string &arg) { store(s, arg, true); }
 void cmd_list(Session &s, const std::string &arg) { listing(s, arg, ListingKind::list); }
 void cmd_nlst(Session &s, const std::string &arg) { listing(s, arg, ListingKind::nlst); }
 void cmd_mlsd(Session &s, const std::string &arg) { listing(s, arg, ListingKind::mlsd); }
+void cmd_mlsr(Session &s, const std::string &arg) { tree_listing(s, arg); }
 
 }  // namespace rftp::daemon

@@ -42,6 +42,7 @@ Features rftpd_features(bool blocksum_on, bool rdma) {
             .utf8 = true,
             .mlst = true,
             .mlst_facts = "type*;size*;modify*;",
+            .mlsr = true,
             .hash_sha256 = true,
             .blocksum_none = true,
             .blocksum_on = blocksum_on,
@@ -88,7 +89,7 @@ TEST(FeaturesGrammar, AnotherServersListIsReadWithoutRftpdsExtensions) {
     Features f = parse_features({"Features:", " MDTM", " size", " MLST type*;size*;", " REST STREAM", " UTF8", "End"});
     EXPECT_TRUE(f.mdtm && f.size && f.mlst && f.rest_stream && f.utf8);
     EXPECT_EQ(f.mlst_facts, "type*;size*;");
-    EXPECT_FALSE(f.parallel || f.rdma || f.hold || f.data_token || f.is_rftpd());
+    EXPECT_FALSE(f.parallel || f.rdma || f.hold || f.data_token || f.mlsr || f.is_rftpd());
     EXPECT_EQ(f.pipeline_max, 0u);  // not said
 }
 

@@ -1,0 +1,38 @@
+// MLSR: a whole tree as MLSD lines (docs/protocol.md, "Tree listings"),
+// written one directory at a time, so no tree is held whole in memory.
+// Every directory is opened through the user's root, as MLSD's is.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "daemon/vfs/user_root.h"
+
+namespace rftp::daemon {
+
+// Past this many entries the listing ends with a failure: a client then
+// lists the tree directory by directory, with a bound of its own.
+inline constexpr std::size_t kMaxTreeListingEntries = 1'000'000;
+
+// One entry of the directory dir as MLSD lists it, named shown_name. A
+// symlink that stays beneath the root is listed as what it points to, so
+// mirroring clients follow it; one that leaves the root or dangles is
+// listed as the link it is.
+std::string mlsd_entry_line(const UserRoot &root, const std::string &dir, const DirEntry &entry,
+                            std::string_view shown_name);
+
+// Writes the lines of one directory: its cdir line, then its entries.
+using TreeListingSink = std::function<Status(std::string_view lines)>;
+
+// Lists the tree below vpath (a directory, from resolve_virtual_path),
+// depth first, into sink. Goes down into real directories only; a symbolic
+// link is listed as MLSD lists it and not entered. Fails on the first
+// directory that cannot be listed, past kMaxTreeListingEntries, when
+// stopped() says so between directories, or when sink fails.
+Status list_tree(const UserRoot &root, const std::string &vpath, const TreeListingSink &sink,
+                 const std::function<bool()> &stopped);
+
+}  // namespace rftp::daemon
