@@ -14,6 +14,7 @@
 #include "middleware/tcp/parallel_transfer.h"
 #include "protocol/token.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -68,6 +69,9 @@ struct Session {
     std::string pinned_pubkey;  // --pinned-pubkey, checked on data connections that do not resume
     // TCP transfer buffers and rings kept from one file to the next (stream_cache.h).
     std::unique_ptr<middleware::StreamCache> stream_kept = std::make_unique<middleware::StreamCache>();
+    // Directories' MLSD lines from one MLSR of a tree's top, by path, each
+    // taken once by the walk instead of its own MLSD (remote_tree.h).
+    std::map<std::string, std::string> tree_listings;
 };
 
 // Whether connections may be kept at all: in clear, or under PROT P with

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <map>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -134,16 +135,17 @@ std::string not_fetched(const std::string &dir, const std::string &entry, const 
 // refuses it (5xx) is asked plainly, as wget does; only when that plain LIST
 // works is the option taken for refused, for the rest of the session (a 550
 // for one unreadable directory says nothing about the option).
-enum class ListForm { machine, with_dotfiles, plain };
+enum class ListForm { machine, with_dotfiles, plain, tree };
 
 Outcome<RawListing> fetch_listing_as(Session &session, const std::string &path, const std::string &what,
                                      ListForm form) {
     RawListing listing;
-    listing.machine = form == ListForm::machine;
+    listing.machine = form == ListForm::machine || form == ListForm::tree;
     // Listings always use one plain connection, whatever OPTS PARALLEL says.
     auto socks = open_data_connections(session, 1);
     if (!socks) return std::unexpected(socks.error());
     auto started = session.control.command(form == ListForm::machine         ? "MLSD " + path
+                                           : form == ListForm::tree          ? "MLSR " + path
                                            : form == ListForm::with_dotfiles ? "LIST -a " + path
                                                                              : "LIST " + path);
     if (!started) return std::unexpected(started.error());
@@ -188,13 +190,71 @@ Outcome<RawListing> fetch_listing_as(Session &session, const std::string &path, 
     return listing;
 }
 
+// One spelling per directory: "/a/b" for "/a/b/", "/a//b" and "/a/./b".
+std::string listing_key(const std::string &path) {
+    std::string key = "/";
+    std::size_t at = 0;
+    while (at < path.size()) {
+        std::size_t end = path.find('/', at);
+        if (end == std::string::npos) end = path.size();
+        const std::string part = path.substr(at, end - at);
+        if (!part.empty() && part != ".") key += (key.size() > 1 ? "/" : "") + part;
+        at = end + 1;
+    }
+    return key;
+}
+
+// MLSR's lines name entries by their path below the top; each directory's
+// share goes under its own key, renamed back to MLSD's bare names. A
+// directory counts as listed only where its own cdir line came.
+std::map<std::string, std::string> split_tree_listing(const std::string &top, const RawListing &tree) {
+    std::map<std::string, std::string> by_dir;
+    std::map<std::string, std::string> entries;
+    const std::string base = listing_key(top);
+    for (const std::string &line : tree.lines()) {
+        auto parsed = ftp::parse_mlsx_line(line);
+        if (!parsed || parsed->name.empty() || line.size() < parsed->name.size()) continue;
+        const std::string facts = line.substr(0, line.size() - parsed->name.size());
+        const std::string &relative = parsed->name;
+        if (parsed->type() == "cdir") {
+            by_dir[listing_key(base + "/" + relative)] = facts + ".\r\n";
+            continue;
+        }
+        const auto slash = relative.rfind('/');
+        const std::string parent = slash == std::string::npos ? "." : relative.substr(0, slash);
+        entries[listing_key(base + "/" + parent)] += facts + relative.substr(slash + 1) + "\r\n";
+    }
+    for (auto &[dir, text] : by_dir)
+        if (auto it = entries.find(dir); it != entries.end()) text += it->second;
+    return by_dir;
+}
+
 }  // namespace
 
 Outcome<RawListing> fetch_listing(Session &session, const std::string &path, const std::string &what) {
+    if (auto ahead = session.tree_listings.find(listing_key(path)); ahead != session.tree_listings.end()) {
+        RawListing listing{.machine = true, .text = std::move(ahead->second)};
+        session.tree_listings.erase(ahead);
+        return listing;
+    }
     const ListForm form = session.features.mlst          ? ListForm::machine
                           : session.list_refuses_options ? ListForm::plain
                                                          : ListForm::with_dotfiles;
     return fetch_listing_as(session, path, what, form);
+}
+
+OutcomeStatus list_tree_ahead(Session &session, const std::string &top) {
+    session.tree_listings.clear();
+    if (!session.features.mlsr || !session.features.mlst) return {};
+    auto tree = fetch_listing_as(session, top, "list the tree " + top, ListForm::tree);
+    if (!tree) {
+        if (session_lost(tree.error())) return std::unexpected(tree.error());
+        log::info(tree.error().message + "; listing each directory instead");
+        return {};
+    }
+    session.tree_listings = split_tree_listing(top, *tree);
+    log::debug("MLSR " + top + ": " + std::to_string(session.tree_listings.size()) + " directories");
+    return {};
 }
 
 std::vector<std::string> RawListing::lines() const {

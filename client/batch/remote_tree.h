@@ -37,8 +37,16 @@ struct RawListing {
 };
 
 // MLSD path when FEAT offered MLST, else LIST path, read whole over one plain
-// data connection. what names the operation in messages ("ls /a").
+// data connection. what names the operation in messages ("ls /a"). A
+// directory whose lines a tree listing brought is answered from those.
 Outcome<RawListing> fetch_listing(Session &session, const std::string &path, const std::string &what);
+
+// Before walking the tree below top: where FEAT says MLSR, one MLSR brings
+// every directory's lines at once (docs/protocol.md, "Tree listings"), kept
+// in session.tree_listings for fetch_listing. A refusal, or a listing that
+// ended short, leaves the walk to list directory by directory; only a lost
+// session is an error.
+OutcomeStatus list_tree_ahead(Session &session, const std::string &top);
 
 struct RemoteEntry {
     std::string name;  // one path component, never "", ".", ".." or containing '/'
