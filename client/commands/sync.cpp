@@ -48,7 +48,8 @@ OutcomeStatus carry_out(CommandContext &ctx, Session session, const Comparison &
         return batch.conclude();
     }
     ctx.summary.resume_hint = rerun_command(o);
-    batch.run(std::move(jobs), std::move(session), sync_action(o, c.destination_top), sync_ahead(o));
+    batch.run(std::move(jobs), std::move(session), sync_action(o, c.destination_top), sync_ahead(o),
+              sync_ahead_window(o));
     // A tree not listed whole fails the run, after what could be copied
     // was, and nothing is deleted.
     for (const auto *tree : {&c.source, &c.destination})

@@ -115,7 +115,8 @@ OutcomeStatus copy_share(CommandContext &ctx, const PlannedRun &run, const std::
         close_session(*session);
         return batch.conclude();
     }
-    batch.run(std::move(jobs), std::move(*session), sync_action(o, c.destination_top), sync_ahead(o));
+    batch.run(std::move(jobs), std::move(*session), sync_action(o, c.destination_top), sync_ahead(o),
+              sync_ahead_window(o));
     OutcomeStatus status = batch.conclude();
     const auto results = batch.results();
     if (!status && !o.sync.unfinished.empty())

@@ -136,6 +136,11 @@ AheadAction sync_ahead(const Options &o) {
     };
 }
 
+AheadWindow sync_ahead_window(const Options &o) {
+    if (o.sync.upload) return {};
+    return [options = std::make_shared<Options>(o)](const Session &s) { return get_ahead_window(s, *options); };
+}
+
 // What the destination holds after the run: the unchanged files and the
 // copies that succeeded, with the digests taken on the way (--verify).
 std::vector<ManifestEntry> manifest_entries(const Options &o, const Comparison &c, const std::vector<SyncItem> &items,

@@ -30,6 +30,9 @@ FileAction sync_action(const Options &o, const std::string &destination_top);
 // A download's next copy, begun while the one before it ends (files_ahead.h);
 // nothing for an upload.
 AheadAction sync_ahead(const Options &o);
+// How many downloads may be begun ahead at once, as get -r has them
+// (files_ahead.h); one for an upload.
+AheadWindow sync_ahead_window(const Options &o);
 
 // What the destination holds of items after the run: the unchanged files
 // and the copies that succeeded, with the digests taken on the way.

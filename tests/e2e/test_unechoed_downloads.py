@@ -166,3 +166,22 @@ def test_rftp_keeps_four_downloads_ahead_and_moves_them_whole(rftpd, tmp_path):
     log = rftpd.log()
     assert log.count("command=RETR") == 80 and log.count("command=EPSV") <= 2
     assert "--> ABOR" not in r.stderr
+
+
+def test_sync_keeps_four_downloads_ahead_as_get_r_does(rftpd, tmp_path):
+    src = rftpd.roots["alice"] / "many"
+    want = {}
+    for i in range(40):
+        body = os.urandom(100 + 37 * i)
+        (src / f"s {i:02d}.bin").parent.mkdir(exist_ok=True)
+        (src / f"s {i:02d}.bin").write_bytes(body)
+        want[f"s {i:02d}.bin"] = body
+    r = subprocess.run([RFTP, "-vv", "-j", "1", "sync", f"rftp://alice@127.0.0.1:{rftpd.port}/many/",
+                        str(tmp_path / "copy")], env=client_env(tmp_path), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert tree(tmp_path / "copy") == want
+    assert commands_right_after_first_150(r.stderr) == ["SIZE", "RETR"] * 4, r.stderr[-5000:]
+    # Each copy has its source's time, set from the listing: no MDTM came between.
+    assert all(int((tmp_path / "copy" / n).stat().st_mtime) == int((src / n).stat().st_mtime) for n in want)
+    assert "--> MDTM" not in r.stderr and "--> ABOR" not in r.stderr
