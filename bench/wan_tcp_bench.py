@@ -10,8 +10,10 @@ the round trip. The round trip is measured as TCP handshakes to rftpd.
 Rows, each the median of --runs runs, with each tool's default settings:
 - the limits: iperf3 -Z -R moving the large file's bytes over one stream
   through the same line, and a local `cp -r` of the small-file tree;
-- rftp: one large file `get` and many small files `get -r -j 4`;
-- the peers: GridFTP (`globus-url-copy -r -cc 4`, with and without `-pp`;
+- rftp: one large file `get` and many small files `get -r -j 4`, flat
+  and as a tree (10 files in each of 100 directories under 10 parents);
+- the peers: GridFTP (`globus-url-copy -r -cc 4`, with and without `-pp`,
+  on the flat set and the tree;
   `-p 4` for the large file), XRootD (`xrdcp -r --parallel 4`; `xrdcp`),
   vsftpd+curl (`--parallel-max 4`; one `curl`);
 - the large file at 50 ms with -P 1, 2 and 4 (--streams), and at 50 ms
@@ -72,7 +74,9 @@ def describe(a, rtts: dict) -> tuple[str, str]:
     heading = f"{platform.node()}, {m['nproc']} × {m['cpu']}, kernel {m['kernel']}, userspace delay line"
     longer = (f" Longer file (rftp alone): {a.long_mib} MiB; rftp's rows marked /dev/null write nothing at the "
               "client." if a.long_mib else "")
-    text = (f"Large file: {a.large_mib} MiB, tmpfs to tmpfs.{longer} Small files: {a.small_files} × 64 KiB, `-j 4`. "
+    text = (f"Large file: {a.large_mib} MiB, tmpfs to tmpfs.{longer} Small files: {a.small_files} × 64 KiB, "
+            f"`-j 4`, in one directory, and again as a tree (10 a directory, {a.small_files // 10} directories "
+            "under 10 parents). "
             "Each tool's default settings, over TCP from a client network namespace to servers in the root "
             f"namespace, through the delay line (MTU {MTU}, segmentation offload, no bandwidth limit; it runs "
             f"on the same two cores). Median of {a.runs} runs. GB = 10^9 bytes. Round trips measured as TCP "
@@ -123,8 +127,13 @@ def run_rows(a, line: DelayLine, rftpd: Rftpd, tls_rftpd: Rftpd | None, peers: P
         measure(rows, a.runs, dict(label, path="tcp", test="large file get"), rftp.large_get, url, "tcp", size, work)
         measure(rows, a.runs, dict(label, path="tcp", test="small files get -r -j 4"),
                 rftp.small_get, url, "tcp", a.small_files, work, root / "small")
+        measure(rows, a.runs, dict(label, path="tcp", test="tree get -r -j 4"),
+                rftp.tree_get, url, "tcp", a.small_files, work)
         if peers:
             measure_peers(rows, a.runs, label, peers, size, a.small_files)
+            for pipelined in (False, True):
+                measure(rows, a.runs, dict(label, path="GridFTP", test="tree -r -cc 4" + (" -pp" if pipelined else "")),
+                        peers.gridftp_tree, a.small_files, pipelined)
         if a.long_mib and rtt in (0, 50):
             long_rows(a, rows, label, rftp, url, work)
         if tls_rftpd:
@@ -155,7 +164,7 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="rftp-wan-tcp-", dir="/dev/shm"))
     root = work / "alice"
     root.mkdir()
-    prepare(root, a.large_mib, a.small_files)
+    prepare(root, a.large_mib, a.small_files, tree=True)
     if a.long_mib:
         write_large_file(root / "long.bin", a.long_mib)
     cgroups = CgroupBase("rftp-bench-wan-tcp")

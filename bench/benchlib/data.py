@@ -27,6 +27,28 @@ def make_small_files(directory: Path, count: int, size: int) -> list[Path]:
     return paths
 
 
+def make_tree_files(top: Path, count: int, size: int, per_dir: int = 10, groups: int = 10) -> None:
+    """count files of size bytes, per_dir to a directory, the directories
+    spread over groups parents: a dataset's shape, where small_files is
+    one flat directory."""
+    for i in range(count):
+        leaf = i // per_dir
+        d = top / f"g{leaf % groups:02d}" / f"d{leaf:04d}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / small_name(i)).write_bytes(os.urandom(size))
+
+
+def check_tree_files(got_dir: Path, count: int, size: int) -> str:
+    """'' when got_dir holds count files of size bytes, at any depth."""
+    if not got_dir.is_dir():
+        return f"{got_dir} is missing"
+    files = [p for p in got_dir.rglob("*") if p.is_file()]
+    if len(files) != count:
+        return f"{got_dir}: {len(files)} files, want {count}"
+    wrong = next((p for p in files if p.stat().st_size != size), None)
+    return f"{wrong} has {wrong.stat().st_size} bytes, want {size}" if wrong else ""
+
+
 def small_name(i: int) -> str:
     return f"f{i:04d}.bin"
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from .cpu import CgroupBase
-from .data import check_file, check_tree, empty_dir, small_name
+from .data import check_file, check_tree, check_tree_files, empty_dir, small_name
 from .servers import Vsftpd, free_port
 
 # The peers' anonymous or mapped user: it only reads the tree.
@@ -142,6 +142,16 @@ class Peers:
         argv = ["globus-url-copy", "-fast", "-cd", "-r", "-cc", "4", *(["-pp"] if pipelined else []),
                 f"ftp://{self.addr}:{self.gridftp_port}{self.root}/small/", f"file://{down}/"]
         return self._small(argv, down, count)
+
+    def gridftp_tree(self, count: int, pipelined: bool) -> dict:
+        """The same small files as a tree of directories (data.make_tree_files)."""
+        down = self.work / "tree.down"
+        argv = ["globus-url-copy", "-fast", "-cd", "-r", "-cc", "4", *(["-pp"] if pipelined else []),
+                f"ftp://{self.addr}:{self.gridftp_port}{self.root}/tree/", f"file://{down}/"]
+        p, wall = self._run(argv)
+        error = (p.stderr or p.stdout)[-300:] if p.returncode else check_tree_files(down, count, 64 << 10)
+        shutil.rmtree(down, ignore_errors=True)
+        return {"ok": not error, "value": count / wall if not error else 0.0, "error": error}
 
     def xrootd_small(self, count: int) -> dict:
         down = self.work / "small.down"
