@@ -205,15 +205,29 @@ std::string strip_list_options(const std::string &arg) {
     return arg.substr(pos);
 }
 
-void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
+// What every listing starts from: its directory (the session's own when
+// arg is empty) and the data channel; empty once a refusal was replied.
+struct ListingStart {
+    std::string path;
+    std::shared_ptr<TransferJob> job;
+    std::shared_ptr<const UserRoot> root;
+};
+
+std::optional<ListingStart> start_listing(Session &s, const std::string &arg) {
     (void)take_pending_transfer(s);
-    std::string arg = kind == ListingKind::mlsd ? raw_arg : strip_list_options(raw_arg);
     auto vpath = resolve_or_reply(s, arg.empty() ? "." : arg);
-    if (!vpath) return;
+    if (!vpath) return std::nullopt;
     auto job = take_channel_or_reply(s);
-    if (!job) return;
-    auto root = s.state.root;
-    std::string path = *vpath;
+    if (!job) return std::nullopt;
+    return ListingStart{*vpath, std::move(job), s.state.root};
+}
+
+void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
+    auto start = start_listing(s, kind == ListingKind::mlsd ? raw_arg : strip_list_options(raw_arg));
+    if (!start) return;
+    const std::string path = start->path;
+    auto job = start->job;
+    auto root = start->root;
     s.run_transfer(job, transfer_fields("list", path, 0, true), [=]() -> TransferOutcome {
         auto st = root->stat(path);
         if (!st) return {550, "Could not list: " + st.error().message + ".", 0, "failed"};
@@ -253,13 +267,11 @@ void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
 // directory at a time; any failure after the 150 is 451, so a client never
 // takes part of a tree for all of it.
 void tree_listing(Session &s, const std::string &arg) {
-    (void)take_pending_transfer(s);
-    auto vpath = resolve_or_reply(s, arg.empty() ? "." : arg);
-    if (!vpath) return;
-    auto job = take_channel_or_reply(s);
-    if (!job) return;
-    auto root = s.state.root;
-    std::string path = *vpath;
+    auto start = start_listing(s, arg);
+    if (!start) return;
+    const std::string path = start->path;
+    auto job = start->job;
+    auto root = start->root;
     s.run_transfer(job, transfer_fields("list_tree", path, 0, true), [=]() -> TransferOutcome {
         auto st = root->stat(path);
         if (!st) return {550, "Could not list: " + st.error().message + ".", 0, "failed"};

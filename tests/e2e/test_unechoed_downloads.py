@@ -147,14 +147,18 @@ def commands_right_after_first_150(debug_log: str) -> list:
     return sent
 
 
+def small_files(src, count: int, stem: str) -> dict:
+    """count files of growing sizes under src, names with a space: {name: bytes}."""
+    src.mkdir(exist_ok=True)
+    want = {f"{stem} {i:02d}.bin": os.urandom(100 + 37 * i) for i in range(count)}
+    for name, body in want.items():
+        (src / name).write_bytes(body)
+    return want
+
+
 def test_rftp_keeps_four_downloads_ahead_and_moves_them_whole(rftpd, tmp_path):
     src = rftpd.roots["alice"] / "many"
-    want = {}
-    for i in range(80):
-        body = os.urandom(100 + 37 * i)
-        (src / f"m {i:02d}.bin").parent.mkdir(exist_ok=True)
-        (src / f"m {i:02d}.bin").write_bytes(body)
-        want[f"m {i:02d}.bin"] = body
+    want = small_files(src, 80, "m")
     down = tmp_path / "down"
     down.mkdir()
     r = subprocess.run([RFTP, "-vv", "-j", "1", "get", "-r", f"rftp://alice@127.0.0.1:{rftpd.port}/many/",
@@ -170,12 +174,7 @@ def test_rftp_keeps_four_downloads_ahead_and_moves_them_whole(rftpd, tmp_path):
 
 def test_sync_keeps_four_downloads_ahead_as_get_r_does(rftpd, tmp_path):
     src = rftpd.roots["alice"] / "many"
-    want = {}
-    for i in range(40):
-        body = os.urandom(100 + 37 * i)
-        (src / f"s {i:02d}.bin").parent.mkdir(exist_ok=True)
-        (src / f"s {i:02d}.bin").write_bytes(body)
-        want[f"s {i:02d}.bin"] = body
+    want = small_files(src, 40, "s")
     r = subprocess.run([RFTP, "-vv", "-j", "1", "sync", f"rftp://alice@127.0.0.1:{rftpd.port}/many/",
                         str(tmp_path / "copy")], env=client_env(tmp_path), capture_output=True, text=True,
                        timeout=300)
