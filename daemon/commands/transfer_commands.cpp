@@ -276,6 +276,9 @@ void tree_listing(Session &s, const std::string &arg) {
         auto st = root->stat(path);
         if (!st) return {550, "Could not list: " + st.error().message + ".", 0, "failed"};
         if (!S_ISDIR(st->st_mode)) return {501, "MLSR needs a directory; use MLST for a file.", 0, "failed"};
+        // The top unreadable is 550 before the 150, as for MLSD.
+        if (auto top = root->open_directory(path); !top)
+            return {550, "Could not list: " + top.error().message + ".", 0, "failed"};
         auto socks = job->open_connections(1, "Here comes the tree listing.");
         if (!socks) return open_failed_outcome(socks.error(), job->aborted());
         const int fd = (*socks)[0];

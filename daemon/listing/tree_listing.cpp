@@ -8,6 +8,13 @@
 namespace rftp::daemon {
 namespace {
 
+// Lines go to the sink in pieces of about this size: a directory of a
+// million entries under a long path is never one string.
+constexpr std::size_t kFlushBytes = 256u << 10;
+// The directories still to list, held as paths: bounded apart from the
+// entries, since each costs its path twice.
+constexpr std::size_t kMaxPendingPathBytes = 64u << 20;
+
 std::string child_of(const std::string &dir, const std::string &name) {
     return dir == "/" ? "/" + name : dir + "/" + name;
 }
@@ -15,6 +22,41 @@ std::string child_of(const std::string &dir, const std::string &name) {
 std::string relative_child(const std::string &relative, const std::string &name) {
     return relative.empty() ? name : relative + "/" + name;
 }
+
+// A line break in a name would end its line early, and what follows could
+// pass for an entry of another directory: MLSR refuses, and a client lists
+// that tree directory by directory.
+bool breaks_a_line(const std::string &name) { return name.find_first_of("\r\n") != std::string::npos; }
+
+// What one walk has said so far, and what it may still say.
+class Output {
+public:
+    explicit Output(const TreeListingSink &sink) : sink_(sink) {}
+    Status add(const std::string &line) {
+        if (sent_ + pending_.size() + line.size() + 2 > kMaxTreeListingBytes)
+            return fail(Error{-E2BIG, "more than " + std::to_string(kMaxTreeListingBytes >> 20) + " MiB of listing"});
+        pending_ += line;
+        pending_ += "\r\n";
+        return pending_.size() >= kFlushBytes ? flush() : Status{};
+    }
+    Status flush() {
+        if (pending_.empty()) return {};
+        sent_ += pending_.size();
+        Status written = sink_(pending_);
+        pending_.clear();
+        return written;
+    }
+
+private:
+    const TreeListingSink &sink_;
+    std::string pending_;
+    std::size_t sent_ = 0;
+};
+
+struct PendingDir {
+    std::string path;      // virtual path
+    std::string relative;  // below the listed directory; "" for itself
+};
 
 }  // namespace
 
@@ -29,33 +71,40 @@ std::string mlsd_entry_line(const UserRoot &root, const std::string &dir, const 
 Status list_tree(const UserRoot &root, const std::string &vpath, const TreeListingSink &sink,
                  const std::function<bool()> &stopped) {
     // Depth first with an explicit stack: a deep tree costs memory, not
-    // the transfer thread's stack. Each item: the directory's virtual
-    // path and its path relative to vpath ("" for vpath itself).
-    std::vector<std::pair<std::string, std::string>> pending{{vpath, ""}};
+    // the transfer thread's stack.
+    std::vector<PendingDir> pending{{vpath, ""}};
+    std::size_t pending_bytes = vpath.size();
     std::size_t entries = 0;
+    Output out(sink);
     while (!pending.empty()) {
         if (stopped()) return fail(Error{-ECANCELED, "listing stopped"});
-        auto [dir, relative] = std::move(pending.back());
+        PendingDir dir = std::move(pending.back());
         pending.pop_back();
-        auto st = root.stat(dir);
-        if (!st) return fail(st.error().with_context(dir));
-        auto listed = root.list(dir, kMaxTreeListingEntries - entries + 1);
-        if (!listed) return fail(listed.error().with_context(dir));
+        pending_bytes -= dir.path.size() + dir.relative.size();
+        auto st = root.stat(dir.path);
+        if (!st) return fail(st.error().with_context(dir.path));
+        auto listed = root.list(dir.path, kMaxTreeListingEntries - entries + 1);
+        if (!listed) return fail(listed.error().with_context(dir.path));
         entries += listed->size();
         if (entries > kMaxTreeListingEntries)
             return fail(Error{-E2BIG, "more than " + std::to_string(kMaxTreeListingEntries) + " entries"});
-        std::string lines = format_mlsx_line(*st, relative.empty() ? "." : relative, root.writable(), true) + "\r\n";
+        const std::string own = dir.relative.empty() ? "." : dir.relative;
+        if (auto ok = out.add(format_mlsx_line(*st, own, root.writable(), true)); !ok) return ok;
         // Pushed in reverse, so the directories below come off the stack in name order.
-        std::vector<std::pair<std::string, std::string>> below;
+        std::vector<PendingDir> below;
         for (const DirEntry &e : *listed) {
-            const std::string shown = relative_child(relative, e.name);
-            lines += mlsd_entry_line(root, dir, e, shown) + "\r\n";
-            if (S_ISDIR(e.st.st_mode)) below.emplace_back(child_of(dir, e.name), shown);
+            if (breaks_a_line(e.name)) return fail(Error{-EINVAL, dir.path + ": a name in it holds a line break"});
+            const std::string shown = relative_child(dir.relative, e.name);
+            if (auto ok = out.add(mlsd_entry_line(root, dir.path, e, shown)); !ok) return ok;
+            if (!S_ISDIR(e.st.st_mode)) continue;
+            below.push_back({child_of(dir.path, e.name), shown});
+            pending_bytes += below.back().path.size() + shown.size();
+            if (pending_bytes > kMaxPendingPathBytes)
+                return fail(Error{-E2BIG, "too many directories waiting to be listed"});
         }
-        if (auto written = sink(lines); !written) return written;
-        pending.insert(pending.end(), below.rbegin(), below.rend());
+        pending.insert(pending.end(), std::make_move_iterator(below.rbegin()), std::make_move_iterator(below.rend()));
     }
-    return {};
+    return out.flush();
 }
 
 }  // namespace rftp::daemon

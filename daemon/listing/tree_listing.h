@@ -13,9 +13,11 @@
 
 namespace rftp::daemon {
 
-// Past this many entries the listing ends with a failure: a client then
-// lists the tree directory by directory, with a bound of its own.
+// Past this many entries, or bytes, the listing ends with a failure: a
+// client then lists the tree directory by directory, with a bound of its
+// own. rftp reads at most 256 MiB of a listing too.
 inline constexpr std::size_t kMaxTreeListingEntries = 1'000'000;
+inline constexpr std::size_t kMaxTreeListingBytes = std::size_t{256} << 20;
 
 // One entry of the directory dir as MLSD lists it, named shown_name. A
 // symlink that stays beneath the root is listed as what it points to, so
@@ -24,14 +26,15 @@ inline constexpr std::size_t kMaxTreeListingEntries = 1'000'000;
 std::string mlsd_entry_line(const UserRoot &root, const std::string &dir, const DirEntry &entry,
                             std::string_view shown_name);
 
-// Writes the lines of one directory: its cdir line, then its entries.
+// Takes the next lines, whole lines at a time.
 using TreeListingSink = std::function<Status(std::string_view lines)>;
 
 // Lists the tree below vpath (a directory, from resolve_virtual_path),
 // depth first, into sink. Goes down into real directories only; a symbolic
 // link is listed as MLSD lists it and not entered. Fails on the first
-// directory that cannot be listed, past kMaxTreeListingEntries, when
-// stopped() says so between directories, or when sink fails.
+// directory that cannot be listed, a name with a line break in it, past
+// either bound, when stopped() says so between directories, or when sink
+// fails.
 Status list_tree(const UserRoot &root, const std::string &vpath, const TreeListingSink &sink,
                  const std::function<bool()> &stopped);
 
