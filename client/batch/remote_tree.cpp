@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -190,6 +191,8 @@ Outcome<RawListing> fetch_listing_as(Session &session, const std::string &path, 
     return listing;
 }
 
+}  // namespace
+
 // One spelling per directory: "/a/b" for "/a/b/", "/a//b" and "/a/./b".
 std::string listing_key(const std::string &path) {
     std::string key = "/";
@@ -205,31 +208,34 @@ std::string listing_key(const std::string &path) {
 }
 
 // MLSR's lines name entries by their path below the top; each directory's
-// share goes under its own key, renamed back to MLSD's bare names. A
-// directory counts as listed only where its own cdir line came.
-std::map<std::string, std::string> split_tree_listing(const std::string &top, const RawListing &tree) {
+// share goes under its own key, renamed back to MLSD's bare names. The
+// server sends a directory's cdir line, then its entries, before the next
+// directory's: a line that does not read, an entry of another directory
+// than the last cdir's, or a directory twice, and none of it is used (the
+// walk then lists each directory, and says what it could not read).
+std::optional<std::map<std::string, std::string>> split_tree_listing(const std::string &top, const RawListing &tree) {
     std::map<std::string, std::string> by_dir;
-    std::map<std::string, std::string> entries;
     const std::string base = listing_key(top);
+    std::string current;  // the relative path of the last cdir; "." for the top
+    std::string *text = nullptr;
     for (const std::string &line : tree.lines()) {
         auto parsed = ftp::parse_mlsx_line(line);
-        if (!parsed || parsed->name.empty() || line.size() < parsed->name.size()) continue;
+        if (!parsed || parsed->name.empty()) return std::nullopt;
         const std::string facts = line.substr(0, line.size() - parsed->name.size());
         const std::string &relative = parsed->name;
         if (parsed->type() == "cdir") {
-            by_dir[listing_key(base + "/" + relative)] = facts + ".\r\n";
+            auto [it, fresh] = by_dir.emplace(listing_key(base + "/" + relative), facts + ".\r\n");
+            if (!fresh) return std::nullopt;
+            current = relative, text = &it->second;
             continue;
         }
         const auto slash = relative.rfind('/');
         const std::string parent = slash == std::string::npos ? "." : relative.substr(0, slash);
-        entries[listing_key(base + "/" + parent)] += facts + relative.substr(slash + 1) + "\r\n";
+        if (!text || parent != current) return std::nullopt;
+        *text += facts + relative.substr(slash + 1) + "\r\n";
     }
-    for (auto &[dir, text] : by_dir)
-        if (auto it = entries.find(dir); it != entries.end()) text += it->second;
     return by_dir;
 }
-
-}  // namespace
 
 Outcome<RawListing> fetch_listing(Session &session, const std::string &path, const std::string &what) {
     if (auto ahead = session.tree_listings.find(listing_key(path)); ahead != session.tree_listings.end()) {
@@ -252,7 +258,12 @@ OutcomeStatus list_tree_ahead(Session &session, const std::string &top) {
         log::info(tree.error().message + "; listing each directory instead");
         return {};
     }
-    session.tree_listings = split_tree_listing(top, *tree);
+    auto split = split_tree_listing(top, *tree);
+    if (!split) {
+        log::info("the tree listing of " + top + " is out of order; listing each directory instead");
+        return {};
+    }
+    session.tree_listings = std::move(*split);
     log::debug("MLSR " + top + ": " + std::to_string(session.tree_listings.size()) + " directories");
     return {};
 }

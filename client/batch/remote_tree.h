@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,15 @@ struct RawListing {
 // data connection. what names the operation in messages ("ls /a"). A
 // directory whose lines a tree listing brought is answered from those.
 Outcome<RawListing> fetch_listing(Session &session, const std::string &path, const std::string &what);
+
+// One spelling per directory, the key of session.tree_listings: "/a/b" for
+// "/a/b/", "/a//b" and "/a/./b".
+std::string listing_key(const std::string &path);
+
+// MLSR's text (RawListing of it) as MLSD text per directory, keyed by
+// listing_key of top and the directory's path below it; none when the
+// lines break MLSR's order (docs/protocol.md, "Tree listings").
+std::optional<std::map<std::string, std::string>> split_tree_listing(const std::string &top, const RawListing &tree);
 
 // Before walking the tree below top: where FEAT says MLSR, one MLSR brings
 // every directory's lines at once (docs/protocol.md, "Tree listings"), kept

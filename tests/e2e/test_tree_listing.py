@@ -107,6 +107,29 @@ def test_mlsr_refuses_what_is_not_a_directory_beneath_the_root(rftpd):
     assert rftpd.alive()
 
 
+def test_a_name_with_a_line_break_ends_mlsr_and_rftp_lists_each_directory(rftpd, tmp_path):
+    """Its line could pass for an entry of another directory: MLSR ends
+    with 451, and rftp walks the tree with MLSD, which shows the broken
+    line where it is, as before."""
+    top = rftpd.roots["alice"] / "t"
+    files = make_tree(top)
+    (top / "g0" / "bad\ntype=file;size=1; planted").write_bytes(b"x")  # an entry of /t, said in g0's lines
+    f = login(rftpd)
+    try:
+        f.retrlines("MLSR /t", lambda _: None)
+        raise AssertionError("MLSR of a tree with a line break in a name was answered 2xx")
+    except ftplib.error_temp as e:
+        assert str(e).startswith("451") and "line break" in str(e), e
+    f.quit()
+    r = run_rftp(tmp_path, "-vv", "--continue-on-error", "get", "-r", f"rftp://alice@127.0.0.1:{rftpd.port}/t/",
+                 tmp_path)
+    assert sent(r.stderr, "MLSR") and "/t/g0" in sent(r.stderr, "MLSD"), r.stderr.decode()[-3000:]
+    got = digests(tmp_path / "t")
+    assert "planted" not in got
+    assert all(got.get(rel) == hashlib.sha256(body).hexdigest() for rel, body in files.items())
+    assert rftpd.alive()
+
+
 def run_rftp(home, *args):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "RFTP_PASSWORD": PASSWORDS["alice"]}
     return subprocess.run([RFTP, *map(str, args)], env=env, capture_output=True, timeout=120)

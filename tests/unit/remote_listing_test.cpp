@@ -61,3 +61,41 @@ TEST(EntryName, OnlyOneHarmlessComponentIsSafe) {
     EXPECT_FALSE(is_safe_entry_name("/etc/passwd"));
     EXPECT_FALSE(is_safe_entry_name(std::string("a\0b", 3)));
 }
+
+using rftp::client::listing_key;
+using rftp::client::RawListing;
+using rftp::client::split_tree_listing;
+
+TEST(TreeListing, KeysSpellADirectoryOneWay) {
+    EXPECT_EQ(listing_key("/a/b/"), "/a/b");
+    EXPECT_EQ(listing_key("/a//./b"), "/a/b");
+    EXPECT_EQ(listing_key("/"), "/");
+    EXPECT_EQ(listing_key(""), "/");
+}
+
+TEST(TreeListing, EachDirectoryGetsItsOwnLinesUnderItsName) {
+    RawListing tree{.machine = true,
+                    .text = "type=cdir;perm=el; .\r\n"
+                            "type=dir;perm=el; a b\r\n"
+                            "type=file;size=3; f.bin\r\n"
+                            "type=cdir;perm=el; a b\r\n"
+                            "type=file;size=1; a b/g.bin\r\n"};
+    auto split = split_tree_listing("/top/", tree);
+    ASSERT_TRUE(split);
+    ASSERT_EQ(split->size(), 2u);
+    EXPECT_EQ(split->at("/top"), "type=cdir;perm=el; .\r\ntype=dir;perm=el; a b\r\ntype=file;size=3; f.bin\r\n");
+    EXPECT_EQ(split->at("/top/a b"), "type=cdir;perm=el; .\r\ntype=file;size=1; g.bin\r\n");
+}
+
+TEST(TreeListing, LinesOutOfOrderAreNotUsedAtAll) {
+    const std::string top = "type=cdir;perm=el; .\r\ntype=dir;perm=el; a\r\ntype=dir;perm=el; b\r\n";
+    // An entry of b among a's lines: a name with a line break could say that.
+    EXPECT_FALSE(split_tree_listing("/", {true, top + "type=cdir;perm=el; a\r\ntype=file;size=1; b/x\r\n"}));
+    // An entry before any directory's own line.
+    EXPECT_FALSE(split_tree_listing("/", {true, "type=file;size=1; x\r\n"}));
+    // A directory twice.
+    EXPECT_FALSE(split_tree_listing("/", {true, top + "type=cdir;perm=el; a\r\ntype=cdir;perm=el; a\r\n"}));
+    // A line that does not read.
+    EXPECT_FALSE(split_tree_listing("/", {true, top + "no facts here\r\n"}));
+    EXPECT_TRUE(split_tree_listing("/", {true, top + "type=cdir;perm=el; a\r\ntype=file;size=1; a/x\r\n"}));
+}
