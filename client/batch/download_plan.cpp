@@ -137,11 +137,10 @@ Outcome<DownloadPlan> plan_download(Session &session, const std::vector<std::str
             auto is_dir = remote_is_directory(session, remote);
             if (!is_dir) return std::unexpected(is_dir.error());
             if (*is_dir) {
-                if (auto ahead = list_tree_ahead(session, remote); !ahead) return std::unexpected(ahead.error());
+                auto ahead = list_tree_ahead(session, remote);
+                if (!ahead) return std::unexpected(ahead.error());
                 TreeWalk walk{session, plan, local_dir};
-                auto ok = walk.add(remote, local, 0);
-                session.tree_listings.clear();  // what the walk left out (excluded, or cut short)
-                if (!ok) return std::unexpected(ok.error());
+                if (auto ok = walk.add(remote, local, 0); !ok) return std::unexpected(ok.error());
                 continue;
             }
         }

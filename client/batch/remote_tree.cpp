@@ -249,23 +249,24 @@ Outcome<RawListing> fetch_listing(Session &session, const std::string &path, con
     return fetch_listing_as(session, path, what, form);
 }
 
-OutcomeStatus list_tree_ahead(Session &session, const std::string &top) {
+Outcome<TreeListingsAhead> list_tree_ahead(Session &session, const std::string &top) {
     session.tree_listings.clear();
-    if (!session.features.mlsr || !session.features.mlst) return {};
+    TreeListingsAhead ahead(session);
+    if (!session.features.mlsr || !session.features.mlst) return ahead;
     auto tree = fetch_listing_as(session, top, "list the tree " + top, ListForm::tree);
     if (!tree) {
         if (session_lost(tree.error())) return std::unexpected(tree.error());
         log::info(tree.error().message + "; listing each directory instead");
-        return {};
+        return ahead;
     }
     auto split = split_tree_listing(top, *tree);
     if (!split) {
         log::info("the tree listing of " + top + " is out of order; listing each directory instead");
-        return {};
+        return ahead;
     }
     session.tree_listings = std::move(*split);
     log::debug("MLSR " + top + ": " + std::to_string(session.tree_listings.size()) + " directories");
-    return {};
+    return ahead;
 }
 
 std::vector<std::string> RawListing::lines() const {

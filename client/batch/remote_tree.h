@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "client/exit_codes.h"
@@ -51,12 +52,29 @@ std::string listing_key(const std::string &path);
 // lines break MLSR's order (docs/protocol.md, "Tree listings").
 std::optional<std::map<std::string, std::string>> split_tree_listing(const std::string &top, const RawListing &tree);
 
+// The directories' lines one MLSR brought, kept in session.tree_listings
+// for fetch_listing while a walk runs; what the walk left (excluded, or cut
+// short) goes with it.
+class TreeListingsAhead {
+public:
+    explicit TreeListingsAhead(Session &session) : session_(&session) {}
+    ~TreeListingsAhead() {
+        if (session_) session_->tree_listings.clear();
+    }
+    TreeListingsAhead(TreeListingsAhead &&other) noexcept : session_(std::exchange(other.session_, nullptr)) {}
+    TreeListingsAhead(const TreeListingsAhead &) = delete;
+    TreeListingsAhead &operator=(const TreeListingsAhead &) = delete;
+    TreeListingsAhead &operator=(TreeListingsAhead &&) = delete;
+
+private:
+    Session *session_;
+};
+
 // Before walking the tree below top: where FEAT says MLSR, one MLSR brings
-// every directory's lines at once (docs/protocol.md, "Tree listings"), kept
-// in session.tree_listings for fetch_listing. A refusal, or a listing that
-// ended short, leaves the walk to list directory by directory; only a lost
-// session is an error.
-OutcomeStatus list_tree_ahead(Session &session, const std::string &top);
+// every directory's lines at once (docs/protocol.md, "Tree listings"). A
+// refusal, or a listing that ended short, leaves the walk to list directory
+// by directory; only a lost session is an error.
+Outcome<TreeListingsAhead> list_tree_ahead(Session &session, const std::string &top);
 
 struct RemoteEntry {
     std::string name;  // one path component, never "", ".", ".." or containing '/'

@@ -32,12 +32,8 @@ Outcome<Tree> list_remote_tree(Session &session, const std::string &top, const P
         tree.exists = false;
         return tree;
     }
-    if (auto ahead = list_tree_ahead(session, top); !ahead) return std::unexpected(ahead.error());
-    // What the walk leaves out (filtered, or cut short) goes at its end.
-    struct Forget {
-        Session &session;
-        ~Forget() { session.tree_listings.clear(); }
-    } forget{session};
+    auto ahead = list_tree_ahead(session, top);
+    if (!ahead) return std::unexpected(ahead.error());
     std::deque<std::string> pending{""};
     std::size_t entries = 0;
     while (!pending.empty()) {

@@ -242,14 +242,9 @@ void listing(Session &s, const std::string &raw_arg, ListingKind kind) {
             if (!entries) return {550, "Could not list: " + entries.error().message + ".", 0, "failed"};
             if (kind == ListingKind::mlsd) text = format_mlsx_line(*st, ".", root->writable(), true) + "\r\n";
             for (const auto &e : *entries) {
-                // LIST shows a link that stays beneath the root as what it
-                // points to, as MLSD does (mlsd_entry_line).
-                struct stat st = e.st;
-                if (S_ISLNK(st.st_mode) && kind == ListingKind::list)
-                    if (auto target = root->stat(path == "/" ? "/" + e.name : path + "/" + e.name)) st = *target;
                 if (kind == ListingKind::nlst) text += e.name;
                 else if (kind == ListingKind::mlsd) text += mlsd_entry_line(*root, path, e, e.name);
-                else text += format_list_line(st, e.name, now);
+                else text += format_list_line(listed_stat(*root, path, e), e.name, now);
                 text += "\r\n";
             }
         }

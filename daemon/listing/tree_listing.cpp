@@ -60,12 +60,15 @@ struct PendingDir {
 
 }  // namespace
 
+struct stat listed_stat(const UserRoot &root, const std::string &dir, const DirEntry &entry) {
+    if (S_ISLNK(entry.st.st_mode))
+        if (auto target = root.stat(child_of(dir, entry.name))) return *target;
+    return entry.st;
+}
+
 std::string mlsd_entry_line(const UserRoot &root, const std::string &dir, const DirEntry &entry,
                             std::string_view shown_name) {
-    struct stat st = entry.st;
-    if (S_ISLNK(st.st_mode))
-        if (auto target = root.stat(child_of(dir, entry.name))) st = *target;
-    return format_mlsx_line(st, shown_name, root.writable());
+    return format_mlsx_line(listed_stat(root, dir, entry), shown_name, root.writable());
 }
 
 Status list_tree(const UserRoot &root, const std::string &vpath, const TreeListingSink &sink,

@@ -19,10 +19,13 @@ namespace rftp::daemon {
 inline constexpr std::size_t kMaxTreeListingEntries = 1'000'000;
 inline constexpr std::size_t kMaxTreeListingBytes = std::size_t{256} << 20;
 
-// One entry of the directory dir as MLSD lists it, named shown_name. A
-// symlink that stays beneath the root is listed as what it points to, so
-// mirroring clients follow it; one that leaves the root or dangles is
-// listed as the link it is.
+// An entry of the directory dir as listings show it: a symlink that stays
+// beneath the root as what it points to, so mirroring clients follow it;
+// one that leaves the root or dangles as the link it is.
+struct stat listed_stat(const UserRoot &root, const std::string &dir, const DirEntry &entry);
+
+// One entry of the directory dir as MLSD lists it (listed_stat), named
+// shown_name.
 std::string mlsd_entry_line(const UserRoot &root, const std::string &dir, const DirEntry &entry,
                             std::string_view shown_name);
 
