@@ -49,6 +49,7 @@ std::string format_features(const Features &f) {
     add(out, f.rdma, "RDMA " + std::to_string(f.rdma_max) + (f.rdma_ahead ? " AHEAD" : ""));
     add(out, f.pipeline_max > 0, "PIPELINE " + std::to_string(f.pipeline_max));
     add(out, f.mlsr, "MLSR");
+    add(out, f.login_ticket, "TCKT");
     return out + "End";
 }
 
@@ -95,6 +96,7 @@ Features parse_features(const std::vector<std::string> &lines) {
         }
         else if (name == "PIPELINE") f.pipeline_max = count_or_one(arg);
         else if (name == "MLSR") f.mlsr = true;
+        else if (name == "TCKT") f.login_ticket = true;
     }
     return f;
 }

@@ -24,6 +24,7 @@ struct Features {
     bool mlst = false;
     std::string mlst_facts;      // as listed, e.g. "type*;size*;modify*;"
     bool mlsr = false;           // rftpd's "MLSR": a whole tree's MLSD lines over one data connection
+    bool login_ticket = false;   // rftpd's "TCKT": a login ticket spares a client's other sessions the password check
     bool hash_sha256 = false;    // "HASH SHA-256*"
     bool blocksum_none = false;  // rftpd's "BLOCKSUM CRC32C*;NONE": block checksums can be turned off
     bool blocksum_on = false;    // ... and are on unless turned off ("CRC32C*")

@@ -10,6 +10,8 @@ using A = Argument;
 constexpr std::array kCommands{
     CommandSpec{"USER", false, A::required, cmd_user, "USER <name>: log in as name"},
     CommandSpec{"PASS", false, A::optional, cmd_pass, "PASS <password>: complete the login"},
+    CommandSpec{"TCKT", false, A::optional, cmd_tckt,
+                "TCKT: a login ticket for other sessions; TCKT <ticket>: log in with one, in the place of PASS"},
     CommandSpec{"QUIT", false, A::none, cmd_quit, "QUIT: end the session"},
     CommandSpec{"AUTH", false, A::required, cmd_auth, "AUTH TLS: TLS on the control connection (RFC 4217)"},
     CommandSpec{"PBSZ", false, A::required, cmd_pbsz, "PBSZ 0: after AUTH TLS, before PROT"},

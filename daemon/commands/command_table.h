@@ -39,6 +39,7 @@ std::span<const CommandSpec> all_commands();
 // rdma_commands.cpp.
 void cmd_user(Session &, const std::string &);
 void cmd_pass(Session &, const std::string &);
+void cmd_tckt(Session &, const std::string &);
 void cmd_quit(Session &, const std::string &);
 void cmd_auth(Session &, const std::string &);
 void cmd_pbsz(Session &, const std::string &);

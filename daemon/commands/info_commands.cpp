@@ -131,6 +131,7 @@ void cmd_feat(Session &s, const std::string &) {
                                 .mlst = true,
                                 .mlst_facts = kMlstFacts,
                                 .mlsr = true,
+                                .login_ticket = true,
                                 .hash_sha256 = true,
                                 .blocksum_none = true,
                                 .blocksum_on = s.state.block_checksums,

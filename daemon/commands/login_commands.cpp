@@ -1,7 +1,8 @@
-// USER, PASS, QUIT: getting in and out.
+// USER, PASS, TCKT, QUIT: getting in and out.
 #include <openssl/crypto.h>
 
 #include "common/log.h"
+#include "common/socket_address.h"
 #include "daemon/auth/anonymous_name.h"
 #include "daemon/commands/command_table.h"
 #include "daemon/config/options.h"
@@ -18,6 +19,74 @@ bool refused_in_clear(Session &s) {
     if (!s.tls_required() || s.tls_active()) return false;
     s.reply(530, "This server takes logins only over TLS: send AUTH TLS first (FTPS).");
     return true;
+}
+
+// The session is in: its user, root and working directory. How says
+// which proof it showed (password, ticket).
+void enter(Session &s, const LoginGrant &grant, UserRoot root, const std::string &how) {
+    s.state.user = grant.user;
+    s.state.grant = grant;
+    s.state.root = std::make_shared<const UserRoot>(std::move(root));
+    s.state.cwd = "/";
+    s.state.stream_kept = std::make_shared<middleware::StreamCache>();
+    log::notice(s.log_prefix() + " event=login access=" + (s.state.root->writable() ? "read-write" : "read-only") +
+                " method=" + how);
+    s.reply(230, "Login successful.");
+}
+
+// A wrong proof: the session's count of them closes it at the limit.
+void refuse_login(Session &s, const std::string &text) {
+    if (++s.state.failed_logins >= s.options().max_login_failures) {
+        s.reply_and_close(421, "Too many failed logins; closing.", "too many failed logins");
+        return;
+    }
+    s.reply(530, text);
+}
+
+// TCKT after a login: a ticket for this client's other sessions.
+void issue_ticket(Session &s) {
+    if (s.state.grant.anonymous) {
+        s.reply(504, "No login tickets for anonymous logins.");
+        return;
+    }
+    auto ticket = s.server().login_tickets().issue(
+        s.id(), TicketHolder{s.state.grant, address_text(s.peer()), s.tls_active()});
+    if (!ticket) {
+        log::error(s.log_prefix() + " event=login_ticket_error error=" + log::quote(ticket.error().message));
+        s.reply(451, "No login ticket now; log the other sessions in with PASS.");
+        return;
+    }
+    log::info(s.log_prefix() + " event=login_ticket_issued");
+    s.reply(200, "TCKT " + *ticket);
+}
+
+// TCKT <ticket> in the place of PASS: no password check, the root opened
+// on a worker as PASS opens it.
+void redeem_ticket(Session &s, const std::string &ticket) {
+    const std::string user = std::exchange(s.state.pending_user, {});
+    auto grant = s.server().login_tickets().redeem(ticket, user, address_text(s.peer()), s.tls_active());
+    if (!grant) {
+        // Not for the source's throttle: 256 random bits are not guessed,
+        // and a client whose first session ended falls back to PASS.
+        log::notice(s.log_prefix() + " event=login_ticket_refused user=" + log::quote(user));
+        refuse_login(s, "Login ticket not valid; log in with PASS.");
+        return;
+    }
+    struct Opened {
+        LoginGrant grant;
+        Result<UserRoot> root = fail_msg("not run");
+    };
+    auto opened = std::make_shared<Opened>(Opened{*grant});
+    s.run_blocking_work([opened] { opened->root = UserRoot::open(opened->grant.root, opened->grant.writable); },
+                        [&s, opened] {
+                            if (!opened->root) {
+                                log::error(s.log_prefix() + " event=login_error user=" + log::quote(opened->grant.user) +
+                                           " error=" + log::quote(opened->root.error().message));
+                                s.reply(530, "Login incorrect.");
+                                return;
+                            }
+                            enter(s, opened->grant, std::move(*opened->root), "ticket");
+                        });
 }
 
 }  // namespace
@@ -73,13 +142,7 @@ void cmd_pass(Session &s, const std::string &arg) {
             if (attempt->grant && attempt->root) {
                 // Anyone may log in anonymously where that is on: it clears nothing.
                 if (!attempt->grant->anonymous) s.server().logins().succeeded(source, attempt->user);
-                s.state.user = attempt->grant->user;
-                s.state.root = std::make_shared<const UserRoot>(std::move(*attempt->root));
-                s.state.cwd = "/";
-                s.state.stream_kept = std::make_shared<middleware::StreamCache>();
-                log::notice(s.log_prefix() + " event=login access=" +
-                          (s.state.root->writable() ? "read-write" : "read-only"));
-                s.reply(230, "Login successful.");
+                enter(s, *attempt->grant, std::move(*attempt->root), "password");
                 return;
             }
             // With the peer's address on the line: what fail2ban and its kind
@@ -96,12 +159,29 @@ void cmd_pass(Session &s, const std::string &arg) {
                             " failures=" + std::to_string(failures) +
                             " delay_s=" + std::to_string(throttle.delay_after(failures).count() / 1000));
             }
-            if (++s.state.failed_logins >= s.options().max_login_failures) {
-                s.reply_and_close(421, "Too many failed logins; closing.", "too many failed logins");
-                return;
-            }
-            s.reply(530, "Login incorrect.");
+            refuse_login(s, "Login incorrect.");
         });
+}
+
+void cmd_tckt(Session &s, const std::string &arg) {
+    if (s.logged_in()) {
+        if (!arg.empty()) {
+            s.reply(503, "Already logged in.");
+            return;
+        }
+        issue_ticket(s);
+        return;
+    }
+    if (arg.empty()) {
+        s.reply(530, "Log in first; then TCKT gives a ticket for other sessions.");
+        return;
+    }
+    if (refused_in_clear(s)) return;
+    if (s.state.pending_user.empty()) {
+        s.reply(503, "Login with USER first.");
+        return;
+    }
+    redeem_ticket(s, arg);
 }
 
 void cmd_quit(Session &s, const std::string &) {

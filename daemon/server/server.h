@@ -18,6 +18,7 @@
 
 #include "common/result.h"
 #include "daemon/auth/authenticator.h"
+#include "daemon/auth/login_tickets.h"
 #include "daemon/config/options.h"
 #include "daemon/rdma/rdma_budget.h"
 #include "daemon/server/background_tasks.h"
@@ -60,6 +61,8 @@ public:
 
     // Password checks: when each runs (daemon/server/login_gate.h).
     LoginGate &logins() { return logins_; }
+    // Tickets that let a client's other sessions skip the password check.
+    LoginTickets &login_tickets() { return login_tickets_; }
 
     // Called by a session once its connection is fully closed.
     void session_ended(uint64_t id, const sockaddr_storage &peer);
@@ -83,6 +86,7 @@ private:
     std::map<std::string, unsigned> sessions_per_address_;
     uint64_t next_session_id_ = 1;
     LoginGate logins_;
+    LoginTickets login_tickets_;
     bool stopping_ = false;
     // Once stopping: says in the log what work the stop still waits for.
     uv_timer_t stop_report_{};

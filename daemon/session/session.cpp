@@ -200,6 +200,7 @@ void Session::close(const std::string &reason) {
     if (state.data_channel) state.data_channel->cancel();
     drop_rdma();
     server_.logins().drop(id_);
+    server_.login_tickets().drop(id_);
     log::info(log_prefix() + " event=disconnect reason=" + log::quote(reason));
     uv_timer_stop(&timer_);
     for (uv_handle_t *h : {reinterpret_cast<uv_handle_t *>(&tcp_), reinterpret_cast<uv_handle_t *>(&timer_)})
@@ -287,8 +288,9 @@ void Session::execute(const std::string &line) {
         reply(500, cmd.error().message);
         return;
     }
-    // Never log a password, not even a wrong one.
-    executing_ = "command=" + cmd->verb + (cmd->verb == "PASS" ? "" : " argument=" + log::quote(cmd->argument));
+    // Never log a password or a login ticket, not even a wrong one.
+    const bool secret = cmd->verb == "PASS" || cmd->verb == "TCKT";
+    executing_ = "command=" + cmd->verb + (secret ? "" : " argument=" + log::quote(cmd->argument));
     log::debug(log_prefix() + " " + executing_);
     if (!takes_pending_transfer(cmd->verb) && !keeps_pending_transfer(cmd->verb)) (void)take_pending_transfer(*this);
     const CommandSpec *spec = find_command(cmd->verb);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "daemon/auth/authenticator.h"
 #include "daemon/data/data_channel.h"
 #include "daemon/data/transfer_digest.h"
 #include "daemon/data/transfer_job.h"
@@ -44,6 +45,7 @@ struct SessionState {
     // Login.
     std::string pending_user;      // after USER, before PASS
     std::string user;              // after a successful PASS
+    LoginGrant grant;              // what that login granted (login tickets hand it on)
     // Set once logged in; shared so a running transfer keeps it open.
     std::shared_ptr<const UserRoot> root;
     std::string cwd = "/";

@@ -43,6 +43,7 @@ Features rftpd_features(bool blocksum_on, bool rdma) {
             .mlst = true,
             .mlst_facts = "type*;size*;modify*;",
             .mlsr = true,
+            .login_ticket = true,
             .hash_sha256 = true,
             .blocksum_none = true,
             .blocksum_on = blocksum_on,
@@ -89,7 +90,7 @@ TEST(FeaturesGrammar, AnotherServersListIsReadWithoutRftpdsExtensions) {
     Features f = parse_features({"Features:", " MDTM", " size", " MLST type*;size*;", " REST STREAM", " UTF8", "End"});
     EXPECT_TRUE(f.mdtm && f.size && f.mlst && f.rest_stream && f.utf8);
     EXPECT_EQ(f.mlst_facts, "type*;size*;");
-    EXPECT_FALSE(f.parallel || f.rdma || f.hold || f.data_token || f.mlsr || f.is_rftpd());
+    EXPECT_FALSE(f.parallel || f.rdma || f.hold || f.data_token || f.mlsr || f.login_ticket || f.is_rftpd());
     EXPECT_EQ(f.pipeline_max, 0u);  // not said
 }
 
