@@ -49,9 +49,9 @@ Outcome<std::optional<std::string>> read_netrc(const std::string &path) {
     return std::optional<std::string>{std::move(text)};
 }
 
-bool is_anonymous(const std::string &user) { return user == "anonymous" || user == "ftp"; }
-
 }  // namespace
+
+bool is_anonymous(const std::string &user) { return user == "anonymous" || user == "ftp"; }
 
 Outcome<Credentials> resolve_credentials(const Url &url) {
     Credentials creds;

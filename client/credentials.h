@@ -24,6 +24,9 @@ struct Credentials {
 // Reads netrc (a missing file is fine; an unreadable or malformed one is an error).
 Outcome<Credentials> resolve_credentials(const Url &url);
 
+// The names of anonymous FTP, whose password is no secret.
+bool is_anonymous(const std::string &user);
+
 // The password for PASS: netrc, env, anonymous convention, prompt, or failure.
 // A typed password is remembered for the process, so -j sessions prompt once.
 Outcome<std::string> password_for(const Credentials &creds);

@@ -18,11 +18,13 @@
 namespace rftp::client {
 namespace {
 
-// A reply as the debug log shows it. A data token is a secret like the
-// password, which is not shown either.
+// A reply as the debug log shows it. A data token and a login ticket are
+// secrets like the password, which is not shown either.
 std::string shown(const ftp::Reply &reply) {
-    const bool secret = reply.code == 200 && !reply.lines.empty() && reply.lines.front().rfind("DATATOKEN ", 0) == 0;
-    return secret ? "DATATOKEN ****" : reply.text();
+    for (const char *word : {"DATATOKEN", "TCKT"})
+        if (reply.code == 200 && !reply.lines.empty() && reply.lines.front().starts_with(std::string(word) + " "))
+            return std::string(word) + " ****";
+    return reply.text();
 }
 
 }  // namespace
@@ -64,7 +66,7 @@ OutcomeStatus FtpConnection::send(std::string_view line) { return send_lines({&l
 OutcomeStatus FtpConnection::send_lines(std::span<const std::string_view> lines) {
     std::string wire;
     for (std::string_view line : lines) {
-        bool secret = line.starts_with("PASS ") || line.starts_with("ACCT ");
+        bool secret = line.starts_with("PASS ") || line.starts_with("ACCT ") || line.starts_with("TCKT ");
         if (!ftp_can_carry(line)) {
             if (secret)
                 return fail_as(ExitCode::auth, "the password holds a line break or NUL byte, which FTP cannot send");

@@ -2,6 +2,7 @@
 
 #include "client/control_tls.h"
 #include "client/credentials.h"
+#include "client/login_ticket.h"
 #include "client/transfer/path_streams.h"
 #include "common/log.h"
 
@@ -16,13 +17,19 @@ namespace {
 // Lines go before their replies are read only to a server whose FEAT says
 // PIPELINE (rftpd's), and the password only when it is known without
 // asking: a prompt waits for the server's 331.
-Outcome<ftp::Reply> user_and_password(FtpConnection &control, const Credentials &creds, bool together) {
+// ask_ticket: TCKT goes with them, its reply read once the login is in
+// (take_ticket).
+Outcome<ftp::Reply> user_and_password(FtpConnection &control, const Credentials &creds, bool together,
+                                      bool ask_ticket) {
     const std::string user = "USER " + creds.user;
     std::optional<std::string> pass;
     if (together)
         if (auto known = known_password(creds)) pass = "PASS " + *known;
-    if (pass)
-        if (auto sent = control.send_ahead({user, *pass}); !sent) return std::unexpected(sent.error());
+    if (pass) {
+        const std::string_view with_ticket[] = {user, *pass, "TCKT"};
+        auto sent = control.send_ahead(std::span(with_ticket, ask_ticket ? 3 : 2));
+        if (!sent) return std::unexpected(sent.error());
+    }
     auto reply = control.command(user);
     if (!reply || reply->code != 331) return reply;  // a PASS sent ahead is read as not wanted
     if (pass) return control.command(*pass);
@@ -31,10 +38,50 @@ Outcome<ftp::Reply> user_and_password(FtpConnection &control, const Credentials 
     return control.command("PASS " + *password);
 }
 
-OutcomeStatus login(FtpConnection &control, const Url &url, bool together) {
+// The reply to TCKT (sent with the login, or now), kept on the shelf for
+// the run's other sessions. A server that gives none costs them a
+// password check each, nothing more.
+OutcomeStatus take_ticket(FtpConnection &control, LoginTicketShelf &shelf) {
+    auto reply = control.command("TCKT");
+    if (!reply) return std::unexpected(reply.error());
+    const std::string text = reply->lines.empty() ? "" : reply->lines.front();
+    if (reply->code != 200 || !text.starts_with("TCKT ")) {
+        log::info("no login ticket for the other sessions (" + describe(*reply) + "); they send the password");
+        return {};
+    }
+    shelf.keep(text.substr(5));
+    return {};
+}
+
+// USER, then the run's ticket in the place of the password. false: refused
+// (the session then logs in with USER and PASS).
+Outcome<bool> login_with_ticket(FtpConnection &control, const Credentials &creds, const std::string &ticket,
+                                bool together) {
+    const std::string user = "USER " + creds.user, shown = "TCKT " + ticket;
+    if (together)
+        if (auto sent = control.send_ahead({user, shown}); !sent) return std::unexpected(sent.error());
+    auto reply = control.command(user);
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code != 331) return false;
+    reply = control.command(shown);
+    if (!reply) return std::unexpected(reply.error());
+    if (reply->code == 230) return true;
+    log::info("login ticket refused (" + describe(*reply) + "); sending the password");
+    return false;
+}
+
+OutcomeStatus login(FtpConnection &control, const Url &url, bool together, LoginTicketShelf *tickets) {
     auto creds = resolve_credentials(url);
     if (!creds) return std::unexpected(creds.error());
-    auto reply = user_and_password(control, *creds, together);
+    if (tickets)
+        if (auto ticket = tickets->ticket()) {
+            auto in = login_with_ticket(control, *creds, *ticket, together);
+            if (!in) return std::unexpected(in.error());
+            if (*in) return {};
+            tickets->forget();
+        }
+    const bool ask_ticket = tickets && !tickets->ticket() && !is_anonymous(creds->user);
+    auto reply = user_and_password(control, *creds, together, ask_ticket);
     if (!reply) return std::unexpected(reply.error());
     if (reply->code == 332) {
         if (!creds->account)
@@ -46,6 +93,7 @@ OutcomeStatus login(FtpConnection &control, const Url &url, bool together) {
     if (!reply->positive_completion())
         return fail_as(reply->code == 421 ? ExitCode::connection : ExitCode::auth,
                        "login as '" + creds->user + "' refused: " + describe(*reply));
+    if (ask_ticket) return take_ticket(control, *tickets);
     return {};
 }
 
@@ -72,7 +120,7 @@ OutcomeStatus send_first_command_early(FtpConnection &control, const Url &url, c
 
 }  // namespace
 
-Outcome<Session> open_session(const Url &url, const Options &options) {
+Outcome<Session> open_session(const Url &url, const Options &options, LoginTicketShelf *tickets) {
     auto control = FtpConnection::open(url.host, url.port, options.timeout_seconds);
     if (!control) return std::unexpected(control.error());
     std::string where = url.authority();
@@ -93,7 +141,8 @@ Outcome<Session> open_session(const Url &url, const Options &options) {
     auto early = ask_features(*control, " before the login; asking again after it");
     if (!early) return fail_as(early.error().exit, where + ": " + early.error().message);
     const bool together = *early && (*early)->pipeline_max > 0;
-    if (auto ok = login(*control, url, together); !ok) return fail_as(ok.error().exit, where + ": " + ok.error().message);
+    if (!*early || !(*early)->login_ticket) tickets = nullptr;
+    if (auto ok = login(*control, url, together, tickets); !ok) return fail_as(ok.error().exit, where + ": " + ok.error().message);
 
     Session session{std::move(*control), {}, false};
     auto data = tls->protect_data(session.control, together && (*early)->auth_tls);

@@ -20,6 +20,8 @@
 
 namespace rftp::client {
 
+class LoginTicketShelf;
+
 struct Session {
     FtpConnection control;
     ftp::Features features;
@@ -87,7 +89,9 @@ inline bool keeps_data_connections(const Session &session) {
 
 // Connects, secures the control connection as options.tls says (TLS by
 // default for every host that is not loopback), logs in, asks FEAT.
-Outcome<Session> open_session(const Url &url, const Options &options);
+// tickets: the run's login ticket (login_ticket.h), where more sessions
+// may follow; nullptr logs in with the password alone.
+Outcome<Session> open_session(const Url &url, const Options &options, LoginTicketShelf *tickets = nullptr);
 
 // "what: 550 No such file." as a Failure classified by classify_refusal.
 std::unexpected<Failure> refused(const std::string &what, const ftp::Reply &reply);

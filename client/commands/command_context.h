@@ -4,10 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "client/login_ticket.h"
 #include "client/session.h"
 #include "client/cli/options.h"
 #include "client/progress/progress_reporter.h"
@@ -49,6 +51,9 @@ struct CommandContext {
     Url url;
     ProgressView progress_view;
     RunSummary summary;
+    // The run's login ticket: its first session asks for one when more
+    // sessions may follow, and they log in with it.
+    std::shared_ptr<LoginTicketShelf> login_tickets = std::make_shared<LoginTicketShelf>();
 
     // Logged at verbose level and kept for the JSON summary.
     void note(const std::string &text);

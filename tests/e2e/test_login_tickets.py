@@ -1,17 +1,22 @@
 """Login tickets (docs/protocol.md, "Login tickets: TCKT"): a logged-in
 session's ticket logs the client's other sessions in without a password
-check. rftpd's rules with ftplib, in clear and under real TLS."""
+check. rftpd's rules with ftplib, in clear and under real TLS, and rftp's
+many-file runs, which log in once with the password and then with the
+ticket."""
 
 import ftplib
+import hashlib
 import os
 import re
 import ssl
+import subprocess
 
 import pytest
 
-from conftest import PASSWORDS
+from conftest import PASSWORDS, TESTING
 from test_tls_daemon import ca, ftps  # noqa: F401 (fixtures)
 
+RFTP = str(TESTING / "rftp")
 TICKET = re.compile(r"^200 TCKT ([0-9a-f]{64})$")
 
 
@@ -135,3 +140,45 @@ def test_a_ticket_asked_for_under_tls_is_refused_in_clear(ftps, ca):  # noqa: F8
     assert second.sendcmd(f"TCKT {ticket}").startswith("230")
     second.quit()
     first.quit()
+
+
+def run_rftp(*args, d=None, check=True):
+    env = dict(os.environ, RFTP_PASSWORD=PASSWORDS["alice"])
+    r = subprocess.run([RFTP, "--no-progress", *args], env=env, capture_output=True, text=True, timeout=120)
+    if check:
+        assert r.returncode == 0, r.stderr + (d.log()[-3000:] if d else "")
+    return r
+
+
+def test_rftp_logs_its_other_sessions_in_with_a_ticket(rftpd, tmp_path):
+    top = rftpd.roots["alice"] / "many"
+    top.mkdir()
+    files = {f"f{i:03}.bin": os.urandom(1000 + i) for i in range(40)}
+    for name, body in files.items():
+        (top / name).write_bytes(body)
+    url = f"rftp://alice@127.0.0.1:{rftpd.port}"
+    (tmp_path / "down").mkdir()
+    r = run_rftp("-vv", "get", "-r", "-j", "4", f"{url}/many", str(tmp_path / "down"), d=rftpd)
+    for name, body in files.items():
+        assert hashlib.sha256((tmp_path / "down" / "many" / name).read_bytes()).digest() == hashlib.sha256(body).digest()
+    log = rftpd.log()
+    assert len(re.findall(r"event=login access=\S+ method=password", log)) == 1, log
+    assert len(re.findall(r"event=login access=\S+ method=ticket", log)) == 3, log
+    # The ticket never shows, in the client's debug output either.
+    ticket = re.search(r"event=login_ticket_issued", log)
+    assert ticket
+    assert not re.search(r"TCKT [0-9a-f]{64}", r.stderr), r.stderr
+    # And the uploads' sessions the same.
+    (tmp_path / "up").mkdir()
+    for name, body in files.items():
+        (tmp_path / "up" / name).write_bytes(body)
+    run_rftp("put", "-r", "-j", "4", str(tmp_path / "up"), f"{url}/", d=rftpd)
+    assert len(re.findall(r"event=login access=\S+ method=ticket", rftpd.log())) == 6
+    assert sorted(p.name for p in (rftpd.roots["alice"] / "up").iterdir()) == sorted(files)
+
+
+def test_a_run_of_one_session_asks_for_no_ticket(rftpd, tmp_path):
+    (rftpd.roots["alice"] / "one.bin").write_bytes(b"1" * 100)
+    url = f"rftp://alice@127.0.0.1:{rftpd.port}"
+    run_rftp("get", "-j", "1", f"{url}/one.bin", str(tmp_path / "one.bin"), d=rftpd)
+    assert "event=login_ticket_issued" not in rftpd.log()

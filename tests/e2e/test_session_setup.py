@@ -28,11 +28,15 @@ class SessionsServer:
     thread per session. Its MLSD reply waits until logins_before_listing
     sessions have logged in (or hold_s passed, noted in listed_late)."""
 
-    def __init__(self, files: dict, password: str = "x", logins_before_listing: int = 0, hold_s: float = 20):
+    def __init__(self, files: dict, password: str = "x", logins_before_listing: int = 0, hold_s: float = 20,
+                 tickets: str = ""):
         self.files, self.password = files, password
         self.logins_before_listing, self.hold_s = logins_before_listing, hold_s
+        # tickets "refused": FEAT says TCKT, and every ticket shown is refused.
+        self.tickets = tickets
         self.lock = threading.Condition()
         self.logins = self.passwords_tried = self.quits = 0
+        self.tickets_given = self.tickets_shown = 0
         self.listed_late = False
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -74,7 +78,15 @@ class SessionsServer:
                     self._count("logins")
                     f.write(b"230 in\r\n")
                 elif verb == "FEAT":
-                    f.write(b"211-Features:\r\n SIZE\r\n MDTM\r\n EPSV\r\n MLST type*;size*;modify*;\r\n211 End\r\n")
+                    more = b" TCKT\r\n" if self.tickets else b""
+                    f.write(b"211-Features:\r\n SIZE\r\n MDTM\r\n EPSV\r\n MLST type*;size*;modify*;\r\n" + more +
+                            b"211 End\r\n")
+                elif verb == "TCKT" and self.tickets and not arg:
+                    self._count("tickets_given")
+                    f.write(b"200 TCKT " + b"ab" * 32 + b"\r\n")
+                elif verb == "TCKT" and self.tickets:
+                    self._count("tickets_shown")
+                    f.write(b"530 not valid\r\n")
                 elif verb in ("TYPE", "CWD"):
                     f.write(b"200 ok\r\n" if verb == "TYPE" else b"250 ok\r\n")
                 elif verb == "SIZE" and name in self.files:
@@ -123,6 +135,19 @@ def test_the_other_sessions_log_in_while_the_first_lists(tmp_path):
     assert not server.listed_late, "the other sessions logged in only after the listing"
     assert digests(dst / "t") == {n: hashlib.sha256(b).hexdigest() for n, b in FILES.items()}
     assert server.logins == 4
+
+
+def test_sessions_whose_ticket_is_refused_send_the_password(tmp_path):
+    """The first session asks for a login ticket; the next one shows it,
+    is refused, and logs in with the password, as do the others."""
+    server = SessionsServer(FILES, tickets="refused")
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    r = run_rftp(tmp_path, "-j", "3", "get", "-r", f"ftp://u@127.0.0.1:{server.port}/t/", dst)
+    assert r.returncode == 0, r.stderr
+    assert digests(dst / "t") == {n: hashlib.sha256(b).hexdigest() for n, b in FILES.items()}
+    assert server.logins == 3
+    assert server.tickets_given >= 1 and server.tickets_shown >= 1
 
 
 def test_a_wrong_password_is_tried_once_not_once_per_session(tmp_path):
