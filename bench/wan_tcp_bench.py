@@ -10,6 +10,8 @@ the round trip. The round trip is measured as TCP handshakes to rftpd.
 Rows, each the median of --runs runs, with each tool's default settings:
 - the limits: iperf3 -Z -R moving the large file's bytes over one stream
   through the same line, and a local `cp -r` of the small-file tree;
+- the small files for rftp and the peers on plain loopback (round trip
+  "0, no line"): the clients beside the servers, no delay line;
 - rftp: one large file `get` and many small files `get -r -j 4`, flat
   and as a tree (10 files in each of 100 directories under 10 parents);
 - the peers: GridFTP (`globus-url-copy -r -cc 4`, with and without `-pp`,
@@ -46,7 +48,7 @@ from delay_line import CLIENT_ADDR, CLIENT_PREFIX, MTU, SERVER_ADDR, DelayLine  
 from benchlib.servers import Rftpd  # noqa: E402
 from benchlib.wan_peers import Peers  # noqa: E402
 from tcp_bench import machine  # noqa: E402
-from benchlib.wan_rows import (MiB, RTTS_MS, RftpClient, common_arguments, iperf3_get, measure,  # noqa: E402
+from benchlib.wan_rows import (LOOPBACK, MiB, RTTS_MS, RftpClient, common_arguments, iperf3_get, measure,  # noqa: E402
                                measure_peers, measured_rtt_ms, prepare, publish, write_large_file)
 
 MARK_BEGIN, MARK_END = "<!-- bench-wan-tcp:results:begin -->", "<!-- bench-wan-tcp:results:end -->"
@@ -109,6 +111,30 @@ def long_rows(a, rows: list, label: dict, rftp: RftpClient, url: str, work: Path
             lambda: rftp.large_get(url, "tcp", long_size, work, name="long.bin", discard=True))
 
 
+def loopback_rows(a, rows: list, url: str, peers: Peers | None, work: Path, root: Path) -> None:
+    """The small files with the clients beside the servers: the kernel's
+    loopback path, no delay line. The line relays every packet through one
+    process on the same two cores, which at 0 ms costs each tool per
+    packet; these rows show the tools without it."""
+    label = {"rtt": LOOPBACK, "tcp": "default"}
+    rftp = RftpClient(Path(a.build), Rftpd.password, [], tls="off")
+    measure(rows, a.runs, dict(label, path="tcp", test="small files get -r -j 4"),
+            rftp.small_get, url, "tcp", a.small_files, work, root / "small")
+    measure(rows, a.runs, dict(label, path="tcp", test="tree get -r -j 4"),
+            rftp.tree_get, url, "tcp", a.small_files, work)
+    if not peers:
+        return
+    direct = peers.direct()
+    for path, test, fn, *args in (
+            ("GridFTP", "small files -r -cc 4", direct.gridftp_small, a.small_files, False),
+            ("GridFTP", "small files -r -cc 4 -pp", direct.gridftp_small, a.small_files, True),
+            ("XRootD", "small files -r --parallel 4", direct.xrootd_small, a.small_files),
+            ("vsftpd+curl", "small files --parallel-max 4", direct.curl_small, a.small_files),
+            ("GridFTP", "tree -r -cc 4", direct.gridftp_tree, a.small_files, False),
+            ("GridFTP", "tree -r -cc 4 -pp", direct.gridftp_tree, a.small_files, True)):
+        measure(rows, a.runs, dict(label, path=path, test=test), fn, *args)
+
+
 def run_rows(a, line: DelayLine, rftpd: Rftpd, tls_rftpd: Rftpd | None, peers: Peers | None, work: Path,
              root: Path) -> tuple[list, dict]:
     size = a.large_mib * MiB
@@ -118,6 +144,7 @@ def run_rows(a, line: DelayLine, rftpd: Rftpd, tls_rftpd: Rftpd | None, peers: P
     rows, rtts = [], {}
     measure(rows, a.runs, {"rtt": 0, "tcp": "default", "path": "cp -r", "test": "small files, local copy"},
             local_copy, root / "small", a.small_files, work)
+    loopback_rows(a, rows, url, peers, work, root)
     for rtt in a.rtts:
         line.set(rtt)
         rtts[rtt] = measured_rtt_ms(SERVER_ADDR, rftpd.port, CLIENT_PREFIX)

@@ -15,6 +15,7 @@ host name the guest lacks: globus-url-copy and the GridFTP server take
 GLOBUS_HOSTNAME, and xrootd runs in a UTS namespace of its own named
 localhost."""
 
+import copy
 import os
 import shutil
 import socket
@@ -67,6 +68,13 @@ class Peers:
         self.xrootd_port = self._start_xrootd()
         self.cgroups = CgroupBase("rftp-bench-wan")
         self.vsftpd = Vsftpd(self.cgroups.group("vsftpd"), self.work, root, address=addr)
+
+    def direct(self) -> "Peers":
+        """The same servers, fetched by clients in the servers' own
+        namespace: the kernel's loopback path, without the delay line."""
+        view = copy.copy(self)
+        view.prefix, view.client_env = [], self.env
+        return view
 
     def _spawn(self, name: str, argv: list[str], port: int) -> int:
         log = open(self.work / f"{name}.out", "w")
