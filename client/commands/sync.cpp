@@ -4,6 +4,7 @@
 // sessions as put -r/get -r do, gives each copy its source's time, then
 // with --delete removes what the source lacks, and writes --manifest.
 #include "client/batch/batch_run.h"
+#include "client/batch/sessions_logging_in.h"
 #include "client/commands/commands.h"
 #include "client/commands/resume_command.h"
 #include "client/commands/sync_planned.h"
@@ -33,10 +34,12 @@ void say_tree_warnings(CommandContext &ctx, const Comparison &c) {
     for (const auto &note : c.notes) ctx.note(note);
 }
 
-// Copies, then deletes, then the manifest; session is the one planning used.
-OutcomeStatus carry_out(CommandContext &ctx, Session session, const Comparison &c) {
+// Copies, then deletes, then the manifest; session is the one planning used,
+// others those logging in meanwhile, if any.
+OutcomeStatus carry_out(CommandContext &ctx, Session session, const Comparison &c, SessionsLoggingIn *others) {
     const Options &o = ctx.options;
     BatchRun batch(ctx);
+    if (others) batch.take_sessions_from(*others);
     if (auto made = make_directories(session, o.sync.upload, c.destination_top, c.destination.exists,
                                      c.plan.directories_to_make);
         !made)
@@ -98,6 +101,11 @@ OutcomeStatus run_sync(CommandContext &ctx) {
     if (o.sync.finish) return run_sync_finish(ctx);
     auto session = open_transfer_session(ctx);
     if (!session) return std::unexpected(session.error());
+    // The other sessions log in while the trees are compared, but only with
+    // a login ticket: an unchanged tree, a scheduled sync's usual case, then
+    // costs the server no password checks beyond the first.
+    std::optional<SessionsLoggingIn> others;
+    if (ctx.login_tickets->ticket() && !o.sync.plan_only && !o.sync.dry_run) others.emplace(ctx, SIZE_MAX);
     auto compared = compare_trees(*session, o, ctx.url.path, o.sync.remove_extraneous);
     if (!compared) {
         if (!session_lost(compared.error())) close_session(*session);
@@ -118,7 +126,7 @@ OutcomeStatus run_sync(CommandContext &ctx) {
             if (!tree->problems.empty()) return std::unexpected(tree->problems.front());
         return {};
     }
-    return carry_out(ctx, std::move(*session), *compared);
+    return carry_out(ctx, std::move(*session), *compared, others ? &*others : nullptr);
 }
 
 }  // namespace rftp::client

@@ -32,7 +32,8 @@ class SessionsServer:
                  tickets: str = ""):
         self.files, self.password = files, password
         self.logins_before_listing, self.hold_s = logins_before_listing, hold_s
-        # tickets "refused": FEAT says TCKT, and every ticket shown is refused.
+        # tickets "refused": FEAT says TCKT, and every ticket shown is
+        # refused; "accepted": the ticket it gave logs a session in.
         self.tickets = tickets
         self.lock = threading.Condition()
         self.logins = self.passwords_tried = self.quits = 0
@@ -86,7 +87,11 @@ class SessionsServer:
                     f.write(b"200 TCKT " + b"ab" * 32 + b"\r\n")
                 elif verb == "TCKT" and self.tickets:
                     self._count("tickets_shown")
-                    f.write(b"530 not valid\r\n")
+                    if self.tickets == "accepted" and arg == "ab" * 32:
+                        self._count("logins")
+                        f.write(b"230 in\r\n")
+                    else:
+                        f.write(b"530 not valid\r\n")
                 elif verb in ("TYPE", "CWD"):
                     f.write(b"200 ok\r\n" if verb == "TYPE" else b"250 ok\r\n")
                 elif verb == "SIZE" and name in self.files:
@@ -148,6 +153,21 @@ def test_sessions_whose_ticket_is_refused_send_the_password(tmp_path):
     assert digests(dst / "t") == {n: hashlib.sha256(b).hexdigest() for n, b in FILES.items()}
     assert server.logins == 3
     assert server.tickets_given >= 1 and server.tickets_shown >= 1
+
+
+@pytest.mark.parametrize("tickets", ["accepted", ""])
+def test_sync_logs_its_other_sessions_in_during_its_plan_only_with_a_ticket(tmp_path, tickets):
+    """With a login ticket the listing's reply, held until four sessions
+    logged in, comes at once; without one, sync logs them in only after
+    its plan, and the listing waits its 2 s."""
+    server = SessionsServer(FILES, logins_before_listing=4, hold_s=2, tickets=tickets)
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    r = run_rftp(tmp_path, "-j", "4", "sync", f"ftp://u@127.0.0.1:{server.port}/t/", dst)
+    assert r.returncode == 0, r.stderr
+    assert digests(dst) == {n: hashlib.sha256(b).hexdigest() for n, b in FILES.items()}
+    assert server.listed_late == (not tickets)
+    assert server.passwords_tried == (1 if tickets else len(FILES))
 
 
 def test_a_wrong_password_is_tried_once_not_once_per_session(tmp_path):
