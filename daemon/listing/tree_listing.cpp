@@ -8,13 +8,6 @@
 namespace rftp::daemon {
 namespace {
 
-// Lines go to the sink in pieces of about this size: a directory of a
-// million entries under a long path is never one string.
-constexpr std::size_t kFlushBytes = 256u << 10;
-// The directories still to list, held as paths: bounded apart from the
-// entries, since each costs its path twice.
-constexpr std::size_t kMaxPendingPathBytes = 64u << 20;
-
 std::string child_of(const std::string &dir, const std::string &name) {
     return dir == "/" ? "/" + name : dir + "/" + name;
 }
@@ -31,13 +24,13 @@ bool breaks_a_line(const std::string &name) { return name.find_first_of("\r\n") 
 // What one walk has said so far, and what it may still say.
 class Output {
 public:
-    explicit Output(const TreeListingSink &sink) : sink_(sink) {}
+    Output(const TreeListingSink &sink, const TreeListingBounds &bounds) : sink_(sink), bounds_(bounds) {}
     Status add(const std::string &line) {
-        if (sent_ + pending_.size() + line.size() + 2 > kMaxTreeListingBytes)
-            return fail(Error{-E2BIG, "more than " + std::to_string(kMaxTreeListingBytes >> 20) + " MiB of listing"});
+        if (sent_ + pending_.size() + line.size() + 2 > bounds_.max_bytes)
+            return fail(Error{-E2BIG, "more than " + std::to_string(bounds_.max_bytes) + " bytes of listing"});
         pending_ += line;
         pending_ += "\r\n";
-        return pending_.size() >= kFlushBytes ? flush() : Status{};
+        return pending_.size() >= bounds_.piece_bytes ? flush() : Status{};
     }
     Status flush() {
         if (pending_.empty()) return {};
@@ -49,6 +42,7 @@ public:
 
 private:
     const TreeListingSink &sink_;
+    const TreeListingBounds &bounds_;
     std::string pending_;
     std::size_t sent_ = 0;
 };
@@ -72,13 +66,13 @@ std::string mlsd_entry_line(const UserRoot &root, const std::string &dir, const 
 }
 
 Status list_tree(const UserRoot &root, const std::string &vpath, const TreeListingSink &sink,
-                 const std::function<bool()> &stopped) {
+                 const std::function<bool()> &stopped, const TreeListingBounds &bounds) {
     // Depth first with an explicit stack: a deep tree costs memory, not
     // the transfer thread's stack.
     std::vector<PendingDir> pending{{vpath, ""}};
     std::size_t pending_bytes = vpath.size();
     std::size_t entries = 0;
-    Output out(sink);
+    Output out(sink, bounds);
     while (!pending.empty()) {
         if (stopped()) return fail(Error{-ECANCELED, "listing stopped"});
         PendingDir dir = std::move(pending.back());
@@ -86,11 +80,13 @@ Status list_tree(const UserRoot &root, const std::string &vpath, const TreeListi
         pending_bytes -= dir.path.size() + dir.relative.size();
         auto st = root.stat(dir.path);
         if (!st) return fail(st.error().with_context(dir.path));
-        auto listed = root.list(dir.path, kMaxTreeListingEntries - entries + 1);
+        const Error too_many{-E2BIG, "more than " + std::to_string(bounds.max_entries) + " entries"};
+        // A directory larger than what the bound leaves stops its own read.
+        auto listed = root.list(dir.path, bounds.max_entries - entries + 1);
+        if (!listed && listed.error().code == -E2BIG) return fail(too_many);
         if (!listed) return fail(listed.error().with_context(dir.path));
         entries += listed->size();
-        if (entries > kMaxTreeListingEntries)
-            return fail(Error{-E2BIG, "more than " + std::to_string(kMaxTreeListingEntries) + " entries"});
+        if (entries > bounds.max_entries) return fail(too_many);
         const std::string own = dir.relative.empty() ? "." : dir.relative;
         if (auto ok = out.add(format_mlsx_line(*st, own, root.writable(), true)); !ok) return ok;
         // Pushed in reverse, so the directories below come off the stack in name order.
@@ -102,7 +98,7 @@ Status list_tree(const UserRoot &root, const std::string &vpath, const TreeListi
             if (!S_ISDIR(e.st.st_mode)) continue;
             below.push_back({child_of(dir.path, e.name), shown});
             pending_bytes += below.back().path.size() + shown.size();
-            if (pending_bytes > kMaxPendingPathBytes)
+            if (pending_bytes > bounds.max_pending_path_bytes)
                 return fail(Error{-E2BIG, "too many directories waiting to be listed"});
         }
         pending.insert(pending.end(), std::make_move_iterator(below.rbegin()), std::make_move_iterator(below.rend()));

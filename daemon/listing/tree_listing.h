@@ -13,11 +13,20 @@
 
 namespace rftp::daemon {
 
-// Past this many entries, or bytes, the listing ends with a failure: a
-// client then lists the tree directory by directory, with a bound of its
-// own. rftp reads at most 256 MiB of a listing too.
-inline constexpr std::size_t kMaxTreeListingEntries = 1'000'000;
-inline constexpr std::size_t kMaxTreeListingBytes = std::size_t{256} << 20;
+// What one listing may cost the daemon. Past max_entries or max_bytes the
+// listing ends with a failure: a client then lists the tree directory by
+// directory, with a bound of its own (rftp reads at most 256 MiB of a
+// listing too).
+struct TreeListingBounds {
+    std::size_t max_entries = 1'000'000;
+    std::size_t max_bytes = std::size_t{256} << 20;
+    // The directories still to list are held as paths: bounded apart from
+    // the entries, since each costs its path twice.
+    std::size_t max_pending_path_bytes = std::size_t{64} << 20;
+    // Lines go to the sink in pieces of about this size: a directory of a
+    // million entries under a long path is never one string.
+    std::size_t piece_bytes = std::size_t{256} << 10;
+};
 
 // An entry of the directory dir as listings show it: a symlink that stays
 // beneath the root as what it points to, so mirroring clients follow it;
@@ -39,6 +48,6 @@ using TreeListingSink = std::function<Status(std::string_view lines)>;
 // either bound, when stopped() says so between directories, or when sink
 // fails.
 Status list_tree(const UserRoot &root, const std::string &vpath, const TreeListingSink &sink,
-                 const std::function<bool()> &stopped);
+                 const std::function<bool()> &stopped, const TreeListingBounds &bounds = {});
 
 }  // namespace rftp::daemon
