@@ -4,6 +4,7 @@
 #include <openssl/err.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "middleware/tls/tls_error.h"
@@ -133,24 +135,45 @@ void TlsRelay::fail_with(std::string why) {
 }
 
 Status TlsRelay::finish(int timeout_ms) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     // The engine is done: its end of stream, then leave to the loop.
     ::shutdown(engine_.get(), SHUT_WR);
     finishing_.store(true);
     uint64_t one = 1;
     (void)!::write(wake_.get(), &one, sizeof one);
     std::unique_lock lock(mutex_);
-    const bool done = closed_.wait_for(lock, std::chrono::milliseconds(timeout_ms), [this] {
+    const bool done = closed_.wait_until(lock, deadline, [this] {
         return close_sent_ || ended_.load() || peer_closed_cleanly_.load();
     });
     // A peer that ended with close_notify had all it wanted. Once ours went,
     // every byte before it had: a peer that then drops the connection
     // without its own (rftpd does, once the client's came) takes nothing
     // back.
-    if (peer_closed_cleanly_.load() || close_sent_) return {};
+    if (peer_closed_cleanly_.load()) return {};
+    if (close_sent_) {
+        lock.unlock();
+        wait_until_acknowledged(deadline);
+        return {};
+    }
     if (!failure_.empty()) return fail_msg(failure_, -ECONNRESET);
     return fail_msg(done ? "the TLS data connection ended before all was sent"
                          : "the TLS data connection did not send all within " + std::to_string(timeout_ms / 1000) + " s",
                     done ? -ECONNRESET : -ETIMEDOUT);
+}
+
+// close_notify and the FIN are the kernel's now, not yet the peer's.
+// Closing the socket while anything from the peer lies unread there (a
+// late session ticket) makes the close a reset, which throws away what is
+// not yet sent: the peer would read a cut stream. So wait, until the
+// deadline, for the peer to acknowledge every byte and the FIN (the
+// socket's output queue is empty) or to end its side; the relay goes on
+// reading meanwhile.
+void TlsRelay::wait_until_acknowledged(std::chrono::steady_clock::time_point deadline) const {
+    while (!ended_.load() && !peer_closed_cleanly_.load() && std::chrono::steady_clock::now() < deadline) {
+        int unacknowledged = 0;
+        if (::ioctl(network_.get(), SIOCOUTQ, &unacknowledged) != 0 || unacknowledged == 0) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
 }
 
 // Network bytes into the pair, as far as it has room (none: the engine is

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -52,7 +53,9 @@ public:
     int engine_fd() const { return engine_.get(); }
     // The transfer is done and good: ends the engine's stream (as if it
     // had shut its side), and waits until every byte it wrote went out on
-    // the network, then close_notify. Fails when the relay broke before
+    // the network, then close_notify, and until the peer acknowledged
+    // them (or ended its side), so that closing cannot cut them off.
+    // Fails when the relay broke before
     // close_notify went, or timeout_ms passed, unless the peer itself ended
     // with close_notify (it had all it wanted). Call it before the
     // transfer's final reply.
@@ -87,6 +90,7 @@ private:
     void send_to_kernel(Flow &f);
     void push_network(Flow &f);
     void end_to_peer(Flow &f);
+    void wait_until_acknowledged(std::chrono::steady_clock::time_point deadline) const;
     void fail_with(std::string why);
 
     UniqueSsl ssl_;

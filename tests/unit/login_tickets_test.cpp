@@ -42,7 +42,9 @@ TEST(LoginTickets, GrantTheAskingSessionsLoginForItsUserFromItsAddress) {
     EXPECT_FALSE(tickets.redeem("", "alice", "192.0.2.7", false));
     std::string upper = *t;
     for (char &c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (upper != *t) EXPECT_FALSE(tickets.redeem(upper, "alice", "192.0.2.7", false));
+    if (upper != *t) {
+        EXPECT_FALSE(tickets.redeem(upper, "alice", "192.0.2.7", false));
+    }
 }
 
 TEST(LoginTickets, AskedUnderTlsAreRefusedInClear) {

@@ -3,10 +3,13 @@
 // told apart from a clean end. Which directions the kernel carries (kTLS)
 // is tested where a kernel has it: tests/rdma/guest/test_ktls.py.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -110,6 +113,45 @@ TEST_F(Relay, ConnectionsTheKernelWasNotOfferedStayWithOpenSsl) {
     both.push_back(std::move(server_relay_));
     EXPECT_EQ(tls_path_of(both), "relay");
     EXPECT_EQ(tls_path_of({}), "");
+}
+
+TEST(RelayFinish, WaitsUntilThePeerTookEveryByte) {
+    // Closing while bytes are still the kernel's could cut them off (a
+    // reset throws away what is unsent), so finish() waits for the peer.
+    ::signal(SIGPIPE, SIG_IGN);
+    auto dir = std::filesystem::temp_directory_path() / ("tls-relay-finish-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    auto files = testing::make_certificate(dir, "server");
+    SharedSslCtx server_ctx = *make_server_context({files.certificate, files.key});
+    SharedSslCtx client_ctx = *make_client_context({.ca_file = files.certificate});
+    std::filesystem::remove_all(dir);
+    auto [c, s] = testing::socket_pair();
+    UniqueSsl server(SSL_new(server_ctx.get()));
+    SSL_set_accept_state(server.get());
+    SSL_set_num_tickets(server.get(), 0);
+    auto h = testing::handshake_pair(std::move(*new_client_connection(client_ctx.get(), "localhost")), c.get(),
+                                     std::move(server), s.get());
+    ASSERT_TRUE(h.client_result && h.server_result);
+    auto relay = std::move(*TlsRelay::start(std::move(h.client), std::move(c), 30));
+    // Small enough for the socket's buffer: close_notify goes out at once.
+    const std::string up(100000, 'u');
+    ASSERT_TRUE(write_all(relay->engine_fd(), up.data(), up.size()));
+    std::atomic<bool> returned{false};
+    Status finished;
+    std::thread finishing([&] {
+        finished = relay->finish(10000);
+        returned = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(returned.load()) << "finish() returned while the peer had read nothing";
+    ::fcntl(s.get(), F_SETFL, ::fcntl(s.get(), F_GETFL) & ~O_NONBLOCK);
+    std::string got;
+    char buf[16384];
+    for (int n; (n = SSL_read(h.server.get(), buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+    EXPECT_EQ(got, up);
+    EXPECT_TRUE(SSL_get_shutdown(h.server.get()) & SSL_RECEIVED_SHUTDOWN) << "the stream ended with close_notify";
+    finishing.join();
+    EXPECT_TRUE(finished) << finished.error().message;
 }
 
 TEST(KernelTlsName, SaysWhichDirectionsTheKernelCarries) {
