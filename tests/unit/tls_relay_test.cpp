@@ -38,8 +38,15 @@ protected:
         ASSERT_TRUE(h.client_result && h.server_result);
         // The client side is a relay too: both engines see plain sockets.
         client_relay_ = std::move(*TlsRelay::start(std::move(h.client), std::move(c), 30));
+        if (!relay_on_both_sides()) {
+            raw_server_ = std::move(h.server);
+            raw_server_fd_ = std::move(s);
+            return;
+        }
         server_relay_ = std::move(*TlsRelay::start(std::move(h.server), std::move(s), 30));
     }
+    // false: the server's side stays a bare TLS connection (raw_server_).
+    virtual bool relay_on_both_sides() const { return true; }
     void TearDown() override { std::filesystem::remove_all(dir_); }
 
     static std::string read_to_end(int fd) {
@@ -55,6 +62,13 @@ protected:
     std::filesystem::path dir_;
     SharedSslCtx server_, client_;
     std::unique_ptr<TlsRelay> client_relay_, server_relay_;
+    UniqueSsl raw_server_;
+    UniqueFd raw_server_fd_;
+};
+
+class RelayToBarePeer : public Relay {
+protected:
+    bool relay_on_both_sides() const override { return false; }
 };
 
 TEST_F(Relay, BytesCrossBothWaysAndAnEndIsCloseNotify) {
@@ -115,24 +129,10 @@ TEST_F(Relay, ConnectionsTheKernelWasNotOfferedStayWithOpenSsl) {
     EXPECT_EQ(tls_path_of({}), "");
 }
 
-TEST(RelayFinish, WaitsUntilThePeerTookEveryByte) {
+TEST_F(RelayToBarePeer, FinishWaitsUntilThePeerTookEveryByte) {
     // Closing while bytes are still the kernel's could cut them off (a
     // reset throws away what is unsent), so finish() waits for the peer.
-    ::signal(SIGPIPE, SIG_IGN);
-    auto dir = std::filesystem::temp_directory_path() / ("tls-relay-finish-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
-    auto files = testing::make_certificate(dir, "server");
-    SharedSslCtx server_ctx = *make_server_context({files.certificate, files.key});
-    SharedSslCtx client_ctx = *make_client_context({.ca_file = files.certificate});
-    std::filesystem::remove_all(dir);
-    auto [c, s] = testing::socket_pair();
-    UniqueSsl server(SSL_new(server_ctx.get()));
-    SSL_set_accept_state(server.get());
-    SSL_set_num_tickets(server.get(), 0);
-    auto h = testing::handshake_pair(std::move(*new_client_connection(client_ctx.get(), "localhost")), c.get(),
-                                     std::move(server), s.get());
-    ASSERT_TRUE(h.client_result && h.server_result);
-    auto relay = std::move(*TlsRelay::start(std::move(h.client), std::move(c), 30));
+    auto &relay = client_relay_;
     // Small enough for the socket's buffer: close_notify goes out at once.
     const std::string up(100000, 'u');
     ASSERT_TRUE(write_all(relay->engine_fd(), up.data(), up.size()));
@@ -144,12 +144,12 @@ TEST(RelayFinish, WaitsUntilThePeerTookEveryByte) {
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_FALSE(returned.load()) << "finish() returned while the peer had read nothing";
-    ::fcntl(s.get(), F_SETFL, ::fcntl(s.get(), F_GETFL) & ~O_NONBLOCK);
+    ::fcntl(raw_server_fd_.get(), F_SETFL, ::fcntl(raw_server_fd_.get(), F_GETFL) & ~O_NONBLOCK);
     std::string got;
     char buf[16384];
-    for (int n; (n = SSL_read(h.server.get(), buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+    for (int n; (n = SSL_read(raw_server_.get(), buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
     EXPECT_EQ(got, up);
-    EXPECT_TRUE(SSL_get_shutdown(h.server.get()) & SSL_RECEIVED_SHUTDOWN) << "the stream ended with close_notify";
+    EXPECT_TRUE(SSL_get_shutdown(raw_server_.get()) & SSL_RECEIVED_SHUTDOWN) << "the stream ended with close_notify";
     finishing.join();
     EXPECT_TRUE(finished) << finished.error().message;
 }
