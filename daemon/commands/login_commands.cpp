@@ -21,6 +21,9 @@ bool refused_in_clear(Session &s) {
     return true;
 }
 
+// Refused login tickets that close a session: an honest client shows one.
+constexpr unsigned kMaxRefusedTickets = 3;
+
 // The session is in: its user, root and working directory. How says
 // which proof it showed (password, ticket).
 void enter(Session &s, const LoginGrant &grant, UserRoot root, const std::string &how) {
@@ -56,7 +59,7 @@ void issue_ticket(Session &s) {
         s.reply(451, "No login ticket now; log the other sessions in with PASS.");
         return;
     }
-    log::info(s.log_prefix() + " event=login_ticket_issued");
+    log::debug(s.log_prefix() + " event=login_ticket_issued");
     s.reply(200, "TCKT " + *ticket);
 }
 
@@ -66,10 +69,16 @@ void redeem_ticket(Session &s, const std::string &ticket) {
     const std::string user = std::exchange(s.state.pending_user, {});
     auto grant = s.server().login_tickets().redeem(ticket, user, address_text(s.peer()), s.tls_active());
     if (!grant) {
-        // Not for the source's throttle: 256 random bits are not guessed,
-        // and a client whose first session ended falls back to PASS.
+        // Neither for the source's throttle nor for max_login_failures: 256
+        // random bits are not guessed, and a client whose first session has
+        // ended shows its stale ticket once, then its password. A session
+        // that goes on showing tickets is closed all the same.
         log::notice(s.log_prefix() + " event=login_ticket_refused user=" + log::quote(user));
-        refuse_login(s, "Login ticket not valid; log in with PASS.");
+        if (++s.state.refused_tickets >= kMaxRefusedTickets) {
+            s.reply_and_close(421, "Too many login tickets refused; closing.", "too many login tickets refused");
+            return;
+        }
+        s.reply(530, "Login ticket not valid; log in with PASS.");
         return;
     }
     struct Opened {

@@ -166,6 +166,8 @@ void Session::write_raw(std::string data) {
 void Session::reply_and_close(int code, std::string_view text, const std::string &reason) {
     reply(code, text);
     closing_ = true;
+    // Its ticket lapses with the reply, not once the client took it.
+    server_.login_tickets().drop(id_);
     if (closed_) return;
     if (tls_) {
         tls_->close_notify();

@@ -50,6 +50,7 @@ struct SessionState {
     std::shared_ptr<const UserRoot> root;
     std::string cwd = "/";
     unsigned failed_logins = 0;
+    unsigned refused_tickets = 0;  // TCKT <ticket> refused (login_commands.cpp)
 
     // Transfer settings.
     bool ascii = false;            // TYPE A
