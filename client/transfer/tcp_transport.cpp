@@ -67,6 +67,7 @@ Status TcpTransport::checked_move(middleware::TransferProgress &progress) {
     // The end of stream as close_notify, once every byte before it went:
     // an upload's end, and a download's acknowledgement. Only here: an
     // interrupt that shuts the connections down sends none (tls_relay.h).
+    for (const auto &r : relays_) r->finish_sending();
     for (const auto &r : relays_)
         if (auto done = r->finish(finish_ms_); !done) return done;
     return moved;

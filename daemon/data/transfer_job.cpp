@@ -112,6 +112,7 @@ Status TransferJob::finish_connections() {
         std::lock_guard lock(mutex_);
         for (auto &r : relays_) relays.push_back(r.get());
     }
+    for (auto *r : relays) r->finish_sending();
     for (auto *r : relays)
         if (auto done = r->finish(static_cast<int>(timeout_s_) * 1000); !done) return done;
     return {};

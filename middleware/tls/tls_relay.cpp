@@ -134,13 +134,17 @@ void TlsRelay::fail_with(std::string why) {
     if (failure_.empty()) failure_ = std::move(why);
 }
 
-Status TlsRelay::finish(int timeout_ms) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+void TlsRelay::finish_sending() {
     // The engine is done: its end of stream, then leave to the loop.
+    if (finishing_.exchange(true)) return;
     ::shutdown(engine_.get(), SHUT_WR);
-    finishing_.store(true);
     uint64_t one = 1;
     (void)!::write(wake_.get(), &one, sizeof one);
+}
+
+Status TlsRelay::finish(int timeout_ms) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    finish_sending();
     std::unique_lock lock(mutex_);
     const bool done = closed_.wait_until(lock, deadline, [this] {
         return close_sent_ || ended_.load() || peer_closed_cleanly_.load();

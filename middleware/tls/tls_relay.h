@@ -64,6 +64,9 @@ public:
     // itself (an interrupt shuts its socket down) must not make a cut
     // transfer look complete to the peer.
     Status finish(int timeout_ms);
+    // finish()'s first half, which does not wait: a transfer on several
+    // connections starts every one's close_notify before it waits on any.
+    void finish_sending();
     // Ends the relay at once, without close_notify (an abort); safe from
     // any thread, and from a signal handler.
     void stop();

@@ -132,6 +132,8 @@ TEST_F(Relay, ConnectionsTheKernelWasNotOfferedStayWithOpenSsl) {
 TEST_F(RelayToBarePeer, FinishWaitsUntilThePeerTookEveryByte) {
     // Closing while bytes are still the kernel's could cut them off (a
     // reset throws away what is unsent), so finish() waits for the peer.
+    // On this Unix socket pair the peer takes bytes by reading them; over
+    // TCP its kernel acknowledges them.
     auto &relay = client_relay_;
     // Small enough for the socket's buffer: close_notify goes out at once.
     const std::string up(100000, 'u');
