@@ -1,6 +1,7 @@
 #include "daemon/listing/tree_listing.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <vector>
 
 #include "daemon/listing/list_format.h"
@@ -82,7 +83,8 @@ Status list_tree(const UserRoot &root, const std::string &vpath, const TreeListi
         if (!st) return fail(st.error().with_context(dir.path));
         const Error too_many{-E2BIG, "more than " + std::to_string(bounds.max_entries) + " entries"};
         // A directory larger than what the bound leaves stops its own read.
-        auto listed = root.list(dir.path, bounds.max_entries - entries + 1);
+        const std::size_t left = bounds.max_entries - entries;
+        auto listed = root.list(dir.path, left == SIZE_MAX ? left : left + 1);
         if (!listed && listed.error().code == -E2BIG) return fail(too_many);
         if (!listed) return fail(listed.error().with_context(dir.path));
         entries += listed->size();
