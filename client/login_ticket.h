@@ -1,11 +1,14 @@
 // The login ticket a run's first session got (docs/protocol.md, "Login
 // tickets: TCKT"), for its other sessions: they log in with it instead of
 // the password, so the server checks the password once per run. Shared by
-// the run's session threads.
+// the run's session threads. A ticket is good while the session that got it
+// is open: closing that session forgets it (Session::issued_ticket).
 #pragma once
 
 #include <openssl/crypto.h>
 
+#include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -23,15 +26,23 @@ public:
         std::lock_guard lock(mutex_);
         return ticket_;
     }
-    void keep(std::string ticket) {
+    // Returns which ticket this is, for forget_if.
+    uint64_t keep(std::string ticket) {
         std::lock_guard lock(mutex_);
         wipe_locked();
         ticket_ = std::move(ticket);
+        return ++generation_;
     }
     // Refused: the sessions after this one send the password.
     void forget() {
         std::lock_guard lock(mutex_);
         wipe_locked();
+    }
+    // The session that got ticket number generation ends, and with it the
+    // ticket: unless a newer one took its place.
+    void forget_if(uint64_t generation) {
+        std::lock_guard lock(mutex_);
+        if (generation == generation_) wipe_locked();
     }
 
 private:
@@ -42,6 +53,7 @@ private:
 
     mutable std::mutex mutex_;
     std::optional<std::string> ticket_;
+    uint64_t generation_ = 0;
 };
 
 }  // namespace rftp::client

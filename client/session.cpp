@@ -41,20 +41,26 @@ Outcome<ftp::Reply> user_and_password(FtpConnection &control, const Credentials 
 // The reply to TCKT (sent with the login, or now), kept on the shelf for
 // the run's other sessions. A server that gives none costs them a
 // password check each, nothing more.
-OutcomeStatus take_ticket(FtpConnection &control, LoginTicketShelf &shelf) {
+// rftpd's form (docs/protocol.md): 64 lower-case hex digits. Anything else
+// is not kept, and never sent on.
+bool looks_like_a_ticket(std::string_view t) {
+    return t.size() == 64 && t.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+Outcome<IssuedTicket> take_ticket(FtpConnection &control, const std::shared_ptr<LoginTicketShelf> &shelf) {
     auto reply = control.command("TCKT");
     if (!reply) return std::unexpected(reply.error());
     const std::string text = reply->lines.empty() ? "" : reply->lines.front();
-    if (reply->code != 200 || !text.starts_with("TCKT ")) {
-        log::info("no login ticket for the other sessions (" + describe(*reply) + "); they send the password");
-        return {};
+    if (reply->code != 200 || !text.starts_with("TCKT ") || !looks_like_a_ticket(std::string_view(text).substr(5))) {
+        log::info("no login ticket for the other sessions (" + std::to_string(reply->code) +
+                  "); they send the password");
+        return IssuedTicket{};
     }
-    shelf.keep(text.substr(5));
-    return {};
+    return IssuedTicket{shelf, shelf->keep(text.substr(5))};
 }
 
-// USER, then the run's ticket in the place of the password. false: refused
-// (the session then logs in with USER and PASS).
+// USER, then the run's ticket in the place of the password. false: the
+// ticket was refused (the session then logs in with USER and PASS).
 Outcome<bool> login_with_ticket(FtpConnection &control, const Credentials &creds, const std::string &ticket,
                                 bool together) {
     const std::string user = "USER " + creds.user, shown = "TCKT " + ticket;
@@ -62,23 +68,31 @@ Outcome<bool> login_with_ticket(FtpConnection &control, const Credentials &creds
         if (auto sent = control.send_ahead({user, shown}); !sent) return std::unexpected(sent.error());
     auto reply = control.command(user);
     if (!reply) return std::unexpected(reply.error());
-    if (reply->code != 331) return false;
+    if (reply->code != 331) {
+        // The ticket sent along is answered too: then the session is in step.
+        if (together)
+            if (auto drained = control.drain_ahead(); !drained) return std::unexpected(drained.error());
+        return fail_as(ExitCode::auth, "login as '" + creds.user + "' refused: " + describe(*reply));
+    }
     reply = control.command(shown);
     if (!reply) return std::unexpected(reply.error());
     if (reply->code == 230) return true;
-    log::info("login ticket refused (" + describe(*reply) + "); sending the password");
+    log::info("login ticket refused (" + std::to_string(reply->code) + "); sending the password");
     return false;
 }
 
-OutcomeStatus login(FtpConnection &control, const Url &url, bool together, LoginTicketShelf *tickets) {
+// issued: the ticket this session got for the run's other sessions, if it asked.
+OutcomeStatus login(FtpConnection &control, const Url &url, bool together,
+                    const std::shared_ptr<LoginTicketShelf> &tickets, IssuedTicket &issued) {
     auto creds = resolve_credentials(url);
     if (!creds) return std::unexpected(creds.error());
     if (tickets)
         if (auto ticket = tickets->ticket()) {
             auto in = login_with_ticket(control, *creds, *ticket, together);
+            // Refused, or the attempt failed: no later session shows it.
+            if (!in || !*in) tickets->forget();
             if (!in) return std::unexpected(in.error());
             if (*in) return {};
-            tickets->forget();
         }
     const bool ask_ticket = tickets && !tickets->ticket() && !is_anonymous(creds->user);
     auto reply = user_and_password(control, *creds, together, ask_ticket);
@@ -93,7 +107,10 @@ OutcomeStatus login(FtpConnection &control, const Url &url, bool together, Login
     if (!reply->positive_completion())
         return fail_as(reply->code == 421 ? ExitCode::connection : ExitCode::auth,
                        "login as '" + creds->user + "' refused: " + describe(*reply));
-    if (ask_ticket) return take_ticket(control, *tickets);
+    if (!ask_ticket) return {};
+    auto taken = take_ticket(control, tickets);
+    if (!taken) return std::unexpected(taken.error());
+    issued = std::move(*taken);
     return {};
 }
 
@@ -120,7 +137,8 @@ OutcomeStatus send_first_command_early(FtpConnection &control, const Url &url, c
 
 }  // namespace
 
-Outcome<Session> open_session(const Url &url, const Options &options, LoginTicketShelf *tickets) {
+Outcome<Session> open_session(const Url &url, const Options &options,
+                              const std::shared_ptr<LoginTicketShelf> &offered_tickets) {
     auto control = FtpConnection::open(url.host, url.port, options.timeout_seconds);
     if (!control) return std::unexpected(control.error());
     std::string where = url.authority();
@@ -141,10 +159,13 @@ Outcome<Session> open_session(const Url &url, const Options &options, LoginTicke
     auto early = ask_features(*control, " before the login; asking again after it");
     if (!early) return fail_as(early.error().exit, where + ": " + early.error().message);
     const bool together = *early && (*early)->pipeline_max > 0;
-    if (!*early || !(*early)->login_ticket) tickets = nullptr;
-    if (auto ok = login(*control, url, together, tickets); !ok) return fail_as(ok.error().exit, where + ": " + ok.error().message);
+    const bool takes_tickets = *early && (*early)->login_ticket;
+    IssuedTicket issued;
+    if (auto ok = login(*control, url, together, takes_tickets ? offered_tickets : nullptr, issued); !ok)
+        return fail_as(ok.error().exit, where + ": " + ok.error().message);
 
     Session session{std::move(*control), {}, false};
+    session.issued_ticket = std::move(issued);
     auto data = tls->protect_data(session.control, together && (*early)->auth_tls);
     if (!data) return fail_as(data.error().exit, where + ": " + data.error().message);
     session.protect_data = *data;
@@ -165,6 +186,7 @@ Outcome<Session> open_session(const Url &url, const Options &options, LoginTicke
 }
 
 void close_session(Session &session) {
+    if (session.issued_ticket.shelf) session.issued_ticket.shelf->forget_if(session.issued_ticket.generation);
     // Kept data connections close first, from this side, so their TIME_WAIT
     // stays here and not on rftpd's passive ports (connection_end.h).
     session.kept_data.clear();

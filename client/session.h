@@ -22,6 +22,13 @@ namespace rftp::client {
 
 class LoginTicketShelf;
 
+// The login ticket a session got for its run's other sessions
+// (login_ticket.h): forgotten when the session is closed.
+struct IssuedTicket {
+    std::shared_ptr<LoginTicketShelf> shelf;
+    uint64_t generation = 0;
+};
+
 struct Session {
     FtpConnection control;
     ftp::Features features;
@@ -69,6 +76,7 @@ struct Session {
     middleware::tls::SharedSslCtx tls_ctx;
     std::string tls_host;  // the name the certificates must carry
     std::string pinned_pubkey;  // --pinned-pubkey, checked on data connections that do not resume
+    IssuedTicket issued_ticket;
     // TCP transfer buffers and rings kept from one file to the next (stream_cache.h).
     std::unique_ptr<middleware::StreamCache> stream_kept = std::make_unique<middleware::StreamCache>();
     // Directories' MLSD lines from one MLSR of a tree's top, by path, each
@@ -91,7 +99,8 @@ inline bool keeps_data_connections(const Session &session) {
 // default for every host that is not loopback), logs in, asks FEAT.
 // tickets: the run's login ticket (login_ticket.h), where more sessions
 // may follow; nullptr logs in with the password alone.
-Outcome<Session> open_session(const Url &url, const Options &options, LoginTicketShelf *tickets = nullptr);
+Outcome<Session> open_session(const Url &url, const Options &options,
+                              const std::shared_ptr<LoginTicketShelf> &tickets = nullptr);
 
 // "what: 550 No such file." as a Failure classified by classify_refusal.
 std::unexpected<Failure> refused(const std::string &what, const ftp::Reply &reply);

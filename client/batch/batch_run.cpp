@@ -54,7 +54,7 @@ bool sleep_unless_interrupted(std::chrono::seconds pause) {
 
 Outcome<Session> open_transfer_session(const CommandContext &ctx) {
     // With more than one session, the first asks for a ticket and the others log in with it.
-    auto session = open_session(ctx.url, ctx.options, ctx.options.concurrency > 1 ? ctx.login_tickets.get() : nullptr);
+    auto session = open_session(ctx.url, ctx.options, ctx.options.concurrency > 1 ? ctx.login_tickets : nullptr);
     if (!session) return std::unexpected(session.error());
     if (auto ok = prepare_transfer_session(*session, ctx.options); !ok) {
         close_session(*session);

@@ -1,6 +1,7 @@
 #include "client/batch/sessions_logging_in.h"
 
 #include <algorithm>
+#include <system_error>
 
 #include "client/batch/batch_run.h"
 
@@ -35,12 +36,18 @@ SessionsLoggingIn::~SessionsLoggingIn() {
 // Each on a thread of its own: a QUIT waits a round trip for its 221, and
 // one after the other they would hold the run's end that many.
 void SessionsLoggingIn::end_logins(std::size_t first, std::size_t end) {
+    auto end_one = [this](std::size_t i) {
+        Login login = logins_[i].get();
+        if (login.session) close_session(*login.session);
+    };
     std::vector<std::future<void>> ending;
-    for (std::size_t i = first; i < end; ++i)
-        ending.push_back(std::async(std::launch::async, [this, i] {
-            Login login = logins_[i].get();
-            if (login.session) close_session(*login.session);
-        }));
+    for (std::size_t i = first; i < end; ++i) {
+        try {
+            ending.push_back(std::async(std::launch::async, end_one, i));
+        } catch (const std::system_error &) {
+            end_one(i);  // no thread to spare: this one in turn
+        }
+    }
     for (auto &e : ending) e.wait();
 }
 

@@ -108,6 +108,7 @@ OutcomeStatus run_sync(CommandContext &ctx) {
     if (ctx.login_tickets->ticket() && !o.sync.plan_only && !o.sync.dry_run) others.emplace(ctx, SIZE_MAX);
     auto compared = compare_trees(*session, o, ctx.url.path, o.sync.remove_extraneous);
     if (!compared) {
+        others.reset();  // their logins end while the ticket's session is still open
         if (!session_lost(compared.error())) close_session(*session);
         return std::unexpected(compared.error());
     }

@@ -108,20 +108,24 @@ def test_tckt_outside_a_login_and_for_anonymous_logins(rftpd_factory):
     anon.quit()
 
 
-def test_wrong_tickets_count_as_failed_logins(rftpd):
-    f = session(rftpd)
-    closed = False
-    for _ in range(10):
+def test_a_refused_ticket_costs_no_login_attempt_and_the_third_closes(rftpd_factory):
+    """With max_login_failures 1, a stale ticket still leaves the session
+    its password; a session that goes on showing tickets is closed."""
+    d = rftpd_factory(extra_config="limits: {max_login_failures: 1}\n")
+    reply, f = with_ticket(d, "alice", os.urandom(32).hex())
+    assert reply.startswith("530"), reply
+    f.login("alice", PASSWORDS["alice"])
+    f.quit()
+    f = session(d)
+    for i in range(3):
         f.sendcmd("USER alice")
         try:
-            f.sendcmd("TCKT " + os.urandom(32).hex())
-        except ftplib.error_temp as e:
-            assert str(e).startswith("421"), e
-            closed = True
-            break
+            reply = f.sendcmd("TCKT " + os.urandom(32).hex())
         except ftplib.error_perm as e:
-            assert str(e).startswith("530"), e
-    assert closed, "the session stayed open after ten wrong tickets"
+            reply = str(e)
+        except ftplib.error_temp as e:
+            reply = str(e)
+        assert reply.startswith("421" if i == 2 else "530"), (i, reply)
 
 
 def test_a_ticket_asked_for_under_tls_is_refused_in_clear(ftps, ca):  # noqa: F811 (fixtures)
@@ -182,3 +186,22 @@ def test_a_run_of_one_session_asks_for_no_ticket(rftpd, tmp_path):
     url = f"rftp://alice@127.0.0.1:{rftpd.port}"
     run_rftp("get", "-j", "1", f"{url}/one.bin", str(tmp_path / "one.bin"), d=rftpd)
     assert "event=login_ticket_issued" not in rftpd.log()
+
+
+def test_a_session_opened_once_the_ticket_lapsed_sends_the_password(rftpd, tmp_path):
+    """sync --delete of an upload opens its deleting session after the
+    copying sessions closed, the ticket's own among them: rftp forgot the
+    ticket then, and shows none that rftpd would refuse."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(12):
+        (src / f"s{i}.bin").write_bytes(os.urandom(500 + i))
+    dst = rftpd.roots["alice"] / "dst"
+    dst.mkdir()
+    (dst / "extra.bin").write_bytes(b"gone soon")
+    url = f"rftp://alice@127.0.0.1:{rftpd.port}"
+    run_rftp("sync", "-j", "4", "--delete", str(src), f"{url}/dst/", d=rftpd)
+    assert sorted(p.name for p in dst.iterdir()) == sorted(p.name for p in src.iterdir())
+    log = rftpd.log()
+    assert "event=login_ticket_refused" not in log, log[-3000:]
+    assert len(re.findall(r"event=login access=\S+ method=ticket", log)) == 3, log[-3000:]
