@@ -38,15 +38,15 @@ Outcome<ftp::Reply> user_and_password(FtpConnection &control, const Credentials 
     return control.command("PASS " + *password);
 }
 
-// The reply to TCKT (sent with the login, or now), kept on the shelf for
-// the run's other sessions. A server that gives none costs them a
-// password check each, nothing more.
 // rftpd's form (docs/protocol.md): 64 lower-case hex digits. Anything else
 // is not kept, and never sent on.
 bool looks_like_a_ticket(std::string_view t) {
     return t.size() == 64 && t.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
+// The reply to TCKT (sent with the login, or now), kept on the shelf for
+// the run's other sessions. A server that gives none costs them a
+// password check each, nothing more.
 Outcome<IssuedTicket> take_ticket(FtpConnection &control, const std::shared_ptr<LoginTicketShelf> &shelf) {
     auto reply = control.command("TCKT");
     if (!reply) return std::unexpected(reply.error());
